@@ -1,0 +1,101 @@
+// ewise/buffer.hpp — owning memory: RAII buffers and owning tensors.
+//
+// DeviceBuffer allocates with cudaMallocAsync on a stream and frees with cudaFreeAsync on the
+// same stream, so it is stream-ordered: the memory may be used by work queued on that stream
+// before the destructor runs. It is move-only and cannot leak when an exception unwinds.
+// HostBuffer is the same interface over host memory, so code templated on the buffer serves both.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <memory>
+
+#include "ewise/tensor.hpp"
+
+namespace ewise {
+
+/// Stream-ordered device allocation.
+class DeviceBuffer {
+ public:
+  static constexpr Memory memory = Memory::device;
+
+  DeviceBuffer() = default;
+  /// Allocates `bytes` on `stream` (0 bytes allocates nothing). Throws CudaError on failure.
+  explicit DeviceBuffer(std::size_t bytes, cudaStream_t stream = nullptr);
+  DeviceBuffer(DeviceBuffer&& other) noexcept;
+  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer();
+
+  void* data() noexcept { return ptr_; }
+  const void* data() const noexcept { return ptr_; }
+  std::size_t size() const noexcept { return bytes_; }
+  cudaStream_t stream() const noexcept { return stream_; }
+
+ private:
+  void release() noexcept;
+  void* ptr_ = nullptr;
+  std::size_t bytes_ = 0;
+  cudaStream_t stream_ = nullptr;
+};
+
+/// Host allocation with DeviceBuffer's interface (the stream is ignored).
+class HostBuffer {
+ public:
+  static constexpr Memory memory = Memory::host;
+
+  HostBuffer() = default;
+  explicit HostBuffer(std::size_t bytes, cudaStream_t stream = nullptr);
+
+  void* data() noexcept { return ptr_.get(); }
+  const void* data() const noexcept { return ptr_.get(); }
+  std::size_t size() const noexcept { return bytes_; }
+
+ private:
+  std::unique_ptr<std::byte[]> ptr_;
+  std::size_t bytes_ = 0;
+};
+
+/// A tensor that owns its memory: always contiguous (row-major), so its view is contiguous.
+template <class Buffer>
+class BasicTensor {
+ public:
+  BasicTensor() = default;
+  BasicTensor(DType dtype, const Dims& shape, cudaStream_t stream = nullptr)
+      : desc_(TensorDesc::contiguous(dtype, shape)),
+        buf_(static_cast<std::size_t>(desc_.numel()) * dtype_size(dtype), stream) {}
+
+  const TensorDesc& desc() const noexcept { return desc_; }
+  DType dtype() const noexcept { return desc_.dtype; }
+  const Dims& shape() const noexcept { return desc_.shape; }
+  std::int64_t numel() const { return desc_.numel(); }
+  std::size_t bytes() const noexcept { return buf_.size(); }
+  void* data() noexcept { return buf_.data(); }
+  const void* data() const noexcept { return buf_.data(); }
+  template <class T>
+  T* data_as() noexcept { return static_cast<T*>(buf_.data()); }
+  template <class T>
+  const T* data_as() const noexcept { return static_cast<const T*>(buf_.data()); }
+
+  TensorView view() noexcept { return {buf_.data(), desc_, Buffer::memory}; }
+  ConstTensorView view() const noexcept { return {buf_.data(), desc_, Buffer::memory}; }
+  operator TensorView() noexcept { return view(); }             // NOLINT
+  operator ConstTensorView() const noexcept { return view(); }  // NOLINT
+
+ private:
+  TensorDesc desc_;
+  Buffer buf_;
+};
+
+using DeviceTensor = BasicTensor<DeviceBuffer>;
+using HostTensor = BasicTensor<HostBuffer>;
+
+/// Copies any view (host or device, any strides) into a new contiguous host tensor.
+/// Synchronizes `stream` when the view is on the device.
+HostTensor to_host(const ConstTensorView& v, cudaStream_t stream = nullptr);
+/// Copies any view into a new contiguous device tensor, ordered on `stream`.
+DeviceTensor to_device(const ConstTensorView& v, cudaStream_t stream = nullptr);
+
+}  // namespace ewise

@@ -1,0 +1,106 @@
+// ewise/coo.hpp — sparse COO matrices: views and owning matrices.
+//
+// A COO matrix of shape nrows × ncols holds nnz entries as three arrays: row indices, column
+// indices (both int32 or int64) and values (any ewise DType). Entry k stands for
+// (rows[k], cols[k], vals[k]); its absolute index is rows[k] * ncols + cols[k].
+// `canonical` is a promise by whoever built the matrix: entries sorted by absolute index with no
+// duplicate coordinates. ewise's operations always return canonical matrices.
+// Operations on COO matrices are in ewise/sparse.hpp.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "ewise/buffer.hpp"
+#include "ewise/tensor.hpp"
+
+namespace ewise {
+
+enum class IndexType : std::uint8_t { i32, i64 };
+std::size_t index_size(IndexType t);
+const char* index_name(IndexType t);  ///< "i32", "i64"
+
+struct CooDesc {
+  std::int64_t nrows = 0;
+  std::int64_t ncols = 0;
+  std::int64_t nnz = 0;
+  IndexType index = IndexType::i32;
+  DType dtype = DType::f32;
+  bool canonical = false;
+
+  /// Throws InvalidArgument when an extent or nnz is negative, nrows * ncols overflows int64,
+  /// or an int32 index type cannot hold nrows - 1 or ncols - 1.
+  void validate() const;
+  std::string str() const;  ///< "f32 1000x2000 nnz=5000 i32 canonical"
+};
+
+/// Read-only view of a COO matrix.
+struct CooView {
+  const void* rows = nullptr;
+  const void* cols = nullptr;
+  const void* vals = nullptr;
+  CooDesc desc;
+  Memory memory = Memory::device;
+};
+
+/// Writable view of a COO matrix.
+struct MutableCooView {
+  void* rows = nullptr;
+  void* cols = nullptr;
+  void* vals = nullptr;
+  CooDesc desc;
+  Memory memory = Memory::device;
+  operator CooView() const noexcept { return {rows, cols, vals, desc, memory}; }  // NOLINT
+};
+
+/// Throws InvalidArgument unless desc is valid and the arrays are non-null when nnz > 0.
+void check_view(const CooView& v, const char* what);
+
+/// A COO matrix that owns its three arrays.
+template <class Buffer>
+class BasicCoo {
+ public:
+  BasicCoo() = default;
+  /// Allocates arrays for desc.nnz entries (contents uninitialized).
+  explicit BasicCoo(const CooDesc& desc, cudaStream_t stream = nullptr)
+      : desc_((desc.validate(), desc)),
+        rows_(bytes(desc.nnz, index_size(desc.index)), stream),
+        cols_(bytes(desc.nnz, index_size(desc.index)), stream),
+        vals_(bytes(desc.nnz, dtype_size(desc.dtype)), stream) {}
+
+  const CooDesc& desc() const noexcept { return desc_; }
+  std::int64_t nnz() const noexcept { return desc_.nnz; }
+  /// Marks the entries canonical (or not); the caller vouches for it.
+  void set_canonical(bool c) noexcept { desc_.canonical = c; }
+  /// Shrinks the entry count (after an operation knows its exact output size).
+  void set_nnz(std::int64_t nnz) noexcept { desc_.nnz = nnz; }
+
+  void* rows() noexcept { return rows_.data(); }
+  void* cols() noexcept { return cols_.data(); }
+  void* vals() noexcept { return vals_.data(); }
+  const void* rows() const noexcept { return rows_.data(); }
+  const void* cols() const noexcept { return cols_.data(); }
+  const void* vals() const noexcept { return vals_.data(); }
+
+  MutableCooView view() noexcept { return {rows(), cols(), vals(), desc_, Buffer::memory}; }
+  CooView view() const noexcept { return {rows(), cols(), vals(), desc_, Buffer::memory}; }
+  operator CooView() const noexcept { return view(); }  // NOLINT
+
+ private:
+  static std::size_t bytes(std::int64_t n, std::size_t elem) {
+    return static_cast<std::size_t>(n) * elem;
+  }
+  CooDesc desc_;
+  Buffer rows_, cols_, vals_;
+};
+
+using DeviceCoo = BasicCoo<DeviceBuffer>;
+using HostCoo = BasicCoo<HostBuffer>;
+
+/// Copies a COO view to a new host matrix (synchronizes `stream` for device views).
+HostCoo to_host(const CooView& v, cudaStream_t stream = nullptr);
+/// Copies a COO view to a new device matrix on `stream`.
+DeviceCoo to_device(const CooView& v, cudaStream_t stream = nullptr);
+
+}  // namespace ewise

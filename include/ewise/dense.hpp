@@ -1,0 +1,111 @@
+// ewise/dense.hpp — dense element-wise binary operations with NumPy broadcasting.
+//
+//   ewise::binary(BinaryOp::add, a, b, out);           // out = a + b, broadcast
+//   DeviceTensor c = ewise::binary(BinaryOp::mul, a, b); // allocating form
+//
+// a, b and out are views of one dtype. Where the views live picks the backend: device views run
+// on the GPU (asynchronously, on `stream`), host views run on the CPU reference backend (the
+// fallback when there is no GPU; `stream` is ignored, the options are checked but no kernel
+// runs). Mixing host and device views throws. A user's own functor: ewise/dense.cuh.
+// Checks made before anything is launched (each throws InvalidArgument naming the values):
+// views valid (null data with elements, bad descriptors; rank over 8 cannot be built: Dims
+// throws), dtypes equal, a and b broadcast, out has exactly the broadcast shape, out does not
+// overlap itself, out overlaps neither input except exactly (in-place), device data aligned to
+// its element size, options in range, a kernel asked for a plan it cannot run. Empty outputs are
+// a no-op; rank 0 works. Indices and offsets are 64-bit where needed (tensors over 2^31
+// elements work); kernels take a 32-bit path when every index and offset fits in int32.
+//
+// How a call runs: the operands' broadcast plan (ewise/broadcast.hpp) has its dims sorted by the
+// output's |stride| (outermost first) and is coalesced; kernels see that plan. "Row" below means
+// the innermost dim of that plan, "inner stride" an operand's stride along it.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <string_view>
+
+#include "ewise/buffer.hpp"
+#include "ewise/ops.hpp"
+#include "ewise/tensor.hpp"
+
+namespace ewise {
+
+/// Dense kernels, selectable by name (see README, "Dense kernels"). What each accepts is stated
+/// on the plan after sorting and coalescing; asking for a kernel outside it throws.
+enum class Kernel : std::uint8_t {
+  automatic,       ///< the fastest correct kernel for the plan (default), see select_kernel
+  general,         ///< any plan: grid-stride, coordinates from the index by fast divmod,
+                   ///< offsets = dot(coordinates, strides) (paper §III.B-C)
+  vectorized,      ///< rank <= 1, output stride 1, each input stride 1 or 0 (same shape or
+                   ///< scalar): 16-byte loads and stores, scalar head and tail (run-time
+                   ///< alignment; inputs aligned differently from the output run scalar)
+  sliding,         ///< rank 2 with an input that has exactly one zero stride (the vector):
+                   ///< each thread loads one vector element and applies it to
+                   ///< `sliding_factor` rows (row vector) or columns (column vector) (§III.D)
+  sliding_shared,  ///< as sliding, the block's vector elements staged in shared memory (§III.E)
+  continuous,      ///< as sliding with out and the other input row-major contiguous; d2ltvm
+                   ///< schedule: each of nb*nt threads on one contiguous chunk
+  alternate,       ///< same plans; d2ltvm schedule: each thread on elements nb*nt apart
+  baseline,        ///< same plans; Knet's kernel z[i] = x[(i/sx)%nx] op y[i], hardware
+                   ///< division, kept for comparison
+  row_vectorized,  ///< rank >= 1, output inner stride 1, each input inner stride 1 or 0:
+                   ///< 16-byte accesses along rows while the other dims broadcast (bias add,
+                   ///< column broadcast, per-channel scale, outer product, mixed N-D). 16-byte
+                   ///< when rows are a multiple of 16 bytes and every stride-1 operand's rows
+                   ///< start 16-byte aligned; element-wise otherwise
+  tiled,           ///< rank >= 2: 32x32 tiles of the innermost dim and another, inputs that
+                   ///< run along that other dim (a transposed view) staged through shared
+                   ///< memory so that reads and writes are both coalesced
+};
+
+inline constexpr Kernel kAllKernels[] = {
+    Kernel::automatic,  Kernel::general,   Kernel::vectorized, Kernel::sliding,
+    Kernel::sliding_shared, Kernel::continuous, Kernel::alternate, Kernel::baseline,
+    Kernel::row_vectorized, Kernel::tiled};
+
+/// "automatic", "general", "vectorized", "sliding", "sliding_shared", "continuous",
+/// "alternate", "baseline", "row_vectorized", "tiled".
+const char* kernel_name(Kernel k);
+/// Parses a kernel name as printed by kernel_name; throws InvalidArgument otherwise.
+Kernel parse_kernel(std::string_view name);
+
+/// Kernel choice and tunables. Each tunable is 0 (the default) or positive; a tunable a kernel
+/// does not use is ignored.
+struct DenseOptions {
+  Kernel kernel = Kernel::automatic;
+  /// sliding, sliding_shared: rows (row vector) or columns (column vector) per thread. 0 picks
+  /// the smallest factor that still fills the device about twice.
+  int sliding_factor = 0;
+  /// Threads per block (nt): a multiple of 32 in 32..1024; 0 = 256.
+  int threads = 0;
+  /// Blocks (nb) of the grid-stride kernels (general, vectorized, row_vectorized, tiled,
+  /// continuous, alternate, baseline), capped at what the work needs; 0 = enough to fill the
+  /// device once. The sliding kernels' grid follows from sliding_factor.
+  int blocks = 0;
+};
+
+/// out = a ⊙ b with broadcasting. See the file comment for the checks made. Asynchronous on
+/// `stream` for device views; synchronous (CPU) for host views.
+void binary(BinaryOp op, const ConstTensorView& a, const ConstTensorView& b,
+            const TensorView& out, const DenseOptions& options = {},
+            cudaStream_t stream = nullptr);
+
+/// Allocating form: returns a new contiguous device tensor of the broadcast shape (a and b must
+/// be device views), allocated and computed on `stream`.
+DeviceTensor binary(BinaryOp op, const ConstTensorView& a, const ConstTensorView& b,
+                    const DenseOptions& options = {}, cudaStream_t stream = nullptr);
+
+/// The kernel `automatic` picks for these operands (host or device views; nothing runs):
+/// vectorized for rank <= 1 plans it accepts; row_vectorized when every inner stride is 0 or 1
+/// (output 1); tiled when the output's inner stride is 1, an input's is neither 0 nor 1, and
+/// that input has stride +-1 along another dim (a transposed view); general otherwise.
+/// Throws InvalidArgument for operands binary() would reject.
+Kernel select_kernel(const ConstTensorView& a, const ConstTensorView& b, const TensorView& out);
+
+/// True when `kernel` can run these operands (automatic always can). Throws InvalidArgument for
+/// operands binary() would reject.
+bool kernel_supports(Kernel kernel, const ConstTensorView& a, const ConstTensorView& b,
+                     const TensorView& out);
+
+}  // namespace ewise

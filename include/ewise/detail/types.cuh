@@ -1,0 +1,82 @@
+// ewise/detail/types.cuh — device element types of each DType and their compute types.
+//
+// f16 and bf16 are stored as __half / __nv_bfloat16 and computed in float; the others are
+// computed in their own type. dispatch_dtype() calls a generic functor with a tag of the storage
+// type, so one template serves every dtype.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+#include <utility>
+
+#include "ewise/error.hpp"
+#include "ewise/tensor.hpp"
+
+namespace ewise::detail {
+
+template <class T>
+struct TypeTag {
+  using type = T;
+};
+
+template <class T>
+struct ComputeType {
+  using type = T;
+};
+template <>
+struct ComputeType<__half> {
+  using type = float;
+};
+template <>
+struct ComputeType<__nv_bfloat16> {
+  using type = float;
+};
+template <class T>
+using compute_t = typename ComputeType<T>::type;
+
+template <class T>
+__host__ __device__ __forceinline__ compute_t<T> to_compute(T x) {
+  if constexpr (std::is_same_v<T, __half>) return __half2float(x);
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __bfloat162float(x);
+  else return x;
+}
+
+template <class T>
+__host__ __device__ __forceinline__ T from_compute(compute_t<T> x) {
+  if constexpr (std::is_same_v<T, __half>) return __float2half_rn(x);
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __float2bfloat16_rn(x);
+  else return x;
+}
+
+/// Calls f(TypeTag<T>{}) with T the device storage type of `dtype`.
+template <class F>
+decltype(auto) dispatch_dtype(DType dtype, F&& f) {
+  switch (dtype) {
+    case DType::f16: return f(TypeTag<__half>{});
+    case DType::bf16: return f(TypeTag<__nv_bfloat16>{});
+    case DType::f32: return f(TypeTag<float>{});
+    case DType::f64: return f(TypeTag<double>{});
+    case DType::i32: return f(TypeTag<std::int32_t>{});
+    case DType::i64: return f(TypeTag<std::int64_t>{});
+  }
+  EWISE_EXPECTS(false, "unknown dtype ", static_cast<int>(dtype));
+  return f(TypeTag<float>{});  // unreachable
+}
+
+/// The DType of a device storage type.
+template <class T>
+constexpr DType dtype_of() {
+  if constexpr (std::is_same_v<T, __half>) return DType::f16;
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return DType::bf16;
+  else if constexpr (std::is_same_v<T, float>) return DType::f32;
+  else if constexpr (std::is_same_v<T, double>) return DType::f64;
+  else if constexpr (std::is_same_v<T, std::int32_t>) return DType::i32;
+  else {
+    static_assert(std::is_same_v<T, std::int64_t>, "not an ewise element type");
+    return DType::i64;
+  }
+}
+
+}  // namespace ewise::detail

@@ -1,0 +1,115 @@
+// ewise/tensor.hpp — the tensor descriptor shared by the dense and the sparse halves.
+//
+// A tensor is a pointer to the element at coordinate (0,...,0) plus a TensorDesc: dtype, rank
+// (0..8), int64 shape and int64 strides counted in elements. Stride 0 is a broadcast dimension.
+// Negative strides are supported everywhere (a reversed view points at its first logical
+// element; the elements it reaches lie at lower addresses).
+// Views do not own memory and say where it lives (host or device); the owning tensors live in
+// ewise/buffer.hpp.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <iosfwd>
+#include <string>
+#include <string_view>
+
+namespace ewise {
+
+/// Element types. Both operands and the output of a dense operation share one dtype.
+enum class DType : std::uint8_t { f16, bf16, f32, f64, i32, i64 };
+
+inline constexpr DType kAllDTypes[] = {DType::f16, DType::bf16, DType::f32,
+                                       DType::f64, DType::i32,  DType::i64};
+
+std::size_t dtype_size(DType t);
+const char* dtype_name(DType t);  ///< "f16", "bf16", "f32", "f64", "i32", "i64"
+bool is_floating(DType t);
+/// Parses a dtype name as printed by dtype_name; throws InvalidArgument otherwise.
+DType parse_dtype(std::string_view name);
+
+/// Highest supported rank.
+inline constexpr int kMaxRank = 8;
+
+/// A fixed-capacity list of up to kMaxRank int64 values: a shape or a list of strides.
+class Dims {
+ public:
+  Dims() = default;
+  Dims(std::initializer_list<std::int64_t> values);  ///< throws if more than kMaxRank values
+  static Dims of_rank(int rank, std::int64_t fill);   ///< throws if rank is outside 0..kMaxRank
+  static Dims from(const std::int64_t* values, int rank);
+
+  int size() const noexcept { return rank_; }
+  std::int64_t operator[](int i) const noexcept { return v_[static_cast<std::size_t>(i)]; }
+  std::int64_t& operator[](int i) noexcept { return v_[static_cast<std::size_t>(i)]; }
+  const std::int64_t* begin() const noexcept { return v_.data(); }
+  const std::int64_t* end() const noexcept { return v_.data() + rank_; }
+  void push_back(std::int64_t value);  ///< throws when full
+  /// Product of the values (1 for rank 0); throws InvalidArgument if it overflows int64.
+  std::int64_t product() const;
+  std::string str() const;  ///< "(3,4)", "()" for rank 0, "(5,)" for rank 1
+
+  friend bool operator==(const Dims& a, const Dims& b) noexcept;
+  friend bool operator!=(const Dims& a, const Dims& b) noexcept { return !(a == b); }
+
+ private:
+  int rank_ = 0;
+  std::array<std::int64_t, kMaxRank> v_{};
+};
+
+std::ostream& operator<<(std::ostream& os, const Dims& d);
+
+/// Shape and strides (in elements) of a tensor of one dtype.
+struct TensorDesc {
+  DType dtype = DType::f32;
+  Dims shape;
+  Dims strides;
+
+  /// Row-major contiguous layout of the given shape (validated).
+  static TensorDesc contiguous(DType dtype, const Dims& shape);
+  /// Any layout; validated (see validate()).
+  static TensorDesc strided(DType dtype, const Dims& shape, const Dims& strides);
+
+  int rank() const noexcept { return shape.size(); }
+  std::int64_t numel() const { return shape.product(); }
+  bool is_contiguous() const noexcept;  ///< row-major dense (dims of extent 1 may have any stride)
+  /// Lowest and highest element offset the tensor reaches (numel() must be > 0).
+  std::int64_t min_offset() const noexcept;
+  std::int64_t max_offset() const noexcept;
+  /// True when no two coordinates map to the same element (required of an output).
+  bool is_non_overlapping() const;
+  /// Throws InvalidArgument when the rank is over kMaxRank, strides and shape differ in rank, an
+  /// extent is negative, or numel or any offset (in bytes) would overflow int64.
+  void validate() const;
+  std::string str() const;  ///< "f32(3,4) strides (4,1)"
+};
+
+/// Where a view's memory lives.
+enum class Memory : std::uint8_t { host, device };
+const char* memory_name(Memory m);
+
+/// Non-owning view of a writable tensor.
+struct TensorView {
+  void* data = nullptr;
+  TensorDesc desc;
+  Memory memory = Memory::device;
+};
+
+/// Non-owning view of a read-only tensor.
+struct ConstTensorView {
+  const void* data = nullptr;
+  TensorDesc desc;
+  Memory memory = Memory::device;
+
+  ConstTensorView() = default;
+  ConstTensorView(const void* d, TensorDesc t, Memory m) : data(d), desc(t), memory(m) {}
+  ConstTensorView(const TensorView& v) : data(v.data), desc(v.desc), memory(v.memory) {}  // NOLINT
+};
+
+/// Throws InvalidArgument unless the view's descriptor is valid and its data pointer is non-null
+/// (a null pointer is accepted when the view has no elements). `what` names the argument.
+void check_view(const ConstTensorView& v, const char* what);
+
+}  // namespace ewise

@@ -1,0 +1,124 @@
+#include "ewise/broadcast.hpp"
+
+#include <algorithm>
+
+#include "ewise/error.hpp"
+
+namespace ewise {
+
+Dims broadcast_shapes(const Dims& a, const Dims& b) {
+  const int rank = std::max(a.size(), b.size());
+  Dims out = Dims::of_rank(rank, 1);
+  for (int i = 0; i < rank; ++i) {
+    // i counts dims of the result from the left; each operand is right-aligned.
+    const int ia = i - (rank - a.size()), ib = i - (rank - b.size());
+    const std::int64_t x = ia >= 0 ? a[ia] : 1, y = ib >= 0 ? b[ib] : 1;
+    EWISE_EXPECTS(x == y || x == 1 || y == 1, "cannot broadcast ", a.str(), " with ", b.str(),
+                  ": dim ", i, " is ", x, " vs ", y);
+    out[i] = x == 1 ? y : x;
+  }
+  return out;
+}
+
+Dims broadcast_strides(const TensorDesc& in, const Dims& out_shape) {
+  EWISE_EXPECTS(in.rank() <= out_shape.size(), "cannot broadcast ", in.shape.str(), " to ",
+                out_shape.str(), ": rank ", in.rank(), " > ", out_shape.size());
+  const int lead = out_shape.size() - in.rank();
+  Dims s = Dims::of_rank(out_shape.size(), 0);
+  for (int i = 0; i < in.rank(); ++i) {
+    const std::int64_t x = in.shape[i], y = out_shape[lead + i];
+    EWISE_EXPECTS(x == y || x == 1, "cannot broadcast ", in.shape.str(), " to ",
+                  out_shape.str(), ": dim ", lead + i, " is ", x, " vs ", y);
+    s[lead + i] = (x == 1 && y != 1) ? 0 : in.strides[i];
+  }
+  return s;
+}
+
+std::int64_t BroadcastPlan::offset(int k, std::int64_t i) const noexcept {
+  std::int64_t off = 0;
+  for (int d = rank() - 1; d >= 0; --d) {
+    off += (i % shape[d]) * strides[k][d];
+    i /= shape[d];
+  }
+  return off;
+}
+
+BroadcastPlan make_plan(const TensorDesc& out, const TensorDesc& a, const TensorDesc& b) {
+  EWISE_EXPECTS(a.dtype == b.dtype && a.dtype == out.dtype, "dtypes differ: a is ",
+                dtype_name(a.dtype), ", b is ", dtype_name(b.dtype), ", out is ",
+                dtype_name(out.dtype), " (no type promotion: convert first)");
+  const Dims shape = broadcast_shapes(a.shape, b.shape);
+  EWISE_EXPECTS(out.shape == shape, "output shape ", out.shape.str(),
+                " is not the broadcast shape ", shape.str(), " of ", a.shape.str(), " and ",
+                b.shape.str());
+  BroadcastPlan p;
+  p.shape = shape;
+  p.strides = {out.strides, broadcast_strides(a, shape), broadcast_strides(b, shape)};
+  // Extent-1 dims of the output may carry any stride; normalise to 0 so coalescing can drop them.
+  for (int d = 0; d < shape.size(); ++d)
+    if (shape[d] == 1)
+      for (auto& s : p.strides) s[d] = 0;
+  return p;
+}
+
+BroadcastPlan coalesce(const BroadcastPlan& plan) {
+  BroadcastPlan out;
+  for (auto& s : out.strides) s = Dims{};
+  if (plan.numel() == 0) {  // nothing to address: keep one empty dim
+    out.shape = Dims{0};
+    for (auto& s : out.strides) s = Dims{0};
+    return out;
+  }
+  for (int d = 0; d < plan.rank(); ++d) {
+    const std::int64_t n = plan.shape[d];
+    if (n == 1) continue;
+    const int last = out.shape.size() - 1;
+    bool merge = last >= 0;
+    for (int k = 0; k < BroadcastPlan::kOperands && merge; ++k)
+      merge = out.strides[k][last] == plan.strides[k][d] * n;
+    if (merge) {
+      out.shape[last] *= n;
+      for (int k = 0; k < BroadcastPlan::kOperands; ++k) out.strides[k][last] = plan.strides[k][d];
+    } else {
+      out.shape.push_back(n);
+      for (int k = 0; k < BroadcastPlan::kOperands; ++k) out.strides[k].push_back(plan.strides[k][d]);
+    }
+  }
+  return out;
+}
+
+void check_no_partial_overlap(const ConstTensorView& out, const ConstTensorView& in,
+                              const char* what) {
+  if (out.desc.numel() == 0 || in.desc.numel() == 0 || out.memory != in.memory) return;
+  if (out.data == in.data && out.desc.shape == in.desc.shape &&
+      out.desc.strides == in.desc.strides && out.desc.dtype == in.desc.dtype)
+    return;  // exactly in place
+  const auto range = [](const ConstTensorView& v) {
+    const auto elem = static_cast<std::intptr_t>(dtype_size(v.desc.dtype));
+    const auto base = reinterpret_cast<std::intptr_t>(v.data);
+    return std::pair{base + v.desc.min_offset() * elem, base + (v.desc.max_offset() + 1) * elem};
+  };
+  const auto [olo, ohi] = range(out);
+  const auto [ilo, ihi] = range(in);
+  EWISE_EXPECTS(ohi <= ilo || ihi <= olo, "output ", out.desc.str(), " at ", out.data,
+                " partially overlaps input ", what, " ", in.desc.str(), " at ", in.data,
+                " (only exact in-place use is allowed)");
+}
+
+BroadcastPlan plan_binary(const ConstTensorView& a, const ConstTensorView& b,
+                          const TensorView& out) {
+  check_view(a, "input a");
+  check_view(b, "input b");
+  check_view(out, "output");
+  EWISE_EXPECTS(a.memory == out.memory && b.memory == out.memory, "operands live in different "
+                "memories: a on ", memory_name(a.memory), ", b on ", memory_name(b.memory),
+                ", out on ", memory_name(out.memory));
+  BroadcastPlan plan = make_plan(out.desc, a.desc, b.desc);
+  EWISE_EXPECTS(out.desc.is_non_overlapping(), "output ", out.desc.str(),
+                " overlaps itself (a stride of 0 or strides that revisit elements)");
+  check_no_partial_overlap(out, a, "a");
+  check_no_partial_overlap(out, b, "b");
+  return plan;
+}
+
+}  // namespace ewise

@@ -1,0 +1,72 @@
+#include "ewise/coo.hpp"
+
+#include <cstring>
+
+#include "checked.hpp"
+#include "ewise/error.hpp"
+
+namespace ewise {
+
+std::size_t index_size(IndexType t) { return t == IndexType::i32 ? 4 : 8; }
+const char* index_name(IndexType t) { return t == IndexType::i32 ? "i32" : "i64"; }
+
+void CooDesc::validate() const {
+  EWISE_EXPECTS(nrows >= 0 && ncols >= 0, "negative COO shape ", nrows, "x", ncols);
+  EWISE_EXPECTS(nnz >= 0, "negative nnz ", nnz);
+  std::int64_t total = 0;
+  EWISE_EXPECTS(!detail::mul_overflows(nrows, ncols, &total), "COO shape ", nrows, "x", ncols,
+                ": nrows*ncols overflows int64");
+  if (index == IndexType::i32)
+    EWISE_EXPECTS(nrows <= (std::int64_t{1} << 31) && ncols <= (std::int64_t{1} << 31),
+                  "COO shape ", nrows, "x", ncols, " needs int64 indices (int32 holds up to ",
+                  (std::int64_t{1} << 31) - 1, ")");
+  std::int64_t bytes = 0;
+  EWISE_EXPECTS(!detail::mul_overflows(nnz, 8, &bytes), "nnz ", nnz, " is too large");
+}
+
+std::string CooDesc::str() const {
+  return detail::concat(dtype_name(dtype), " ", nrows, "x", ncols, " nnz=", nnz, " ",
+                        index_name(index), canonical ? " canonical" : "");
+}
+
+void check_view(const CooView& v, const char* what) {
+  v.desc.validate();
+  EWISE_EXPECTS(v.desc.nnz == 0 || (v.rows && v.cols && v.vals), what, " (", v.desc.str(),
+                ") has a null index or value array");
+}
+
+namespace {
+
+template <class Dst>
+Dst copy_coo(const CooView& v, cudaStream_t stream, cudaMemcpyKind kind) {
+  check_view(v, "COO matrix");
+  Dst out(v.desc, stream);
+  const auto n = static_cast<std::size_t>(v.desc.nnz);
+  const std::size_t ib = n * index_size(v.desc.index), vb = n * dtype_size(v.desc.dtype);
+  if (n == 0) return out;
+  if (kind == cudaMemcpyHostToHost) {  // no CUDA call: works without a GPU
+    std::memcpy(out.rows(), v.rows, ib);
+    std::memcpy(out.cols(), v.cols, ib);
+    std::memcpy(out.vals(), v.vals, vb);
+    return out;
+  }
+  EWISE_CUDA_CHECK(cudaMemcpyAsync(out.rows(), v.rows, ib, kind, stream));
+  EWISE_CUDA_CHECK(cudaMemcpyAsync(out.cols(), v.cols, ib, kind, stream));
+  EWISE_CUDA_CHECK(cudaMemcpyAsync(out.vals(), v.vals, vb, kind, stream));
+  EWISE_CUDA_CHECK(cudaStreamSynchronize(stream));  // host memory on one side may be pageable
+  return out;
+}
+
+}  // namespace
+
+HostCoo to_host(const CooView& v, cudaStream_t stream) {
+  return copy_coo<HostCoo>(v, stream, v.memory == Memory::host ? cudaMemcpyHostToHost
+                                                                 : cudaMemcpyDeviceToHost);
+}
+
+DeviceCoo to_device(const CooView& v, cudaStream_t stream) {
+  return copy_coo<DeviceCoo>(v, stream, v.memory == Memory::host ? cudaMemcpyHostToDevice
+                                                                   : cudaMemcpyDeviceToDevice);
+}
+
+}  // namespace ewise

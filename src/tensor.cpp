@@ -1,0 +1,200 @@
+#include "ewise/tensor.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <numeric>
+#include <ostream>
+
+#include "checked.hpp"
+#include "ewise/error.hpp"
+
+namespace ewise {
+
+std::size_t dtype_size(DType t) {
+  switch (t) {
+    case DType::f16:
+    case DType::bf16: return 2;
+    case DType::f32:
+    case DType::i32: return 4;
+    case DType::f64:
+    case DType::i64: return 8;
+  }
+  EWISE_EXPECTS(false, "unknown dtype ", static_cast<int>(t));
+  return 0;
+}
+
+const char* dtype_name(DType t) {
+  switch (t) {
+    case DType::f16: return "f16";
+    case DType::bf16: return "bf16";
+    case DType::f32: return "f32";
+    case DType::f64: return "f64";
+    case DType::i32: return "i32";
+    case DType::i64: return "i64";
+  }
+  return "unknown";
+}
+
+bool is_floating(DType t) { return t != DType::i32 && t != DType::i64; }
+
+DType parse_dtype(std::string_view name) {
+  for (DType t : kAllDTypes)
+    if (name == dtype_name(t)) return t;
+  EWISE_EXPECTS(false, "unknown dtype '", name, "' (expected f16, bf16, f32, f64, i32 or i64)");
+  return DType::f32;
+}
+
+const char* memory_name(Memory m) { return m == Memory::host ? "host" : "device"; }
+
+// ---- Dims ---------------------------------------------------------------------------------
+
+Dims::Dims(std::initializer_list<std::int64_t> values) {
+  EWISE_EXPECTS(values.size() <= static_cast<std::size_t>(kMaxRank), "rank ", values.size(),
+                " exceeds the maximum rank ", kMaxRank);
+  for (std::int64_t v : values) v_[static_cast<std::size_t>(rank_++)] = v;
+}
+
+Dims Dims::of_rank(int rank, std::int64_t fill) {
+  EWISE_EXPECTS(rank >= 0 && rank <= kMaxRank, "rank ", rank, " is outside 0..", kMaxRank);
+  Dims d;
+  d.rank_ = rank;
+  std::fill(d.v_.begin(), d.v_.begin() + rank, fill);
+  return d;
+}
+
+Dims Dims::from(const std::int64_t* values, int rank) {
+  Dims d = of_rank(rank, 0);
+  std::copy(values, values + rank, d.v_.begin());
+  return d;
+}
+
+void Dims::push_back(std::int64_t value) {
+  EWISE_EXPECTS(rank_ < kMaxRank, "rank ", rank_ + 1, " exceeds the maximum rank ", kMaxRank);
+  v_[static_cast<std::size_t>(rank_++)] = value;
+}
+
+std::int64_t Dims::product() const {
+  std::int64_t p = 1;
+  for (int i = 0; i < rank_; ++i) {
+    if (v_[i] == 0) return 0;
+    EWISE_EXPECTS(!detail::mul_overflows(p, v_[i], &p), "the product of ", str(),
+                  " overflows int64");
+  }
+  return p;
+}
+
+std::string Dims::str() const {
+  std::string s = "(";
+  for (int i = 0; i < rank_; ++i) s += (i ? "," : "") + std::to_string(v_[i]);
+  if (rank_ == 1) s += ",";
+  return s + ")";
+}
+
+bool operator==(const Dims& a, const Dims& b) noexcept {
+  return a.rank_ == b.rank_ && std::equal(a.begin(), a.end(), b.begin());
+}
+
+std::ostream& operator<<(std::ostream& os, const Dims& d) { return os << d.str(); }
+
+// ---- TensorDesc ---------------------------------------------------------------------------
+
+TensorDesc TensorDesc::contiguous(DType dtype, const Dims& shape) {
+  TensorDesc d;
+  d.dtype = dtype;
+  d.shape = shape;
+  d.strides = Dims::of_rank(shape.size(), 1);
+  for (int i = shape.size() - 2; i >= 0; --i) {
+    std::int64_t s = 0;
+    if (detail::mul_overflows(d.strides[i + 1], std::max<std::int64_t>(shape[i + 1], 1), &s))
+      s = -1;  // reported by validate()
+    d.strides[i] = s;
+  }
+  d.validate();
+  return d;
+}
+
+TensorDesc TensorDesc::strided(DType dtype, const Dims& shape, const Dims& strides) {
+  TensorDesc d{dtype, shape, strides};
+  d.validate();
+  return d;
+}
+
+bool TensorDesc::is_contiguous() const noexcept {
+  std::int64_t expected = 1;
+  for (int i = rank() - 1; i >= 0; --i) {
+    if (shape[i] == 1) continue;
+    if (strides[i] != expected) return false;
+    expected *= shape[i];
+  }
+  return true;
+}
+
+std::int64_t TensorDesc::min_offset() const noexcept {
+  std::int64_t off = 0;
+  for (int i = 0; i < rank(); ++i)
+    if (strides[i] < 0) off += (shape[i] - 1) * strides[i];
+  return off;
+}
+
+std::int64_t TensorDesc::max_offset() const noexcept {
+  std::int64_t off = 0;
+  for (int i = 0; i < rank(); ++i)
+    if (strides[i] > 0) off += (shape[i] - 1) * strides[i];
+  return off;
+}
+
+bool TensorDesc::is_non_overlapping() const {
+  // Sort the dims of extent > 1 by |stride|; each must step past everything the inner ones reach.
+  int order[kMaxRank];
+  int n = 0;
+  for (int i = 0; i < rank(); ++i) {
+    if (shape[i] <= 1) continue;
+    int k = n++;  // insertion sort by |stride|
+    for (; k > 0 && std::llabs(strides[order[k - 1]]) > std::llabs(strides[i]); --k)
+      order[k] = order[k - 1];
+    order[k] = i;
+  }
+  std::int64_t reach = 0;  // max |offset| of the inner dims
+  for (int k = 0; k < n; ++k) {
+    const std::int64_t s = std::llabs(strides[order[k]]);
+    if (s <= reach) return false;
+    reach += (shape[order[k]] - 1) * s;
+  }
+  return true;
+}
+
+void TensorDesc::validate() const {
+  EWISE_EXPECTS(strides.size() == shape.size(), "shape ", shape.str(), " has rank ",
+                shape.size(), " but strides ", strides.str(), " have rank ", strides.size());
+  for (int i = 0; i < rank(); ++i)
+    EWISE_EXPECTS(shape[i] >= 0, "negative extent ", shape[i], " in dim ", i, " of shape ",
+                  shape.str());
+  const std::int64_t n = numel();  // throws on overflow
+  if (n == 0) return;
+  // Every reachable offset, in bytes, must fit in int64.
+  const auto elem = static_cast<std::int64_t>(dtype_size(dtype));
+  std::int64_t lo = 0, hi = 0;
+  for (int i = 0; i < rank(); ++i) {
+    std::int64_t span = 0;
+    EWISE_EXPECTS(!detail::mul_overflows(shape[i] - 1, strides[i], &span) &&
+                      !detail::add_overflows(span < 0 ? lo : hi, span, span < 0 ? &lo : &hi),
+                  "strides ", strides.str(), " over shape ", shape.str(),
+                  " reach offsets that overflow int64");
+  }
+  std::int64_t b = 0;
+  EWISE_EXPECTS(!detail::mul_overflows(hi, elem, &b) && !detail::mul_overflows(lo, elem, &b),
+                "strides ", strides.str(), " over shape ", shape.str(),
+                " reach byte offsets that overflow int64");
+}
+
+std::string TensorDesc::str() const {
+  return std::string(dtype_name(dtype)) + shape.str() + " strides " + strides.str();
+}
+
+void check_view(const ConstTensorView& v, const char* what) {
+  v.desc.validate();
+  EWISE_EXPECTS(v.data != nullptr || v.desc.numel() == 0, what, " has null data but ",
+                v.desc.numel(), " elements (", v.desc.str(), ")");
+}
+
+}  // namespace ewise

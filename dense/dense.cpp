@@ -1,0 +1,336 @@
+// dense/dense.cpp — the dense entry points: validation, planning, kernel choice, configuration
+// and the dispatch of the built-in operations to their per-dtype instantiations.
+#include "ewise/dense.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <limits>
+#include <string>
+
+#include "builtin.hpp"
+#include "ewise/broadcast.hpp"
+#include "ewise/detail/dense_plan.hpp"
+#include "ewise/error.hpp"
+#include "ewise/reference.hpp"
+
+namespace ewise {
+
+namespace {
+
+constexpr const char* kKernelNames[] = {"automatic",  "general",   "vectorized",
+                                        "sliding",    "sliding_shared", "continuous",
+                                        "alternate",  "baseline",  "row_vectorized",
+                                        "tiled"};
+constexpr int kKernelCount = static_cast<int>(sizeof kKernelNames / sizeof kKernelNames[0]);
+
+bool valid_kernel(Kernel k) { return static_cast<int>(k) < kKernelCount; }
+
+std::string describe(const BroadcastPlan& p) {
+  return detail::concat("plan shape ", p.shape.str(), ", strides out ", p.strides[0].str(),
+                        " a ", p.strides[1].str(), " b ", p.strides[2].str());
+}
+
+/// The plan with dims ordered by the output's |stride|, largest first (stable): a permutation of
+/// the dims changes no offset, and it makes the output's innermost dim the plan's innermost.
+BroadcastPlan sort_by_output(const BroadcastPlan& p) {
+  int order[kMaxRank];
+  for (int d = 0; d < p.rank(); ++d) order[d] = d;
+  std::stable_sort(order, order + p.rank(), [&](int x, int y) {
+    return std::llabs(p.strides[0][x]) > std::llabs(p.strides[0][y]);
+  });
+  BroadcastPlan s;
+  for (int d = 0; d < p.rank(); ++d) {
+    s.shape.push_back(p.shape[order[d]]);
+    for (int k = 0; k < BroadcastPlan::kOperands; ++k) s.strides[k].push_back(p.strides[k][order[d]]);
+  }
+  return s;
+}
+
+/// Largest |offset| operand k reaches over the plan.
+std::int64_t span(const BroadcastPlan& p, int k) {
+  std::int64_t s = 0;
+  for (int d = 0; d < p.rank(); ++d) s += (p.shape[d] - 1) * std::llabs(p.strides[k][d]);
+  return s;
+}
+
+bool aligned(const void* ptr, std::int64_t bytes) {
+  return reinterpret_cast<std::uintptr_t>(ptr) % static_cast<std::uintptr_t>(bytes) == 0;
+}
+
+/// Whether the matrix-vector kernels can use operand `vec` (1 = a, 2 = b) as the vector of the
+/// rank-2 plan p; `contiguous` also requires out and the other input row-major contiguous.
+std::string vector_rejects(const BroadcastPlan& p, int vec, bool contiguous) {
+  const Dims& s = p.strides[vec];
+  if ((s[0] == 0) == (s[1] == 0))
+    return detail::concat(vec == 1 ? "a" : "b", " is not a vector (strides ", s.str(),
+                          " need exactly one zero)");
+  if (contiguous) {
+    const Dims row_major{p.shape[1], 1};
+    if (p.strides[0] != row_major || p.strides[3 - vec] != row_major)
+      return detail::concat("out and ", vec == 1 ? "b" : "a", " must be row-major contiguous (",
+                            row_major.str(), ")");
+  }
+  return "";
+}
+
+}  // namespace
+
+const char* kernel_name(Kernel k) {
+  return valid_kernel(k) ? kKernelNames[static_cast<int>(k)] : "unknown";
+}
+
+Kernel parse_kernel(std::string_view name) {
+  for (int i = 0; i < kKernelCount; ++i)
+    if (name == kKernelNames[i]) return static_cast<Kernel>(i);
+  std::string known;
+  for (const char* n : kKernelNames) known += std::string(known.empty() ? "" : ", ") + n;
+  EWISE_EXPECTS(false, "unknown kernel '", name, "' (known: ", known, ")");
+  return Kernel::automatic;
+}
+
+namespace detail {
+
+std::string kernel_rejects(Kernel kernel, const BroadcastPlan& p, DenseLaunch* launch) {
+  const int rank = p.rank(), r = rank - 1;
+  const auto inner_ok = [&] {  // output inner stride 1, inputs 0 or 1
+    if (p.strides[0][r] != 1) return detail::concat("the output's inner stride is ", p.strides[0][r], ", not 1");
+    for (int k = 1; k <= 2; ++k)
+      if (p.strides[k][r] != 0 && p.strides[k][r] != 1)
+        return detail::concat("input ", k == 1 ? "a" : "b", " has inner stride ", p.strides[k][r],
+                              ", not 0 or 1");
+    return std::string();
+  };
+  switch (kernel) {
+    case Kernel::automatic:
+    case Kernel::general:
+      return "";
+    case Kernel::vectorized:
+      if (rank != 1) return detail::concat("needs rank 1 after coalescing, not ", rank);
+      return inner_ok();
+    case Kernel::row_vectorized:
+      return inner_ok();
+    case Kernel::tiled: {
+      if (rank < 2) return detail::concat("needs rank >= 2 after coalescing, not ", rank);
+      int t = r - 1;  // the dim nearest the innermost where an input has stride +-1
+      for (int d = r - 1; d >= 0; --d)
+        if (std::llabs(p.strides[1][d]) == 1 || std::llabs(p.strides[2][d]) == 1) {
+          t = d;
+          break;
+        }
+      launch->tile_dim = t;
+      const auto staged = [&](int k) {
+        return p.strides[k][t] != 0 && std::llabs(p.strides[k][t]) < std::llabs(p.strides[k][r]);
+      };
+      launch->staged_a = staged(1);
+      launch->staged_b = staged(2);
+      return "";
+    }
+    case Kernel::sliding:
+    case Kernel::sliding_shared:
+    case Kernel::continuous:
+    case Kernel::alternate:
+    case Kernel::baseline: {
+      if (rank != 2) return detail::concat("needs a matrix-vector plan of rank 2, not ", rank);
+      const bool contiguous = kernel != Kernel::sliding && kernel != Kernel::sliding_shared;
+      std::string why;
+      for (int vec : {2, 1}) {
+        const std::string reason = vector_rejects(p, vec, contiguous);
+        if (reason.empty()) {
+          launch->vector_operand = vec;
+          launch->row_vector = p.strides[vec][0] == 0;
+          return "";
+        }
+        why += (why.empty() ? "" : "; ") + reason;
+      }
+      return why;
+    }
+  }
+  return detail::concat("unknown kernel ", static_cast<int>(kernel));
+}
+
+namespace {
+
+/// The kernel `automatic` runs for the sorted, coalesced plan p (numel > 0).
+Kernel select(const BroadcastPlan& p) {
+  DenseLaunch scratch;
+  if (p.rank() == 1 && kernel_rejects(Kernel::vectorized, p, &scratch).empty())
+    return Kernel::vectorized;
+  if (kernel_rejects(Kernel::row_vectorized, p, &scratch).empty()) return Kernel::row_vectorized;
+  const int r = p.rank() - 1;
+  if (r >= 1 && p.strides[0][r] == 1 && p.shape[r] >= kTile / 2) {
+    for (int k = 1; k <= 2; ++k) {
+      if (p.strides[k][r] == 0 || p.strides[k][r] == 1) continue;
+      for (int d = 0; d < r; ++d)
+        if (std::llabs(p.strides[k][d]) == 1 && p.shape[d] >= kTile / 2) return Kernel::tiled;
+    }
+  }
+  return Kernel::general;
+}
+
+void check_options(const DenseOptions& o) {
+  EWISE_EXPECTS(valid_kernel(o.kernel), "unknown kernel ", static_cast<int>(o.kernel));
+  EWISE_EXPECTS(o.threads == 0 || (o.threads >= 32 && o.threads <= 1024 && o.threads % 32 == 0),
+                "threads per block must be 0 (default) or a multiple of 32 in 32..1024, not ",
+                o.threads);
+  EWISE_EXPECTS(o.blocks >= 0, "blocks must be 0 (default) or positive, not ", o.blocks);
+  EWISE_EXPECTS(o.sliding_factor >= 0, "sliding_factor must be 0 (automatic) or positive, not ",
+                o.sliding_factor);
+}
+
+}  // namespace
+
+DenseLaunch plan_dense(const ConstTensorView& a, const ConstTensorView& b,
+                       const TensorView& out, const DenseOptions& options) {
+  const BroadcastPlan raw = plan_binary(a, b, out);
+  check_options(options);
+  DenseLaunch L;
+  L.dtype = out.desc.dtype;
+  L.out = out.data;
+  L.a = a.data;
+  L.b = b.data;
+  L.threads = options.threads;
+  L.blocks = options.blocks;
+  L.sliding_factor = options.sliding_factor;
+  L.numel = raw.numel();
+  const auto elem = static_cast<std::int64_t>(dtype_size(L.dtype));
+  if (out.memory == Memory::device && L.numel > 0) {
+    const std::pair<const void*, const char*> views[] = {{a.data, "a"}, {b.data, "b"}, {out.data, "out"}};
+    for (const auto& [ptr, what] : views)
+      EWISE_EXPECTS(aligned(ptr, elem), what, " data ", ptr, " is not aligned to its ", elem,
+                    "-byte ", dtype_name(L.dtype), " elements");
+  }
+  if (L.numel == 0) {
+    L.kernel = options.kernel == Kernel::automatic ? Kernel::general : options.kernel;
+    L.plan = raw;
+    return L;
+  }
+  BroadcastPlan p = coalesce(sort_by_output(raw));
+  if (p.rank() == 0) {  // one element: a rank-1 plan of extent 1
+    p.shape = Dims{1};
+    p.strides = {Dims{1}, Dims{0}, Dims{0}};
+  }
+  L.plan = p;
+  if (options.kernel == Kernel::automatic) {
+    L.kernel = select(p);
+  } else {
+    L.kernel = options.kernel;
+  }
+  const std::string why = kernel_rejects(L.kernel, p, &L);
+  EWISE_EXPECTS(why.empty(), "kernel ", kernel_name(L.kernel), " cannot run out ",
+                out.desc.shape.str(), " = a ", a.desc.shape.str(), " (strides ",
+                a.desc.strides.str(), ") op b ", b.desc.shape.str(), " (strides ",
+                b.desc.strides.str(), "), out strides ", out.desc.strides.str(), ": ", why, " (",
+                describe(p), ")");
+  constexpr std::int64_t kNarrow = std::numeric_limits<std::int32_t>::max();
+  L.wide = L.numel > kNarrow || span(p, 0) > kNarrow || span(p, 1) > kNarrow || span(p, 2) > kNarrow;
+
+  const std::int64_t V = kVectorBytes / elem;
+  const int r = p.rank() - 1;
+  if (L.kernel == Kernel::vectorized) {
+    // Scalar head up to the output's first 16-byte boundary; vectors only if every stride-1
+    // input sits at the same offset within 16 bytes as the output.
+    const auto mis = [](const void* ptr) { return reinterpret_cast<std::uintptr_t>(ptr) % kVectorBytes; };
+    bool same = true;
+    if (p.strides[1][r] == 1) same = same && mis(L.a) == mis(L.out);
+    if (p.strides[2][r] == 1) same = same && mis(L.b) == mis(L.out);
+    const std::int64_t head = static_cast<std::int64_t>((kVectorBytes - mis(L.out)) % kVectorBytes) / elem;
+    L.head = same ? std::min(head, L.numel) : L.numel;
+  }
+  if (L.kernel == Kernel::row_vectorized) {
+    bool ok = p.shape[r] % V == 0;
+    const void* ptrs[3] = {L.out, L.a, L.b};
+    for (int k = 0; k < 3 && ok; ++k) {
+      if (p.strides[k][r] != 1) continue;  // a broadcast (stride 0) operand is read as scalars
+      ok = aligned(ptrs[k], kVectorBytes);
+      for (int d = 0; d < r && ok; ++d) ok = p.strides[k][d] % V == 0;
+    }
+    L.row_vector_ok = ok;
+  }
+  return L;
+}
+
+DenseLaunch prepare_dense(const ConstTensorView& a, const ConstTensorView& b,
+                          const TensorView& out, const DenseOptions& options) {
+  DenseLaunch L = plan_dense(a, b, out, options);
+  EWISE_EXPECTS(out.memory == Memory::device, "dense kernels need device views, got ",
+                memory_name(out.memory), " memory");
+  if (L.numel == 0) return L;
+  int device = 0, sms = 0, threads_per_sm = 0;
+  EWISE_CUDA_CHECK(cudaGetDevice(&device));
+  EWISE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  EWISE_CUDA_CHECK(cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device));
+  if (L.threads == 0) L.threads = kDenseThreads;
+  L.sm_count = sms;
+  if (L.sliding_factor == 0 && L.plan.rank() == 2) {
+    // The smallest factor that leaves about two waves of threads: reuse without idle SMs.
+    const std::int64_t rows = L.plan.shape[0], cols = L.plan.shape[1];
+    const std::int64_t target = 2 * static_cast<std::int64_t>(sms) * threads_per_sm;
+    const std::int64_t most = L.row_vector ? (rows + L.threads / 32 - 1) / (L.threads / 32)
+                                           : (cols + 31) / 32;
+    L.sliding_factor = static_cast<int>(std::clamp<std::int64_t>((rows * cols + target - 1) / target, 1,
+                                                                 std::max<std::int64_t>(most, 1)));
+  }
+  if (L.sliding_factor == 0) L.sliding_factor = 1;
+  return L;
+}
+
+DeviceTensor allocate_dense_output(const ConstTensorView& a, const ConstTensorView& b,
+                                   cudaStream_t stream) {
+  check_view(a, "input a");
+  check_view(b, "input b");
+  EWISE_EXPECTS(a.memory == Memory::device && b.memory == Memory::device,
+                "the allocating form needs device views, got a on ", memory_name(a.memory),
+                ", b on ", memory_name(b.memory));
+  EWISE_EXPECTS(a.desc.dtype == b.desc.dtype, "dtypes differ: a is ", dtype_name(a.desc.dtype),
+                ", b is ", dtype_name(b.desc.dtype), " (no type promotion: convert first)");
+  return DeviceTensor(a.desc.dtype, broadcast_shapes(a.desc.shape, b.desc.shape), stream);
+}
+
+}  // namespace detail
+
+void binary(BinaryOp op, const ConstTensorView& a, const ConstTensorView& b,
+            const TensorView& out, const DenseOptions& options, cudaStream_t stream) {
+  EWISE_EXPECTS(static_cast<int>(op) <= static_cast<int>(BinaryOp::max), "unknown binary op ",
+                static_cast<int>(op));
+  if (out.memory == Memory::host && a.memory == Memory::host && b.memory == Memory::host) {
+    (void)detail::plan_dense(a, b, out, options);  // the same checks as on the device
+    reference_binary(op, a, b, out);
+    return;
+  }
+  const detail::DenseLaunch L = detail::prepare_dense(a, b, out, options);
+  if (L.numel == 0) return;
+  switch (L.dtype) {
+    case DType::f16: return detail::run_builtin<DType::f16>(op, L, stream);
+    case DType::bf16: return detail::run_builtin<DType::bf16>(op, L, stream);
+    case DType::f32: return detail::run_builtin<DType::f32>(op, L, stream);
+    case DType::f64: return detail::run_builtin<DType::f64>(op, L, stream);
+    case DType::i32: return detail::run_builtin<DType::i32>(op, L, stream);
+    case DType::i64: return detail::run_builtin<DType::i64>(op, L, stream);
+  }
+  EWISE_EXPECTS(false, "unknown dtype ", static_cast<int>(L.dtype));
+}
+
+DeviceTensor binary(BinaryOp op, const ConstTensorView& a, const ConstTensorView& b,
+                    const DenseOptions& options, cudaStream_t stream) {
+  DeviceTensor out = detail::allocate_dense_output(a, b, stream);
+  binary(op, a, b, out.view(), options, stream);
+  return out;
+}
+
+Kernel select_kernel(const ConstTensorView& a, const ConstTensorView& b, const TensorView& out) {
+  return detail::plan_dense(a, b, out, DenseOptions{}).kernel;
+}
+
+bool kernel_supports(Kernel kernel, const ConstTensorView& a, const ConstTensorView& b,
+                     const TensorView& out) {
+  EWISE_EXPECTS(valid_kernel(kernel), "unknown kernel ", static_cast<int>(kernel));
+  const detail::DenseLaunch L = detail::plan_dense(a, b, out, DenseOptions{});
+  if (L.numel == 0) return true;
+  detail::DenseLaunch scratch;
+  return detail::kernel_rejects(kernel, L.plan, &scratch).empty();
+}
+
+}  // namespace ewise

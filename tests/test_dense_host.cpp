@@ -1,0 +1,319 @@
+// Host tests of the dense half: fast divmod, kernel names, planning and kernel choice, every
+// validation error (thrown before anything touches the GPU, so these run without one), and the
+// CPU fallback for host views.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ewise/broadcast.hpp"
+#include "ewise/dense.hpp"
+#include "ewise/detail/dense_plan.hpp"
+#include "ewise/detail/fast_divmod.hpp"
+#include "ewise/error.hpp"
+#include "ewise/reference.hpp"
+#include "ewise/verify.hpp"
+
+namespace ewise {
+namespace {
+
+// ---- fast divmod --------------------------------------------------------------------------
+
+template <class U>
+void check_divmod(std::uint64_t seed) {
+  using D = detail::FastDivmod<U>;
+  std::mt19937_64 rng(seed);
+  const U max_n = D::kMaxNumerator;
+  std::vector<std::uint64_t> divisors = {1, 2, 3, 5, 7, 10, 31, 32, 33, 1000, 65535, 65536, 65537,
+                                         (1ull << 31) - 1, 1ull << 31};
+  if constexpr (sizeof(U) == 8)
+    for (std::uint64_t d : {(1ull << 32) - 1, 1ull << 32, (1ull << 32) + 1, (1ull << 62) + 3,
+                            (1ull << 63) - 1, 1ull << 63})
+      divisors.push_back(d);
+  for (int i = 0; i < 200; ++i) {  // random divisors of every magnitude
+    const int bits = 1 + static_cast<int>(rng() % (D::kBits - 1));
+    divisors.push_back(1 + (rng() >> (64 - bits)));
+  }
+  for (std::uint64_t d64 : divisors) {
+    const D div(d64);
+    const U d = static_cast<U>(d64);
+    std::vector<U> numerators = {0, 1, d - 1, d, max_n, max_n - 1};
+    if (d < max_n) numerators.push_back(d + 1);
+    if (d <= max_n / 2) numerators.push_back(2 * d - 1);
+    for (int i = 0; i < 500; ++i) numerators.push_back(static_cast<U>(rng() % (std::uint64_t{max_n} + 1)));
+    for (U n : numerators) {
+      U q, r;
+      div.divmod(n, q, r);
+      ASSERT_EQ(q, n / d) << "n=" << n << " d=" << d << " seed=" << seed;
+      ASSERT_EQ(r, n % d) << "n=" << n << " d=" << d << " seed=" << seed;
+    }
+  }
+}
+
+TEST(DenseHost, FastDivmodMatchesDivision) {
+  const std::uint64_t seed = verify::seed_from_env_or_random();
+  SCOPED_TRACE("EWISE_SEED=" + std::to_string(seed));
+  check_divmod<std::uint32_t>(seed);
+  check_divmod<std::uint64_t>(seed);
+}
+
+TEST(DenseHost, FastDivmodRejectsBadDivisors) {
+  EXPECT_THROW(detail::FastDivmod<std::uint32_t>(0), InvalidArgument);
+  EXPECT_THROW(detail::FastDivmod<std::uint32_t>((1ull << 31) + 1), InvalidArgument);
+  EXPECT_THROW(detail::FastDivmod<std::uint64_t>(0), InvalidArgument);
+}
+
+// ---- names --------------------------------------------------------------------------------
+
+TEST(DenseHost, KernelNamesRoundTrip) {
+  for (Kernel k : kAllKernels) EXPECT_EQ(parse_kernel(kernel_name(k)), k);
+  EXPECT_STREQ(kernel_name(Kernel::row_vectorized), "row_vectorized");
+  try {
+    parse_kernel("fastest");
+    FAIL() << "parse_kernel accepted 'fastest'";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("fastest"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("sliding_shared"), std::string::npos) << e.what();
+  }
+}
+
+// ---- planning on fake device pointers (never dereferenced) ---------------------------------
+
+/// A device view at a fake address: planning and validation never touch it.
+TensorView fake(std::uintptr_t address, DType t, const Dims& shape, const Dims& strides = {},
+                Memory m = Memory::device) {
+  TensorView v;
+  v.data = reinterpret_cast<void*>(address);
+  v.desc = strides.size() == shape.size() && shape.size() > 0 ? TensorDesc::strided(t, shape, strides)
+                                                               : TensorDesc::contiguous(t, shape);
+  v.memory = m;
+  return v;
+}
+
+// Far apart, so that even multi-GiB fake views do not overlap.
+constexpr std::uintptr_t kA = std::uintptr_t{1} << 40, kB = std::uintptr_t{2} << 40,
+                         kOut = std::uintptr_t{3} << 40;
+
+Kernel pick(const Dims& as, const Dims& bs, const Dims& outs, const Dims& a_strides = {},
+            const Dims& out_strides = {}) {
+  return select_kernel(fake(kA, DType::f32, as, a_strides), fake(kB, DType::f32, bs),
+                       fake(kOut, DType::f32, outs, out_strides));
+}
+
+TEST(DenseHost, AutomaticPicksByPattern) {
+  EXPECT_EQ(pick({4096, 4096}, {4096, 4096}, {4096, 4096}), Kernel::vectorized);   // same shape
+  EXPECT_EQ(pick({4096, 4096}, {1}, {4096, 4096}), Kernel::vectorized);            // scalar
+  EXPECT_EQ(pick({}, {}, {}), Kernel::vectorized);                                  // rank 0
+  EXPECT_EQ(pick({4096, 4096}, {1, 4096}, {4096, 4096}), Kernel::row_vectorized);  // bias add
+  EXPECT_EQ(pick({4096, 4096}, {4096, 1}, {4096, 4096}), Kernel::row_vectorized);  // column
+  EXPECT_EQ(pick({4096, 1}, {1, 4096}, {4096, 4096}), Kernel::row_vectorized);     // outer
+  EXPECT_EQ(pick({64, 256, 64, 64}, {1, 256, 1, 1}, {64, 256, 64, 64}), Kernel::row_vectorized);
+  EXPECT_EQ(pick({64, 1, 256, 1}, {1, 128, 1, 512}, {64, 128, 256, 512}), Kernel::row_vectorized);
+  // A transposed view plus a row vector: shared-memory tiles.
+  EXPECT_EQ(pick({4096, 4096}, {1, 4096}, {4096, 4096}, {1, 4096}), Kernel::tiled);
+  // A transposed output over contiguous inputs: the plan follows the output, so the inputs are
+  // the transposed ones.
+  EXPECT_EQ(pick({4096, 4096}, {4096, 4096}, {4096, 4096}, {}, {1, 4096}), Kernel::tiled);
+  // Reversed innermost dim: no vector access, no tile: general.
+  EXPECT_EQ(pick({4096, 4096}, {1, 4096}, {4096, 4096}, {4096, -1}), Kernel::general);
+  // Every other element: general.
+  EXPECT_EQ(pick({4096, 4096}, {4096, 4096}, {4096, 4096}, {8192, 2}), Kernel::general);
+}
+
+TEST(DenseHost, KernelSupports) {
+  const auto a = fake(kA, DType::f32, {100, 200}), row = fake(kB, DType::f32, {1, 200});
+  const auto col = fake(kB, DType::f32, {100, 1}), out = fake(kOut, DType::f32, {100, 200});
+  const auto at = fake(kA, DType::f32, {100, 200}, {1, 100});  // transposed view
+  for (Kernel k : kAllKernels)
+    if (k != Kernel::vectorized) EXPECT_TRUE(kernel_supports(k, a, row, out)) << kernel_name(k);
+  EXPECT_FALSE(kernel_supports(Kernel::vectorized, a, row, out));
+  for (Kernel k : kAllKernels)
+    if (k != Kernel::vectorized) EXPECT_TRUE(kernel_supports(k, a, col, out)) << kernel_name(k);
+  // Transposed matrix: the sliding kernels take any strides, the contiguous schedules do not.
+  EXPECT_TRUE(kernel_supports(Kernel::sliding, at, row, out));
+  EXPECT_TRUE(kernel_supports(Kernel::sliding_shared, at, row, out));
+  EXPECT_FALSE(kernel_supports(Kernel::continuous, at, row, out));
+  EXPECT_FALSE(kernel_supports(Kernel::alternate, at, row, out));
+  EXPECT_FALSE(kernel_supports(Kernel::baseline, at, row, out));
+  EXPECT_FALSE(kernel_supports(Kernel::row_vectorized, at, row, out));
+  EXPECT_TRUE(kernel_supports(Kernel::tiled, at, row, out));
+  // Same shape coalesces to rank 1: no tiles, no vector.
+  const auto b = fake(kB, DType::f32, {100, 200});
+  EXPECT_FALSE(kernel_supports(Kernel::tiled, a, b, out));
+  EXPECT_FALSE(kernel_supports(Kernel::sliding, a, b, out));
+  EXPECT_TRUE(kernel_supports(Kernel::vectorized, a, b, out));
+  EXPECT_TRUE(kernel_supports(Kernel::row_vectorized, a, b, out));
+}
+
+TEST(DenseHost, PlanDecisions) {
+  // 32-bit indices up to int32, 64-bit beyond.
+  const std::int64_t big = (std::int64_t{1} << 31) + 3;
+  auto L = detail::plan_dense(fake(kA, DType::f16, {big}), fake(kB, DType::f16, {1}),
+                              fake(kOut, DType::f16, {big}), {});
+  EXPECT_TRUE(L.wide);
+  EXPECT_EQ(L.kernel, Kernel::vectorized);
+  L = detail::plan_dense(fake(kA, DType::f16, {1 << 20}), fake(kB, DType::f16, {1}),
+                         fake(kOut, DType::f16, {1 << 20}), {});
+  EXPECT_FALSE(L.wide);
+  // A small tensor whose strides reach past int32 offsets is wide too.
+  L = detail::plan_dense(fake(kA, DType::f32, {2, 2}, {std::int64_t{1} << 31, 1}),
+                         fake(kB, DType::f32, {2, 2}), fake(kOut, DType::f32, {2, 2}), {});
+  EXPECT_TRUE(L.wide);
+
+  // vectorized head: the output one f32 past a 16-byte boundary needs 3 scalars first.
+  L = detail::plan_dense(fake(kA + 4, DType::f32, {100}), fake(kB + 4, DType::f32, {100}),
+                         fake(kOut + 4, DType::f32, {100}), {});
+  EXPECT_EQ(L.head, 3);
+  // An input aligned differently from the output: everything scalar.
+  L = detail::plan_dense(fake(kA + 8, DType::f32, {100}), fake(kB + 4, DType::f32, {100}),
+                         fake(kOut + 4, DType::f32, {100}), {});
+  EXPECT_EQ(L.head, 100);
+  // A scalar input does not constrain the alignment.
+  L = detail::plan_dense(fake(kA + 4, DType::f32, {100}), fake(kB + 8, DType::f32, {1}),
+                         fake(kOut + 4, DType::f32, {100}), {});
+  EXPECT_EQ(L.head, 3);
+
+  // row_vectorized: 16-byte rows need rows of a multiple of 4 f32 and aligned bases.
+  const auto rv = [](std::uintptr_t a_off, std::int64_t cols) {
+    return detail::plan_dense(fake(kA + a_off, DType::f32, {8, cols}), fake(kB, DType::f32, {1, cols}),
+                              fake(kOut, DType::f32, {8, cols}), {});
+  };
+  EXPECT_TRUE(rv(0, 64).row_vector_ok);
+  EXPECT_FALSE(rv(4, 64).row_vector_ok);
+  EXPECT_FALSE(rv(0, 66).row_vector_ok);
+  EXPECT_EQ(rv(0, 66).kernel, Kernel::row_vectorized);
+
+  // Matrix-vector fields: which operand is the vector and its direction.
+  L = detail::plan_dense(fake(kA, DType::f32, {100, 1}), fake(kB, DType::f32, {100, 200}),
+                         fake(kOut, DType::f32, {100, 200}), {Kernel::sliding});
+  EXPECT_EQ(L.vector_operand, 1);
+  EXPECT_FALSE(L.row_vector);
+  // Tiled: the dim where the transposed input has stride 1, staged through shared memory.
+  L = detail::plan_dense(fake(kA, DType::f32, {100, 200}, {1, 100}), fake(kB, DType::f32, {1, 200}),
+                         fake(kOut, DType::f32, {100, 200}), {});
+  EXPECT_EQ(L.kernel, Kernel::tiled);
+  EXPECT_EQ(L.tile_dim, 0);
+  EXPECT_TRUE(L.staged_a);
+  EXPECT_FALSE(L.staged_b);
+}
+
+// ---- validation: every error before anything runs ------------------------------------------
+
+/// Runs f, which must throw InvalidArgument whose message contains every one of `parts`.
+template <class F>
+void expect_invalid(F&& f, std::initializer_list<const char*> parts) {
+  try {
+    f();
+    ADD_FAILURE() << "no exception";
+  } catch (const InvalidArgument& e) {
+    for (const char* p : parts)
+      EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << "'" << p << "' not in: " << e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "wrong exception: " << e.what();
+  }
+}
+
+TEST(DenseHost, ValidationErrorsBeforeLaunch) {
+  const auto a = fake(kA, DType::f32, {3, 4}), b = fake(kB, DType::f32, {1, 4});
+  const auto out = fake(kOut, DType::f32, {3, 4});
+  expect_invalid([&] { binary(BinaryOp::add, a, b, fake(kOut, DType::f32, {3, 5})); },
+                 {"(3,5)", "(3,4)"});
+  expect_invalid([&] { binary(BinaryOp::add, a, fake(kB, DType::f32, {5, 4}), out); },
+                 {"(3,4)", "(5,4)"});
+  expect_invalid([&] { binary(BinaryOp::add, a, fake(kB, DType::f16, {1, 4}), out); },
+                 {"f32", "f16"});
+  // out overlapping a partially: a shifted by one element.
+  expect_invalid([&] { binary(BinaryOp::add, fake(kOut + 4, DType::f32, {3, 4}), b, out); },
+                 {"overlap"});
+  // out overlapping itself (a zero stride).
+  expect_invalid([&] { binary(BinaryOp::add, a, b, fake(kOut, DType::f32, {3, 4}, {0, 1})); },
+                 {"overlaps itself"});
+  // Null data with elements.
+  expect_invalid([&] { binary(BinaryOp::add, fake(0, DType::f32, {3, 4}), b, out); }, {"null"});
+  // Mixed memories.
+  expect_invalid([&] { binary(BinaryOp::add, fake(kA, DType::f32, {3, 4}, {}, Memory::host), b, out); },
+                 {"host", "device"});
+  // Device data not aligned to the element size.
+  expect_invalid([&] { binary(BinaryOp::add, fake(kA + 2, DType::f32, {3, 4}), b, out); },
+                 {"aligned"});
+  // Options out of range.
+  expect_invalid([&] { binary(BinaryOp::add, a, b, out, {Kernel::general, 0, 48}); }, {"48"});
+  expect_invalid([&] { binary(BinaryOp::add, a, b, out, {Kernel::general, 0, 0, -1}); }, {"-1"});
+  expect_invalid([&] { binary(BinaryOp::add, a, b, out, {Kernel::sliding, -2}); }, {"-2"});
+  expect_invalid([&] { binary(static_cast<BinaryOp>(42), a, b, out); }, {"42"});
+  // A kernel asked for a plan it cannot run names the kernel and the shapes.
+  expect_invalid([&] { binary(BinaryOp::add, a, b, out, {Kernel::vectorized}); },
+                 {"vectorized", "(3,4)", "(1,4)"});
+  expect_invalid([&] { binary(BinaryOp::add, a, fake(kB, DType::f32, {3, 4}), out, {Kernel::tiled}); },
+                 {"tiled", "rank"});
+  // Rank over 8 cannot be described at all.
+  EXPECT_THROW((Dims{1, 2, 3, 4, 5, 6, 7, 8, 9}), InvalidArgument);
+  EXPECT_THROW(Dims::of_rank(9, 1), InvalidArgument);
+  // The allocating form checks before allocating.
+  expect_invalid([&] { binary(BinaryOp::add, a, fake(kB, DType::f32, {5, 4})); }, {"(5,4)"});
+  expect_invalid([&] { binary(BinaryOp::mul, a, fake(kB, DType::i32, {1, 4})); }, {"f32", "i32"});
+}
+
+TEST(DenseHost, EmptyIsANoOpWithoutTheGpu) {
+  // Null data is fine with no elements; nothing is launched, so this passes without a GPU.
+  const auto a = fake(0, DType::f32, {0, 4}), b = fake(kB, DType::f32, {1, 4});
+  for (Kernel k : kAllKernels)
+    EXPECT_NO_THROW(binary(BinaryOp::add, a, b, fake(0, DType::f32, {0, 4}), {k})) << kernel_name(k);
+}
+
+// ---- the CPU fallback for host views -------------------------------------------------------
+
+template <class T>
+HostTensor host_tensor(DType t, const Dims& shape, std::initializer_list<T> values) {
+  HostTensor h(t, shape);
+  std::memcpy(h.data(), std::data(values), values.size() * sizeof(T));
+  return h;
+}
+
+TEST(DenseHost, HostViewsRunOnTheCpu) {
+  const HostTensor a = host_tensor<std::int32_t>(DType::i32, {2, 3}, {1, -2, 3, 4, 5, -6});
+  const HostTensor b = host_tensor<std::int32_t>(DType::i32, {3}, {10, 0, -3});
+  const std::int32_t want[6][6] = {
+      {11, -2, 0, 14, 5, -9},        // add
+      {-9, -2, 6, -6, 5, -3},        // sub
+      {10, 0, -9, 40, 0, 18},        // mul
+      {0, 0, -1, 0, 0, 2},           // div: truncation, x/0 == 0
+      {1, -2, -3, 4, 0, -6},         // min
+      {10, 0, 3, 10, 5, -3}};        // max
+  for (int o = 0; o < 6; ++o) {
+    HostTensor out(DType::i32, {2, 3});
+    verify::poison(out.view());
+    binary(kAllOps[o], a.view(), b.view(), out.view());
+    const auto* got = out.data_as<std::int32_t>();
+    for (int i = 0; i < 6; ++i) EXPECT_EQ(got[i], want[o][i]) << op_name(kAllOps[o]) << " element " << i;
+  }
+  // Float, with a transposed (strided) host view and an explicit kernel name (checked, then run
+  // on the CPU).
+  const HostTensor x = host_tensor<float>(DType::f32, {2, 2}, {1.5f, 2.f, -3.f, 8.f});
+  ConstTensorView xt = x.view();
+  xt.desc = TensorDesc::strided(DType::f32, {2, 2}, {1, 2});  // [[1.5, -3], [2, 8]]
+  const HostTensor y = host_tensor<float>(DType::f32, {1, 2}, {0.5f, 4.f});
+  HostTensor out(DType::f32, {2, 2});
+  binary(BinaryOp::div, xt, y.view(), out.view(), {Kernel::tiled});
+  const float want_f[4] = {3.f, -0.75f, 4.f, 2.f};
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(out.data_as<float>()[i], want_f[i]) << i;
+  // The kernel is checked even on the host.
+  EXPECT_THROW(binary(BinaryOp::div, xt, y.view(), out.view(), {Kernel::vectorized}), InvalidArgument);
+}
+
+TEST(DenseHost, HostInPlaceAndRankZero) {
+  HostTensor a = host_tensor<double>(DType::f64, {4}, {1, 2, 3, 4});
+  const HostTensor s = host_tensor<double>(DType::f64, {}, {0.25});
+  binary(BinaryOp::mul, a.view(), s.view(), a.view());  // in place
+  const double want[4] = {0.25, 0.5, 0.75, 1.0};
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(a.data_as<double>()[i], want[i]);
+  HostTensor r(DType::f64, {});
+  binary(BinaryOp::sub, s.view(), s.view(), r.view());
+  EXPECT_EQ(r.data_as<double>()[0], 0.0);
+}
+
+}  // namespace
+}  // namespace ewise

@@ -1,0 +1,49 @@
+// fuzz/entries.hpp — the fuzz entry functions, shared by the libFuzzer targets (fuzz/target.cpp)
+// and the corpus regression test (tests/test_fuzz_corpus.cpp, normal g++ build).
+//
+// Each entry takes arbitrary bytes and either
+//   * returns Outcome::accepted after checking the result's invariants (below), or
+//   * returns Outcome::rejected when ewise threw ewise::Error (the clean failure), or
+//   * throws Violation when a result breaks an invariant (a bug: the caller aborts / fails).
+// Any other exception escapes (std::bad_alloc, std::length_error, ...) and is a bug too.
+//
+// npy   — parse_npy on the bytes. Accepted: rank <= 8, bytes == numel * itemsize <= input size,
+//         the data equals the input's last bytes in C order or their Fortran-order gather; the
+//         tensor survives write_npy -> read_npy (C order and Fortran order, version 3) bit for
+//         bit with the same dtype and shape.
+// mtx   — parse_mtx on the bytes as text, with a progress callback. Accepted: dtype f64 or i64,
+//         index type i32 exactly when nrows and ncols are <= 2^31, every index in range,
+//         entries sorted by absolute index, `canonical` exactly when there are no duplicates,
+//         nnz <= input size, progress monotone and bounded by the input size, and the matrix
+//         survives write_mtx -> read_mtx bit for bit (NaN payloads aside).
+// plan  — the bytes decode three tensor descriptors (dtype, shapes, strides, including huge,
+//         zero and negative values) and data addresses (disjoint, in place, or overlapping);
+//         plan_binary on host views. Accepted: the plan's offsets equal an independent
+//         computation from the descriptors on sampled indices (all indices of small plans),
+//         lie within each operand's offset range, the coalesced plan gives identical offsets
+//         with no higher rank, an output declared non-overlapping has distinct offsets and does
+//         not share a byte with an input unless exactly in place. Plans small enough are then
+//         executed by reference_binary on real buffers: every output element equals the
+//         operation applied to the inputs' elements and nothing outside the output is written.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace ewise::fuzz {
+
+enum class Outcome { accepted, rejected };
+
+/// A broken invariant: a bug in the code under test.
+class Violation : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
+};
+
+Outcome npy_entry(const std::uint8_t* data, std::size_t size);
+Outcome mtx_entry(const std::uint8_t* data, std::size_t size);
+Outcome plan_entry(const std::uint8_t* data, std::size_t size);
+
+}  // namespace ewise::fuzz

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# scripts/fuzz.sh — builds the libFuzzer targets (clang++ with AddressSanitizer and
+# UndefinedBehaviorSanitizer) and runs each for a bounded time.
+#
+#   scripts/fuzz.sh [SECONDS_PER_TARGET=60] [TARGET...]     targets: npy mtx plan (default: all)
+#
+# Environment: EWISE_FUZZ_BUILD (build and working-corpus directory, default
+# /work/build-hardening/fuzz or ./build-fuzz outside that machine), CXX (default clang++),
+# CUDA_HOME (default /usr/local/cuda; only the CUDA runtime's headers and libcudart are needed:
+# host sources include cuda_runtime_api.h, nothing here touches a GPU), FUZZ_JOBS (parallel
+# fuzzing processes per target, default 1), FUZZ_KEEP_GOING=1 (undefined behaviour is reported
+# but does not stop the run: to look past a known report; the run still fails).
+# Seeds come from fuzz/corpus/<target>/ (read-only; new inputs go to the working corpus in the
+# build directory) with fuzz/<target>.dict where present. Prints executions per target; exits
+# non-zero when a target crashes, leaks, hangs or reports undefined behaviour (the reproducer is
+# left in the build directory as crash-*/leak-*/timeout-*; add it to fuzz/corpus/<target>/).
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+seconds="${1:-60}"
+shift || true
+targets=("$@")
+[[ ${#targets[@]} -eq 0 ]] && targets=(npy mtx plan)
+default_build=/work/build-hardening/fuzz
+[[ -d /work ]] || default_build="$root/build-fuzz"
+build="${EWISE_FUZZ_BUILD:-$default_build}"
+cxx="${CXX:-clang++}"
+cuda="${CUDA_HOME:-/usr/local/cuda}"
+jobs="${FUZZ_JOBS:-1}"
+
+# Host sources the entries need (the library's .cu files need nvcc and a GPU; none is needed).
+sources=(tensor broadcast error buffer coo half ops reference npy mtx io_file)
+flags=(-std=c++17 -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined
+       -fsanitize-recover=undefined -I"$root/include" -I"$root/src" -I"$cuda/include")
+
+mkdir -p "$build/obj"
+objs=()
+for s in "${sources[@]}" entries; do
+  src="$root/src/$s.cpp"
+  [[ $s == entries ]] && src="$root/fuzz/entries.cpp"
+  obj="$build/obj/$s.o"
+  if [[ ! -f $obj || $src -nt $obj || -n $(find "$root/include" "$root/src" "$root/fuzz" -newer "$obj" -name '*.hpp' -print -quit) ]]; then
+    # The checking harness is not coverage-instrumented: coverage should steer towards new
+    # behaviour of the code under test, and tracing the harness's loops costs most of the time.
+    if [[ $s == entries ]]; then
+      "$cxx" "${flags[@]/-fsanitize=fuzzer-no-link,/-fsanitize=}" -c "$src" -o "$obj"
+    else
+      "$cxx" "${flags[@]}" -c "$src" -o "$obj"
+    fi
+  fi
+  objs+=("$obj")
+done
+
+status=0
+summary=()
+for t in "${targets[@]}"; do
+  exe="$build/fuzz_$t"
+  "$cxx" "${flags[@]/fuzzer-no-link/fuzzer}" -DEWISE_FUZZ_ENTRY="${t}_entry" \
+    "$root/fuzz/target.cpp" "${objs[@]}" -L"$cuda/lib64" -lcudart -Wl,-rpath,"$cuda/lib64" \
+    -o "$exe"
+  work="$build/corpus/$t"
+  mkdir -p "$work" "$build/artifacts/$t"
+  args=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 -max_len=8192
+        -print_final_stats=1 -artifact_prefix="$build/artifacts/$t/")
+  [[ -f $root/fuzz/$t.dict ]] && args+=(-dict="$root/fuzz/$t.dict")
+  [[ $jobs -gt 1 ]] && args+=(-fork="$jobs")
+  log="$build/fuzz_$t.log"
+  echo "== fuzzing $t for ${seconds}s (log $log)"
+  halt=1
+  [[ ${FUZZ_KEEP_GOING:-0} == 1 ]] && halt=0
+  if ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0 \
+     UBSAN_OPTIONS=halt_on_error=$halt:print_stacktrace=1 \
+     "$exe" "${args[@]}" "$work" "$root/fuzz/corpus/$t" >"$log" 2>&1; then
+    result=ok
+    if grep -q "runtime error:" "$log"; then
+      result=FAILED
+      status=1
+    fi
+  else
+    result=FAILED
+    status=1
+  fi
+  [[ $result == FAILED ]] &&
+    { grep -E "ERROR|runtime error|invariant violated|Test unit written" "$log" | sort -u | head -20 || true; }
+  execs=$(grep -Eo 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -Eo '[0-9]+$' | awk '{s+=$1} END {print s+0}' || true)
+  cov=$(grep -Eo 'cov: [0-9]+' "$log" | tail -1 | grep -Eo '[0-9]+' || true)
+  units=$(find "$work" -type f | wc -l)
+  summary+=("$(printf '%-5s %-6s %10s execs in %ss  coverage %s edges  working corpus %s inputs' \
+               "$t" "$result" "$execs" "$seconds" "$cov" "$units")")
+done
+echo "== summary"
+printf '%s\n' "${summary[@]}"
+exit $status

@@ -1,0 +1,145 @@
+// ewise/sparse.hpp — operations on sparse COO matrices (types in ewise/coo.hpp).
+//
+//   DeviceCoo c = ewise::multiply(a, b);             // c = a ⊙ b, structural intersection
+//   DeviceCoo s = ewise::multiply(a, row_scale);     // COO ⊙ dense (dense broadcasts)
+//   HostCoo h = ewise::multiply<HostCoo>(ha, hb);    // host views: the CPU backend
+//
+// Where the inputs live picks the backend: device views run on the GPU, on `stream`; host views
+// run on the CPU reference backend (ewise/sparse_reference.hpp; `stream` is ignored). The
+// result type says where the result lives: DeviceCoo / DeviceTensor (the default) for device
+// inputs, HostCoo / HostTensor for host inputs; any other pairing, or mixing host and device
+// inputs, throws InvalidArgument. Device forms are blocking: they synchronize `stream` once or
+// twice to learn the size of their result, and every temporary is freed (stream-ordered) before
+// they return, also when they throw.
+//
+// Semantics shared by every operation:
+//   * An entry is a stored coordinate. A coordinate stored more than once (a duplicate) stands
+//     for the sum of its values: duplicates are summed first, one after another in storage
+//     order, in the compute type (f32 for f16/bf16, the dtype itself otherwise; integers wrap).
+//   * Values are computed in the compute type and rounded to the dtype once, so every
+//     algorithm gives bit-identical results, and so does the CPU backend.
+//   * Results are canonical: sorted by absolute index row * ncols + col, no duplicates, nnz
+//     exact. Results carry the inputs' index type and dtype.
+//   * Zeros are structural: an entry whose value is zero (stored so, or a product or sum that is
+//     zero) stays an entry. SparseOptions::drop_zeros removes entries whose final value
+//     compares equal to zero (+0 and -0; NaN is kept).
+//
+// Checks made before any output is written (each throws InvalidArgument naming the values):
+// a view's descriptor (negative extents or nnz, nrows * ncols overflowing int64, an int32 index
+// type too small for the shape, null arrays with nnz > 0), operands of different shapes,
+// dtypes or index types, mixed host/device inputs, a result type that does not match the
+// inputs' memory, and, unless SparseOptions::validate_indices is false, every index: a row
+// outside [0, nrows) or a column outside [0, ncols), and a matrix marked canonical whose
+// entries are not strictly increasing by absolute index. On the GPU that check is one pass over
+// the indices; the first bad entry is reported. Skipping it on bad input is undefined behaviour.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <string_view>
+
+#include "ewise/buffer.hpp"
+#include "ewise/coo.hpp"
+#include "ewise/tensor.hpp"
+
+namespace ewise {
+
+/// How multiply(COO, COO) finds matching coordinates. All give identical results.
+enum class CooAlgorithm : std::uint8_t {
+  /// merge when both operands are canonical, sort_search when the operand it would sort is
+  /// small enough for its sorted keys to stay in the GPU's L2 cache, merge otherwise.
+  automatic,
+  /// The HammerBlade write-up's optimized kernel: one operand is radix-sorted by absolute
+  /// index (only the bits nrows*ncols needs; 32-bit keys when they fit; skipped when it is
+  /// canonical), every entry of the other binary-searches it once, keeping the position;
+  /// matches are counted per tile, offsets come from a CUB exclusive scan, then written. When
+  /// the searching operand is not canonical, its matches are sorted and their duplicates summed.
+  sort_search,
+  /// Merge-path intersection of both operands in sorted order, the same number of entries per
+  /// block. Canonical operands are used as they are; others are radix-sorted first.
+  merge,
+  /// The write-up's first, unoptimized kernel: every entry of `a` scans all of `b`. For small
+  /// inputs only: refused when nnz(a) * nnz(b) > kLinearSearchMaxWork.
+  linear_search,
+};
+
+/// The largest nnz(a) * nnz(b) that linear_search accepts.
+inline constexpr std::int64_t kLinearSearchMaxWork = std::int64_t{1} << 30;
+
+const char* coo_algorithm_name(CooAlgorithm a);  ///< "automatic", "sort_search", ...
+/// Parses a name as printed by coo_algorithm_name; throws InvalidArgument otherwise.
+CooAlgorithm parse_coo_algorithm(std::string_view name);
+
+struct SparseOptions {
+  CooAlgorithm algorithm = CooAlgorithm::automatic;  ///< multiply(COO, COO) only
+  /// Check every index (and every canonical promise) before computing. Host views are always
+  /// checked.
+  bool validate_indices = true;
+  /// Remove result entries whose value is zero (see the file comment). multiply and coalesce.
+  bool drop_zeros = false;
+};
+
+/// The algorithm multiply(a, b) runs for these operands with `requested` (never automatic).
+/// Throws InvalidArgument when `requested` cannot run them (linear_search on large inputs) or
+/// the operands do not go together. `a` and `b` may be host or device views.
+CooAlgorithm select_coo_algorithm(const CooView& a, const CooView& b,
+                                  CooAlgorithm requested = CooAlgorithm::automatic);
+
+/// Throws InvalidArgument naming the first entry whose row or column is out of range, or, for
+/// a view marked canonical, the first entry not strictly after its predecessor. Device views
+/// are checked on the GPU (synchronizes `stream`). `what` names the matrix in the message.
+void check_indices(const CooView& coo, const char* what = "COO matrix",
+                   cudaStream_t stream = nullptr);
+
+/// A COO view over three 1-D tensors (contiguous; rows and cols both i32 or both i64; all in
+/// one memory). Throws InvalidArgument when their lengths differ, naming them, or when they
+/// are not 1-D, contiguous, of an index dtype, or do not suit the shape.
+CooView coo_view(const ConstTensorView& rows, const ConstTensorView& cols,
+                 const ConstTensorView& vals, std::int64_t nrows, std::int64_t ncols,
+                 bool canonical = false);
+
+/// a ⊙ b: the structural intersection. An entry at (i, j) for every coordinate stored in both
+/// a and b (after summing each operand's duplicates), with value (Σ a_ij) · (Σ b_ij); nothing
+/// for coordinates stored in only one. nnz is the number of matching coordinates.
+/// Result: DeviceCoo (device inputs) or HostCoo (host inputs).
+template <class Result = DeviceCoo>
+Result multiply(const CooView& a, const CooView& b, const SparseOptions& options = {},
+                cudaStream_t stream = nullptr);
+
+/// a ⊙ dense, keeping a's pattern: the canonical form of a, each entry (i, j) multiplied by
+/// dense's element at (i, j), where dense broadcasts to a's shape: (nrows, ncols), a row
+/// vector (1, ncols) or (ncols,), a column vector (nrows, 1), or a scalar () or (1, 1). Any
+/// strides. Same dtype as a. Result: DeviceCoo (device inputs) or HostCoo (host inputs).
+template <class Result = DeviceCoo>
+Result multiply(const CooView& a, const ConstTensorView& dense, const SparseOptions& options = {},
+                cudaStream_t stream = nullptr);
+
+/// The canonical form of a: sorted, duplicates summed. A matrix marked canonical is copied.
+/// Result: DeviceCoo or HostCoo.
+template <class Result = DeviceCoo>
+Result coalesce(const CooView& a, const SparseOptions& options = {}, cudaStream_t stream = nullptr);
+
+/// The nonzeros of a rank-2 tensor (any strides) as a canonical COO matrix with `index`
+/// indices: every element that compares unequal to zero (so -0 is dropped and NaN kept).
+/// Throws when the shape does not suit `index`. Result: DeviceCoo or HostCoo.
+template <class Result = DeviceCoo>
+Result dense_to_coo(const ConstTensorView& dense, IndexType index = IndexType::i32,
+                    cudaStream_t stream = nullptr);
+
+/// The dense (nrows, ncols) tensor of a: duplicates summed, +0 where nothing is stored.
+/// Result: DeviceTensor or HostTensor.
+template <class Result = DeviceTensor>
+Result coo_to_dense(const CooView& a, const SparseOptions& options = {},
+                    cudaStream_t stream = nullptr);
+
+/// CSR row offsets of a canonical matrix: a 1-D tensor of nrows + 1 entries, offsets[r] = the
+/// number of entries in rows before r (so offsets[nrows] = nnz); with a's column indices and
+/// values it is a's CSR form. dtype i32 when a's indices are i32 and nnz fits, else i64.
+/// Throws InvalidArgument when a is not marked canonical (coalesce it first).
+/// Result: DeviceTensor or HostTensor.
+template <class Result = DeviceTensor>
+Result coo_to_csr_row_offsets(const CooView& a, const SparseOptions& options = {},
+                              cudaStream_t stream = nullptr);
+
+}  // namespace ewise

@@ -1,0 +1,26 @@
+// ewise/sparse_reference.hpp — the CPU reference for the sparse operations.
+//
+// The oracle of every sparse GPU test and the backend behind the host forms of ewise/sparse.hpp
+// (multiply<HostCoo> and friends). Deliberately plain: each operand becomes a std::map from
+// (row, col) to the sum of its values, accumulated in storage order in the compute type (f32 for
+// f16/bf16, the dtype itself otherwise; integers wrap) — the semantics the GPU reproduces bit
+// for bit. Inputs must be host views; every index (and canonical promise) is always checked.
+// The algorithm in SparseOptions is ignored (there is one); drop_zeros is honoured.
+#pragma once
+
+#include "ewise/buffer.hpp"
+#include "ewise/coo.hpp"
+#include "ewise/sparse.hpp"
+#include "ewise/tensor.hpp"
+
+namespace ewise {
+
+HostCoo reference_multiply(const CooView& a, const CooView& b, const SparseOptions& options = {});
+HostCoo reference_multiply(const CooView& a, const ConstTensorView& dense,
+                           const SparseOptions& options = {});
+HostCoo reference_coalesce(const CooView& a, const SparseOptions& options = {});
+HostCoo reference_dense_to_coo(const ConstTensorView& dense, IndexType index = IndexType::i32);
+HostTensor reference_coo_to_dense(const CooView& a);
+HostTensor reference_coo_to_csr_row_offsets(const CooView& a);
+
+}  // namespace ewise

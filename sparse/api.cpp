@@ -1,0 +1,157 @@
+// sparse/api.cpp — the public sparse entry points: check, then run on the backend where the
+// inputs live (GPU pipelines in sparse/*.cu, CPU reference in sparse/reference.cpp).
+#include <string_view>
+#include <type_traits>
+
+#include "ewise/error.hpp"
+#include "ewise/sparse.hpp"
+#include "ewise/sparse_reference.hpp"
+#include "internal.hpp"
+
+namespace ewise {
+
+using namespace sparse_detail;
+
+namespace {
+
+constexpr CooAlgorithm kAlgorithms[] = {CooAlgorithm::automatic, CooAlgorithm::sort_search,
+                                        CooAlgorithm::merge, CooAlgorithm::linear_search};
+
+/// Where a result type lives.
+template <class Result>
+struct ResultMemory;
+template <>
+struct ResultMemory<DeviceCoo> : std::integral_constant<Memory, Memory::device> {};
+template <>
+struct ResultMemory<HostCoo> : std::integral_constant<Memory, Memory::host> {};
+template <>
+struct ResultMemory<DeviceTensor> : std::integral_constant<Memory, Memory::device> {};
+template <>
+struct ResultMemory<HostTensor> : std::integral_constant<Memory, Memory::host> {};
+
+}  // namespace
+
+const char* coo_algorithm_name(CooAlgorithm a) {
+  switch (a) {
+    case CooAlgorithm::automatic: return "automatic";
+    case CooAlgorithm::sort_search: return "sort_search";
+    case CooAlgorithm::merge: return "merge";
+    case CooAlgorithm::linear_search: return "linear_search";
+  }
+  return "unknown";
+}
+
+CooAlgorithm parse_coo_algorithm(std::string_view name) {
+  for (CooAlgorithm a : kAlgorithms)
+    if (name == coo_algorithm_name(a)) return a;
+  EWISE_EXPECTS(false, "unknown COO algorithm '", name,
+                "' (expected automatic, sort_search, merge or linear_search)");
+  return CooAlgorithm::automatic;
+}
+
+CooAlgorithm select_coo_algorithm(const CooView& a, const CooView& b, CooAlgorithm requested) {
+  check_operands(a, b);
+  return resolve_algorithm(a.desc, b.desc, requested);
+}
+
+void check_indices(const CooView& coo, const char* what, cudaStream_t stream) {
+  check_view(coo, what);
+  if (coo.memory == Memory::host) check_indices_host(coo, what);
+  else device_check_indices(coo, what, stream);
+}
+
+CooView coo_view(const ConstTensorView& rows, const ConstTensorView& cols,
+                 const ConstTensorView& vals, std::int64_t nrows, std::int64_t ncols,
+                 bool canonical) {
+  check_view(rows, "rows");
+  check_view(cols, "cols");
+  check_view(vals, "vals");
+  for (const ConstTensorView* v : {&rows, &cols, &vals})
+    EWISE_EXPECTS(v->desc.rank() == 1 && v->desc.is_contiguous(),
+                  "coo_view: rows, cols and vals must be contiguous 1-D tensors; got ",
+                  v->desc.str());
+  const std::int64_t nr = rows.desc.shape[0], nc = cols.desc.shape[0], nv = vals.desc.shape[0];
+  EWISE_EXPECTS(nr == nc && nc == nv, "coo_view: rows, cols and vals lengths differ: ", nr,
+                ", ", nc, ", ", nv);
+  EWISE_EXPECTS(rows.desc.dtype == cols.desc.dtype &&
+                    (rows.desc.dtype == DType::i32 || rows.desc.dtype == DType::i64),
+                "coo_view: rows and cols must both be i32 or both i64; got ",
+                dtype_name(rows.desc.dtype), " and ", dtype_name(cols.desc.dtype));
+  EWISE_EXPECTS(rows.memory == cols.memory && cols.memory == vals.memory,
+                "coo_view: rows, cols and vals are not all in one memory (", memory_name(rows.memory),
+                ", ", memory_name(cols.memory), ", ", memory_name(vals.memory), ")");
+  const IndexType index = rows.desc.dtype == DType::i32 ? IndexType::i32 : IndexType::i64;
+  const CooView v{rows.data, cols.data, vals.data,
+                  CooDesc{nrows, ncols, nr, index, vals.desc.dtype, canonical}, rows.memory};
+  check_view(v, "coo_view");
+  return v;
+}
+
+template <class Result>
+Result multiply(const CooView& a, const CooView& b, const SparseOptions& options,
+                cudaStream_t stream) {
+  check_operands(a, b);
+  check_result_memory(a.memory, ResultMemory<Result>::value, "multiply");
+  [[maybe_unused]] const CooAlgorithm algorithm =
+      resolve_algorithm(a.desc, b.desc, options.algorithm);
+  if constexpr (ResultMemory<Result>::value == Memory::host) return reference_multiply(a, b, options);
+  else return device_multiply(a, b, algorithm, options, stream);
+}
+
+template <class Result>
+Result multiply(const CooView& a, const ConstTensorView& dense, const SparseOptions& options,
+                cudaStream_t stream) {
+  const DenseOperand d = check_dense_operand(a, dense);
+  check_result_memory(a.memory, ResultMemory<Result>::value, "multiply");
+  if constexpr (ResultMemory<Result>::value == Memory::host) return reference_multiply(a, dense, options);
+  else return device_multiply_dense(a, d, options, stream);
+}
+
+template <class Result>
+Result coalesce(const CooView& a, const SparseOptions& options, cudaStream_t stream) {
+  check_view(a, "a");
+  check_result_memory(a.memory, ResultMemory<Result>::value, "coalesce");
+  if constexpr (ResultMemory<Result>::value == Memory::host) return reference_coalesce(a, options);
+  else return device_coalesce(a, options, stream);
+}
+
+template <class Result>
+Result dense_to_coo(const ConstTensorView& dense, IndexType index, cudaStream_t stream) {
+  const CooDesc desc = check_dense_to_coo(dense, index);
+  check_result_memory(dense.memory, ResultMemory<Result>::value, "dense_to_coo");
+  if constexpr (ResultMemory<Result>::value == Memory::host) return reference_dense_to_coo(dense, index);
+  else return device_dense_to_coo(dense, desc, stream);
+}
+
+template <class Result>
+Result coo_to_dense(const CooView& a, const SparseOptions& options, cudaStream_t stream) {
+  check_view(a, "a");
+  check_result_memory(a.memory, ResultMemory<Result>::value, "coo_to_dense");
+  if constexpr (ResultMemory<Result>::value == Memory::host) return reference_coo_to_dense(a);
+  else return device_coo_to_dense(a, options, stream);
+}
+
+template <class Result>
+Result coo_to_csr_row_offsets(const CooView& a, const SparseOptions& options,
+                              cudaStream_t stream) {
+  check_view(a, "a");
+  check_canonical_for_csr(a);
+  check_result_memory(a.memory, ResultMemory<Result>::value, "coo_to_csr_row_offsets");
+  if constexpr (ResultMemory<Result>::value == Memory::host) return reference_coo_to_csr_row_offsets(a);
+  else return device_csr_row_offsets(a, options, stream);
+}
+
+#define EWISE_SPARSE_INSTANTIATE(Coo, Tensor)                                                   \
+  template Coo multiply<Coo>(const CooView&, const CooView&, const SparseOptions&, cudaStream_t); \
+  template Coo multiply<Coo>(const CooView&, const ConstTensorView&, const SparseOptions&,      \
+                             cudaStream_t);                                                     \
+  template Coo coalesce<Coo>(const CooView&, const SparseOptions&, cudaStream_t);               \
+  template Coo dense_to_coo<Coo>(const ConstTensorView&, IndexType, cudaStream_t);              \
+  template Tensor coo_to_dense<Tensor>(const CooView&, const SparseOptions&, cudaStream_t);     \
+  template Tensor coo_to_csr_row_offsets<Tensor>(const CooView&, const SparseOptions&,          \
+                                                 cudaStream_t);
+EWISE_SPARSE_INSTANTIATE(DeviceCoo, DeviceTensor)
+EWISE_SPARSE_INSTANTIATE(HostCoo, HostTensor)
+#undef EWISE_SPARSE_INSTANTIATE
+
+}  // namespace ewise

@@ -1,0 +1,288 @@
+// sparse/common.cu — the building blocks declared in kernels.cuh.
+#include <cstring>
+
+#include "ewise/ops.hpp"
+#include "kernels.cuh"
+
+namespace ewise::sparse_detail {
+
+// ---- status --------------------------------------------------------------------------------
+
+namespace {
+
+/// status[0] = first entry out of range, status[1] = first entry (of a matrix promised
+/// canonical) not strictly after its predecessor; atomicMin keeps the first. Words no check
+/// has set stay all ones (-1 as int64).
+__global__ void check_indices_kernel(IndexArray rows, IndexArray cols, std::int64_t n,
+                                     std::int64_t nrows, std::int64_t ncols, bool canonical,
+                                     unsigned long long* status) {
+  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::int64_t{gridDim.x} * blockDim.x) {
+    const std::int64_t r = rows[i], c = cols[i];
+    if (r < 0 || r >= nrows || c < 0 || c >= ncols) {
+      atomicMin(status, static_cast<unsigned long long>(i));
+    } else if (canonical && i > 0) {
+      const std::int64_t pr = rows[i - 1], pc = cols[i - 1];
+      if (pr > r || (pr == r && pc >= c)) atomicMin(status + 1, static_cast<unsigned long long>(i));
+    }
+  }
+}
+
+std::int64_t device_index(const void* p, IndexType t, std::int64_t k, cudaStream_t stream) {
+  std::int64_t v = 0;
+  const std::size_t sz = index_size(t);
+  EWISE_CUDA_CHECK(cudaMemcpyAsync(&v, static_cast<const std::byte*>(p) + k * static_cast<std::int64_t>(sz),
+                                   sz, cudaMemcpyDeviceToHost, stream));
+  EWISE_CUDA_CHECK(cudaStreamSynchronize(stream));
+  if (t == IndexType::i32) {
+    std::int32_t v32;
+    std::memcpy(&v32, &v, 4);
+    return v32;
+  }
+  return v;
+}
+
+}  // namespace
+
+Status::Status(cudaStream_t stream)
+    : stream_(stream), words_(sizeof(host_), stream) {
+  EWISE_CUDA_CHECK(cudaMemsetAsync(words_.data(), 0xFF, sizeof(host_), stream));
+}
+
+void Status::check(const CooView& m, const char* what, bool enabled) {
+  EWISE_EXPECTS(nchecked_ < kChecks, "sparse status: too many checks");
+  const int slot = nchecked_++;
+  checked_[slot] = m;
+  what_[slot] = what;
+  if (!enabled || m.desc.nnz == 0) return;
+  auto* words = static_cast<unsigned long long*>(words_.data()) + 2 * slot;
+  detail::launch("sparse check_indices", check_indices_kernel, dim3(blocks_for(m.desc.nnz)),
+                 dim3(kBlock), 0, stream_, index_array(m.rows, m.desc.index),
+                 index_array(m.cols, m.desc.index), m.desc.nnz, m.desc.nrows, m.desc.ncols,
+                 m.desc.canonical, words);
+}
+
+std::int64_t* Status::total_slot(int i) const {
+  return static_cast<std::int64_t*>(const_cast<void*>(words_.data())) + 2 * kChecks + i;
+}
+
+void Status::read() {
+  const std::vector<std::int64_t> w =
+      read_words(static_cast<const std::int64_t*>(words_.data()), 2 * kChecks + kTotals, stream_);
+  std::copy(w.begin(), w.end(), host_);
+  for (int s = 0; s < nchecked_; ++s) {
+    const CooView& m = checked_[s];
+    const auto at = [&](std::int64_t k, const void* p) { return device_index(p, m.desc.index, k, stream_); };
+    if (const std::int64_t k = host_[2 * s]; k >= 0)
+      throw_out_of_range(what_[s], m.desc, k, at(k, m.rows), at(k, m.cols));
+    if (const std::int64_t k = host_[2 * s + 1]; k >= 0)
+      throw_not_increasing(what_[s], k, at(k - 1, m.rows), at(k - 1, m.cols), at(k, m.rows),
+                           at(k, m.cols));
+  }
+}
+
+// ---- compaction ----------------------------------------------------------------------------
+
+Compaction::Compaction(std::int64_t n, cudaStream_t stream)
+    : n_(n), tiles_(tiles_for(n)), stream_(stream) {
+  const auto words = static_cast<std::size_t>(tiles_ + 1) * sizeof(std::int64_t);
+  ws_ = Workspace({words, words, exclusive_sum_temp_bytes(tiles_ + 1)}, stream);
+  // The entry past the last tile counts nothing, so the scan ends with the total.
+  EWISE_CUDA_CHECK(cudaMemsetAsync(counts() + tiles_, 0, sizeof(std::int64_t), stream));
+}
+
+std::int64_t Compaction::scan(Status& status, int slot) {
+  auto* offsets = ws_.get<std::int64_t>(1);
+  exclusive_sum(ws_.get(2), ws_.bytes(2), counts(), offsets, tiles_ + 1, stream_);
+  EWISE_CUDA_CHECK(cudaMemcpyAsync(status.total_slot(slot), offsets + tiles_, sizeof(std::int64_t),
+                                   cudaMemcpyDeviceToDevice, stream_));
+  status.read();
+  return status.total(slot);
+}
+
+// ---- sorted sequences ----------------------------------------------------------------------
+
+namespace {
+
+__global__ void make_keys_kernel(KeySeq in, std::int64_t n, WordArray keys, WordArray perm) {
+  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::int64_t{gridDim.x} * blockDim.x) {
+    keys.set(i, in[i]);
+    if (perm.p) perm.set(i, static_cast<std::uint64_t>(i));
+  }
+}
+
+}  // namespace
+
+SortedSeq sort_entries(const CooView& m, cudaStream_t stream) {
+  const std::int64_t n = m.desc.nnz;
+  SortedSeq s;
+  s.keys = implicit_keys(m);
+  s.n = n;
+  if (m.desc.canonical || n == 0) {
+    s.unique = true;
+    return s;
+  }
+  const bool wk = wide_keys(m.desc), wp = static_cast<std::uint64_t>(n) > 0xFFFFFFFFull;
+  const int bits = key_bits(m.desc);
+  const auto kb = static_cast<std::size_t>(n) * (wk ? 8 : 4), pb = static_cast<std::size_t>(n) * (wp ? 8 : 4);
+  s.ws = Workspace({kb, kb, pb, pb, sort_pairs_temp_bytes(n, wk, wp, bits)}, stream);
+  SortBuffers buf;
+  buf.keys[0] = s.ws.get(0);
+  buf.keys[1] = s.ws.get(1);
+  buf.vals[0] = s.ws.get(2);
+  buf.vals[1] = s.ws.get(3);
+  detail::launch("sparse make_keys", make_keys_kernel, dim3(blocks_for(n)), dim3(kBlock), 0, stream,
+                 s.keys, n, WordArray{buf.keys[0], wk}, WordArray{buf.vals[0], wp});
+  sort_pairs(s.ws.get(4), s.ws.bytes(4), buf, n, wk, wp, bits, stream);
+  s.keys.keys = {buf.keys[buf.selector], wk};
+  s.perm = {buf.vals[buf.selector], wp};
+  return s;
+}
+
+SortedSeq storage_keys(const CooView& m, cudaStream_t stream) {
+  const std::int64_t n = m.desc.nnz;
+  SortedSeq s;
+  s.keys = implicit_keys(m);
+  s.n = n;
+  s.unique = s.sorted = m.desc.canonical || n == 0;
+  if (s.unique) return s;
+  const bool wk = wide_keys(m.desc);
+  s.ws = Workspace({static_cast<std::size_t>(n) * (wk ? 8 : 4)}, stream);
+  detail::launch("sparse make_keys", make_keys_kernel, dim3(blocks_for(n)), dim3(kBlock), 0, stream,
+                 s.keys, n, WordArray{s.ws.get(0), wk}, WordArray{});
+  s.keys.keys = {s.ws.get(0), wk};
+  return s;
+}
+
+// ---- finalize ------------------------------------------------------------------------------
+
+namespace {
+
+template <class T>
+__global__ void finalize_kernel(FinalizeArgs a) {
+  using C = detail::compute_t<T>;
+  const auto* qv = static_cast<const T*>(a.qvals);
+  const auto* sv = static_cast<const T*>(a.svals);
+  for (std::int64_t u = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; u < a.nout;
+       u += std::int64_t{gridDim.x} * blockDim.x) {
+    const std::int64_t j = a.heads ? a.heads[u] : u;
+    const std::int64_t q = a.qperm.p ? static_cast<std::int64_t>(a.qperm[j]) : j;
+    const std::int64_t row = a.qrows[q], col = a.qcols[q];
+    const std::uint64_t key = static_cast<std::uint64_t>(row) * a.ncols + static_cast<std::uint64_t>(col);
+    C acc = detail::to_compute(qv[q]);
+    if (!a.q_unique)
+      for (std::int64_t jj = j + 1; jj < a.nq && a.qkeys[jj] == key; ++jj)
+        acc = ops::Add{}(acc, detail::to_compute(qv[a.qperm.p ? static_cast<std::int64_t>(a.qperm[jj]) : jj]));
+    if (a.factor == Factor::sparse) {
+      const std::int64_t p = a.matchpos[a.matchpos_by_storage ? q : j];
+      C s = detail::to_compute(sv[a.sperm.p ? static_cast<std::int64_t>(a.sperm[p]) : p]);
+      if (!a.s_unique)
+        for (std::int64_t pp = p + 1; pp < a.ns; ++pp) {
+          if (a.skeys[pp] == key)
+            s = ops::Add{}(s, detail::to_compute(sv[a.sperm.p ? static_cast<std::int64_t>(a.sperm[pp]) : pp]));
+          else if (a.s_sorted)
+            break;
+        }
+      acc = ops::Mul{}(acc, s);
+    } else if (a.factor == Factor::dense) {
+      const T d = static_cast<const T*>(a.dense)[row * a.dense_row_stride + col * a.dense_col_stride];
+      acc = ops::Mul{}(acc, detail::to_compute(d));
+    }
+    if (a.out_dense) {
+      static_cast<T*>(a.out_dense)[row * static_cast<std::int64_t>(a.ncols) + col] = detail::from_compute<T>(acc);
+    } else {
+      a.out_rows.set(u, row);
+      a.out_cols.set(u, col);
+      static_cast<T*>(a.out_vals)[u] = detail::from_compute<T>(acc);
+    }
+  }
+}
+
+}  // namespace
+
+void finalize(const FinalizeArgs& args, DType dtype, cudaStream_t stream) {
+  if (args.nout == 0) return;
+  detail::dispatch_dtype(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    detail::launch("sparse finalize", finalize_kernel<T>, dim3(blocks_for(args.nout)), dim3(kBlock),
+                   0, stream, args);
+  });
+}
+
+Runs find_runs(const CooView& m, Status& status, cudaStream_t stream) {
+  Runs r;
+  r.seq = sort_entries(m, stream);
+  if (r.seq.unique) {
+    status.read();
+    r.nout = m.desc.nnz;
+    return r;
+  }
+  Compaction heads(m.desc.nnz, stream);
+  heads.count(RunHeads{r.seq.keys, nullptr});
+  r.nout = heads.scan(status, 0);
+  r.heads_ws = Workspace({static_cast<std::size_t>(r.nout) * sizeof(std::int64_t)}, stream);
+  auto* out = r.heads_ws.get<std::int64_t>(0);
+  heads.write(RunHeads{r.seq.keys, out});
+  r.heads = out;
+  return r;
+}
+
+FinalizeArgs finalize_args(const CooView& m, const Runs& runs) {
+  FinalizeArgs a;
+  a.nout = runs.nout;
+  a.heads = runs.heads;
+  a.qkeys = runs.seq.keys;
+  a.qperm = runs.seq.perm;
+  a.nq = runs.seq.n;
+  a.q_unique = runs.seq.unique;
+  a.qrows = index_array(m.rows, m.desc.index);
+  a.qcols = index_array(m.cols, m.desc.index);
+  a.qvals = m.vals;
+  a.ncols = static_cast<std::uint64_t>(m.desc.ncols);
+  return a;
+}
+
+// ---- dropping zeros ------------------------------------------------------------------------
+
+namespace {
+
+template <class T>
+struct NonzeroEntries {
+  IndexArray rows, cols;
+  const T* vals;
+  IndexArray out_rows, out_cols;
+  T* out_vals;
+  __device__ bool flag(std::int64_t i) const {
+    return detail::to_compute(vals[i]) != detail::compute_t<T>(0);
+  }
+  __device__ void write(std::int64_t i, std::int64_t slot) const {
+    out_rows.set(slot, rows[i]);
+    out_cols.set(slot, cols[i]);
+    out_vals[slot] = vals[i];
+  }
+};
+
+}  // namespace
+
+DeviceCoo drop_zero_entries(DeviceCoo in, Status& status, cudaStream_t stream) {
+  const CooDesc& d = in.desc();
+  if (d.nnz == 0) return in;
+  return detail::dispatch_dtype(d.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    NonzeroEntries<T> op{index_array(in.rows(), d.index), index_array(in.cols(), d.index),
+                         static_cast<const T*>(in.vals()), {}, {}, nullptr};
+    Compaction c(d.nnz, stream);
+    c.count(op);
+    const std::int64_t n = c.scan(status, 3);
+    if (n == d.nnz) return std::move(in);
+    DeviceCoo out(result_desc(d, n), stream);
+    op.out_rows = index_array(out.rows(), d.index);
+    op.out_cols = index_array(out.cols(), d.index);
+    op.out_vals = static_cast<T*>(out.vals());
+    c.write(op);
+    return out;
+  });
+}
+
+}  // namespace ewise::sparse_detail

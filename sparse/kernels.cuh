@@ -1,0 +1,279 @@
+// sparse/kernels.cuh — building blocks of the GPU pipelines: tiles, the count → scan → write
+// compaction, the status block read back once per synchronization, sorted entry sequences and
+// the finalize step that sums duplicates, multiplies and writes a result.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "ewise/detail/launch.cuh"
+#include "ewise/detail/types.cuh"
+#include "internal.hpp"
+
+namespace ewise::sparse_detail {
+
+// ---- tiles ---------------------------------------------------------------------------------
+
+inline constexpr int kBlock = 256;  ///< threads per block of every tiled kernel
+inline constexpr int kItems = 8;    ///< entries per thread and tile
+inline constexpr std::int64_t kTile = std::int64_t{kBlock} * kItems;
+inline constexpr int kWarps = kBlock / 32;
+
+inline std::int64_t tiles_for(std::int64_t n) { return (n + kTile - 1) / kTile; }
+
+/// Blocks for a grid-stride loop over n elements with kBlock threads.
+inline unsigned blocks_for(std::int64_t n) {
+  return static_cast<unsigned>(std::clamp<std::int64_t>((n + kBlock - 1) / kBlock, 1, 65536));
+}
+
+/// Adds `c` over the block; thread 0 stores the total to *out.
+__device__ __forceinline__ void store_block_sum(unsigned c, std::int64_t* out) {
+  __shared__ unsigned total;
+  if (threadIdx.x == 0) total = 0;
+  __syncthreads();
+  c = __reduce_add_sync(0xffffffffu, c);
+  if ((threadIdx.x & 31) == 0) atomicAdd(&total, c);
+  __syncthreads();
+  if (threadIdx.x == 0) *out = total;
+}
+
+// ---- typed key access for the hot kernels ---------------------------------------------------
+
+template <class K>
+struct StoredKeys {
+  const K* k;
+  __device__ __forceinline__ std::uint64_t operator[](std::int64_t i) const { return k[i]; }
+};
+template <class I>
+struct ImplicitKeys {
+  const I* r;
+  const I* c;
+  std::uint64_t ncols;
+  __device__ __forceinline__ std::uint64_t operator[](std::int64_t i) const {
+    return static_cast<std::uint64_t>(r[i]) * ncols + static_cast<std::uint64_t>(c[i]);
+  }
+};
+
+/// Calls f(typed accessor) for a KeySeq: stored 32/64-bit keys, or computed from 32/64-bit
+/// indices.
+template <class F>
+void with_typed_keys(const KeySeq& s, F&& f) {
+  if (s.keys.p) {
+    if (s.keys.wide) f(StoredKeys<std::uint64_t>{static_cast<const std::uint64_t*>(s.keys.p)});
+    else f(StoredKeys<std::uint32_t>{static_cast<const std::uint32_t*>(s.keys.p)});
+  } else if (s.rows.wide) {
+    f(ImplicitKeys<std::int64_t>{static_cast<const std::int64_t*>(s.rows.p),
+                                 static_cast<const std::int64_t*>(s.cols.p), s.ncols});
+  } else {
+    f(ImplicitKeys<std::int32_t>{static_cast<const std::int32_t*>(s.rows.p),
+                                 static_cast<const std::int32_t*>(s.cols.p), s.ncols});
+  }
+}
+
+// ---- status: index checks and totals, read back with one synchronization -------------------
+
+/// A small device block: the results of up to two index checks and a few totals, all read
+/// back by one read(), which also throws when a check failed. Pipelines launch their checks
+/// first and read the status at their first synchronization, before anything is written at an
+/// index-derived address; so bad input throws with nothing written.
+class Status {
+ public:
+  static constexpr int kChecks = 2, kTotals = 4;
+
+  explicit Status(cudaStream_t stream);
+  /// Launches the check of every index of m (and its canonical promise) unless !enabled.
+  void check(const CooView& m, const char* what, bool enabled);
+  /// Device slot i (< kTotals) for a total.
+  std::int64_t* total_slot(int i) const;
+  /// Reads every word back (synchronizes) and throws InvalidArgument for a failed check.
+  void read();
+  std::int64_t total(int i) const { return host_[2 * kChecks + i]; }
+
+ private:
+  cudaStream_t stream_;
+  DeviceBuffer words_;
+  std::int64_t host_[2 * kChecks + kTotals] = {};
+  CooView checked_[kChecks];
+  const char* what_[kChecks] = {};
+  int nchecked_ = 0;
+};
+
+// ---- compaction: count per tile → CUB exclusive scan → write -------------------------------
+//
+// An Op has `bool flag(i)` and `void write(i, slot)`; every flagged i in [0, n) is written to
+// its slot, slots in increasing order of i. Tile t covers [t * kTile, (t + 1) * kTile); within a
+// tile, thread x handles entries t * kTile + k * kBlock + x for k < kItems (coalesced).
+
+template <class Op>
+__global__ void __launch_bounds__(kBlock) count_tiles_kernel(std::int64_t n, Op op, std::int64_t* counts) {
+  const std::int64_t base = static_cast<std::int64_t>(blockIdx.x) * kTile + threadIdx.x;
+  unsigned c = 0;
+#pragma unroll
+  for (int k = 0; k < kItems; ++k) {
+    const std::int64_t i = base + k * kBlock;
+    if (i < n && op.flag(i)) ++c;
+  }
+  store_block_sum(c, counts + blockIdx.x);
+}
+
+template <class Op>
+__global__ void __launch_bounds__(kBlock) write_tiles_kernel(std::int64_t n, Op op, const std::int64_t* offsets) {
+  __shared__ unsigned before[kItems * kWarps];  // entries flagged before each (k, warp) group
+  const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const std::int64_t base = static_cast<std::int64_t>(blockIdx.x) * kTile + threadIdx.x;
+  unsigned ballots[kItems];
+#pragma unroll
+  for (int k = 0; k < kItems; ++k) {
+    const std::int64_t i = base + k * kBlock;
+    ballots[k] = __ballot_sync(0xffffffffu, i < n && op.flag(i));
+    if (lane == 0) before[k * kWarps + warp] = __popc(ballots[k]);
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned run = 0;
+    for (int g = 0; g < kItems * kWarps; ++g) {
+      const unsigned c = before[g];
+      before[g] = run;
+      run += c;
+    }
+  }
+  __syncthreads();
+  const std::int64_t tile_offset = offsets[blockIdx.x];
+  const unsigned lower = (1u << lane) - 1u;
+#pragma unroll
+  for (int k = 0; k < kItems; ++k)
+    if ((ballots[k] >> lane) & 1u)
+      op.write(base + k * kBlock, tile_offset + before[k * kWarps + warp] + __popc(ballots[k] & lower));
+}
+
+/// Per-tile counts, their exclusive scan and the write, over n entries.
+class Compaction {
+ public:
+  Compaction(std::int64_t n, cudaStream_t stream);
+
+  std::int64_t tiles() const { return tiles_; }
+  /// Per-tile counts, for a kernel that counts on its own (tile layout as above).
+  std::int64_t* counts() const { return ws_.get<std::int64_t>(0); }
+
+  template <class Op>
+  void count(const Op& op) {
+    if (tiles_ > 0)
+      detail::launch("sparse count_tiles", count_tiles_kernel<Op>, dim3(static_cast<unsigned>(tiles_)),
+                     dim3(kBlock), 0, stream_, n_, op, counts());
+  }
+  /// Exclusive scan of the counts (CUB); the total goes to status slot `slot`, read back by
+  /// status.read(), which this calls. Returns the total.
+  std::int64_t scan(Status& status, int slot);
+  template <class Op>
+  void write(const Op& op) {
+    if (tiles_ > 0)
+      detail::launch("sparse write_tiles", write_tiles_kernel<Op>, dim3(static_cast<unsigned>(tiles_)),
+                     dim3(kBlock), 0, stream_, n_, op, ws_.get<const std::int64_t>(1));
+  }
+
+ private:
+  std::int64_t n_, tiles_;
+  cudaStream_t stream_;
+  Workspace ws_;  // counts (tiles + 1), offsets (tiles + 1), CUB scan storage
+};
+
+/// Compaction ops shared by several pipelines.
+struct MatchFlag {
+  const std::int64_t* matchpos;  ///< >= 0: entry i matched
+  __device__ bool flag(std::int64_t i) const { return matchpos[i] >= 0; }
+};
+/// Writes the positions of matched entries.
+struct WriteMatchPositions : MatchFlag {
+  std::int64_t* out;
+  __device__ void write(std::int64_t i, std::int64_t slot) const { out[slot] = i; }
+};
+/// Flags the first entry of each run of equal keys; writes its position.
+struct RunHeads {
+  KeySeq keys;
+  std::int64_t* out;
+  __device__ bool flag(std::int64_t j) const { return j == 0 || keys[j] != keys[j - 1]; }
+  __device__ void write(std::int64_t j, std::int64_t slot) const { out[slot] = j; }
+};
+
+// ---- sorted entry sequences ----------------------------------------------------------------
+
+/// A matrix's entries as a sequence sorted by key: position j holds the entry of storage index
+/// perm[j] (identity when perm.p is null) with key keys[j]. Owns its buffers.
+struct SortedSeq {
+  Workspace ws;
+  KeySeq keys;
+  WordArray perm;
+  std::int64_t n = 0;
+  bool unique = false;  ///< no two positions share a key
+  bool sorted = true;   ///< false only for storage_keys of a non-canonical matrix
+};
+
+/// Canonical m: its storage order, keys computed from its indices. Otherwise the keys and
+/// storage indices radix-sorted (stable, so duplicates keep their storage order) over
+/// key_bits(m.desc) bits.
+SortedSeq sort_entries(const CooView& m, cudaStream_t stream);
+/// m's keys stored in storage order (unsorted unless canonical); for linear_search.
+SortedSeq storage_keys(const CooView& m, cudaStream_t stream);
+
+// ---- finalize: sum duplicates, multiply, write ---------------------------------------------
+
+enum class Factor : std::uint8_t { none, sparse, dense };
+
+/// Output u comes from the run of equal keys starting at position heads[u] (u when heads is
+/// null) of the Q sequence: its values summed in sequence order, times the factor, rounded
+/// once, written at (row, col) to slot u of the COO arrays or to out_dense.
+struct FinalizeArgs {
+  std::int64_t nout = 0;
+  const std::int64_t* heads = nullptr;
+  // Q: the sequence whose runs become outputs, over a matrix's arrays
+  KeySeq qkeys;
+  WordArray qperm;  ///< sequence position → storage index (identity when null)
+  std::int64_t nq = 0;
+  bool q_unique = true;
+  IndexArray qrows, qcols;
+  const void* qvals = nullptr;
+  std::uint64_t ncols = 0;
+  // factor
+  Factor factor = Factor::none;
+  const std::int64_t* matchpos = nullptr;  ///< S position of each Q run's match ...
+  bool matchpos_by_storage = false;        ///< ... indexed by storage index, else by position
+  KeySeq skeys;
+  WordArray sperm;
+  std::int64_t ns = 0;
+  bool s_unique = true, s_sorted = true;  ///< unsorted: every later equal key belongs to the run
+  const void* svals = nullptr;
+  const void* dense = nullptr;
+  std::int64_t dense_row_stride = 0, dense_col_stride = 0;
+  // output
+  IndexArray out_rows, out_cols;
+  void* out_vals = nullptr;
+  void* out_dense = nullptr;  ///< when set: row-major nrows x ncols, instead of the COO arrays
+};
+void finalize(const FinalizeArgs& args, DType dtype, cudaStream_t stream);
+
+/// A matrix's runs of equal coordinates: canonical input needs none (heads null, one output per
+/// entry); otherwise its sorted sequence and the start of each run. Reads the status (and so
+/// throws for bad indices) before returning.
+struct Runs {
+  SortedSeq seq;
+  Workspace heads_ws;
+  const std::int64_t* heads = nullptr;
+  std::int64_t nout = 0;
+};
+Runs find_runs(const CooView& m, Status& status, cudaStream_t stream);
+/// FinalizeArgs reading Q = m through `runs`.
+FinalizeArgs finalize_args(const CooView& m, const Runs& runs);
+
+/// Sets the COO output arrays of args to `out`.
+inline void set_output(FinalizeArgs& args, DeviceCoo& out) {
+  args.out_rows = index_array(out.rows(), out.desc().index);
+  args.out_cols = index_array(out.cols(), out.desc().index);
+  args.out_vals = out.vals();
+}
+
+/// `in` without its entries whose value compares equal to zero.
+DeviceCoo drop_zero_entries(DeviceCoo in, Status& status, cudaStream_t stream);
+
+}  // namespace ewise::sparse_detail

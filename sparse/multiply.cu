@@ -1,0 +1,284 @@
+// sparse/multiply.cu — COO ⊙ COO on the GPU: sort_search, merge and linear_search.
+//
+// Every algorithm ends the same way: a list of "heads" (positions in a sequence of Q's entries,
+// in increasing key order, each the first of its run of equal keys and matched in S at
+// matchpos), then finalize() sums both operands' duplicates, multiplies and writes the result.
+#include <utility>
+
+#include "kernels.cuh"
+
+namespace ewise::sparse_detail {
+namespace {
+
+// ---- sort_search and linear_search: every Q entry (storage order) looks itself up in S ------
+
+/// matchpos[i] = position in S of Q entry i's key (the first of its run), or -1; counts[tile]
+/// = matches in the tile. Binary search runs all of a thread's kItems searches in lockstep (the
+/// step sizes do not depend on the data), so their loads overlap. `linear`: the write-up's
+/// unoptimized scan of all of S instead.
+template <class QK, class SK>
+__global__ void __launch_bounds__(kBlock)
+    find_matches_kernel(QK q, std::int64_t nq, SK s, std::int64_t ns, bool linear,
+                        std::int64_t* matchpos, std::int64_t* counts) {
+  const std::int64_t base = static_cast<std::int64_t>(blockIdx.x) * kTile + threadIdx.x;
+  std::uint64_t key[kItems];
+  std::int64_t lo[kItems];
+#pragma unroll
+  for (int k = 0; k < kItems; ++k) {
+    const std::int64_t i = base + k * kBlock;
+    key[k] = i < nq ? q[i] : 0;
+    lo[k] = 0;
+  }
+  if (linear) {
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) {
+      lo[k] = ns;
+      for (std::int64_t p = 0; p < ns; ++p)
+        if (s[p] == key[k]) {
+          lo[k] = p;
+          break;
+        }
+    }
+  } else {
+    // Branch-free lower bound: the answer lies in [lo, lo + len] (S is non-empty).
+    for (std::int64_t len = ns; len > 1;) {
+      const std::int64_t half = len >> 1;
+#pragma unroll
+      for (int k = 0; k < kItems; ++k) lo[k] = s[lo[k] + half] < key[k] ? lo[k] + half : lo[k];
+      len -= half;
+    }
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) lo[k] += s[lo[k]] < key[k] ? 1 : 0;
+  }
+  unsigned found = 0;
+#pragma unroll
+  for (int k = 0; k < kItems; ++k) {
+    const std::int64_t i = base + k * kBlock;
+    if (i >= nq) continue;
+    const bool hit = lo[k] < ns && s[lo[k]] == key[k];
+    matchpos[i] = hit ? lo[k] : -1;
+    found += hit ? 1u : 0u;
+  }
+  store_block_sum(found, counts + blockIdx.x);
+}
+
+/// For a non-canonical Q: the key and storage index of every matched entry, to be sorted.
+struct WriteMatchItems : MatchFlag {
+  KeySeq qkeys;
+  WordArray keys, idx;
+  __device__ void write(std::int64_t i, std::int64_t slot) const {
+    keys.set(slot, qkeys[i]);
+    idx.set(slot, static_cast<std::uint64_t>(i));
+  }
+};
+
+DeviceCoo search_pipeline(const CooView& a, const CooView& b, bool linear, Status& status,
+                          cudaStream_t stream) {
+  const bool s_is_a = !linear && sort_search_sorts_a(a.desc, b.desc);
+  const CooView& S = s_is_a ? a : b;
+  const CooView& Q = s_is_a ? b : a;
+  const std::int64_t nq = Q.desc.nnz;
+  const SortedSeq s = linear ? storage_keys(S, stream) : sort_entries(S, stream);
+
+  Workspace match({static_cast<std::size_t>(nq) * sizeof(std::int64_t)}, stream);
+  auto* matchpos = match.get<std::int64_t>(0);
+  Compaction found(nq, stream);
+  const KeySeq qkeys = implicit_keys(Q);
+  with_typed_keys(qkeys, [&](auto qk) {
+    with_typed_keys(s.keys, [&](auto sk) {
+      detail::launch(linear ? "sparse linear_search" : "sparse sort_search find_matches",
+                     find_matches_kernel<decltype(qk), decltype(sk)>,
+                     dim3(static_cast<unsigned>(found.tiles())), dim3(kBlock), 0, stream, qk, nq, sk,
+                     s.n, linear, matchpos, found.counts());
+    });
+  });
+  const std::int64_t m = found.scan(status, 0);
+  DeviceCoo out(result_desc(a.desc, 0), stream);
+
+  FinalizeArgs f;
+  f.ncols = static_cast<std::uint64_t>(Q.desc.ncols);
+  f.qrows = index_array(Q.rows, Q.desc.index);
+  f.qcols = index_array(Q.cols, Q.desc.index);
+  f.qvals = Q.vals;
+  f.factor = Factor::sparse;
+  f.matchpos = matchpos;
+  f.skeys = s.keys;
+  f.sperm = s.perm;
+  f.ns = s.n;
+  f.s_unique = s.unique;
+  f.s_sorted = s.sorted;
+  f.svals = S.vals;
+  if (m == 0) return out;
+
+  if (Q.desc.canonical) {  // matched entries in storage order are already canonical
+    Workspace heads({static_cast<std::size_t>(m) * sizeof(std::int64_t)}, stream);
+    found.write(WriteMatchPositions{{matchpos}, heads.get<std::int64_t>(0)});
+    out = DeviceCoo(result_desc(a.desc, m), stream);
+    f.nout = m;
+    f.heads = heads.get<std::int64_t>(0);
+    f.qkeys = qkeys;
+    f.nq = nq;
+    f.q_unique = true;
+    set_output(f, out);
+    finalize(f, a.desc.dtype, stream);
+    return out;
+  }
+
+  // Q not canonical: sort the matched entries by key (stably: duplicates stay in storage
+  // order), then one output per run of equal keys.
+  const bool wk = wide_keys(a.desc), wi = static_cast<std::uint64_t>(nq) > 0xFFFFFFFFull;
+  const int bits = key_bits(a.desc);
+  const auto kb = static_cast<std::size_t>(m) * (wk ? 8 : 4), ib = static_cast<std::size_t>(m) * (wi ? 8 : 4);
+  Workspace items({kb, kb, ib, ib, sort_pairs_temp_bytes(m, wk, wi, bits)}, stream);
+  SortBuffers buf;
+  buf.keys[0] = items.get(0);
+  buf.keys[1] = items.get(1);
+  buf.vals[0] = items.get(2);
+  buf.vals[1] = items.get(3);
+  found.write(WriteMatchItems{{matchpos}, qkeys, WordArray{buf.keys[0], wk}, WordArray{buf.vals[0], wi}});
+  sort_pairs(items.get(4), items.bytes(4), buf, m, wk, wi, bits, stream);
+  const KeySeq sorted_keys{{buf.keys[buf.selector], wk}, {}, {}, f.ncols};
+
+  Compaction runs(m, stream);
+  runs.count(RunHeads{sorted_keys, nullptr});
+  const std::int64_t u = runs.scan(status, 1);
+  Workspace heads({static_cast<std::size_t>(u) * sizeof(std::int64_t)}, stream);
+  runs.write(RunHeads{sorted_keys, heads.get<std::int64_t>(0)});
+  out = DeviceCoo(result_desc(a.desc, u), stream);
+  f.nout = u;
+  f.heads = heads.get<std::int64_t>(0);
+  f.qkeys = sorted_keys;
+  f.qperm = {buf.vals[buf.selector], wi};
+  f.nq = m;
+  f.q_unique = false;
+  f.matchpos_by_storage = true;
+  set_output(f, out);
+  finalize(f, a.desc.dtype, stream);
+  return out;
+}
+
+// ---- merge: both operands in sorted order, merge-path tiles of equal size -------------------
+
+/// q_split[t] = how many Q entries lie among the first t * kTile entries of the merge of Q and
+/// S, where on equal keys Q's entries come first.
+template <class QK, class SK>
+__global__ void merge_partition_kernel(QK q, std::int64_t nq, SK s, std::int64_t ns,
+                                       std::int64_t tiles, std::int64_t* q_split) {
+  const std::int64_t t = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x;
+  if (t > tiles) return;
+  const std::int64_t diag = std::min(t * kTile, nq + ns);
+  std::int64_t lo = std::max<std::int64_t>(0, diag - ns), hi = std::min(diag, nq);
+  while (lo < hi) {
+    const std::int64_t mid = (lo + hi) / 2;
+    if (q[mid] <= s[diag - 1 - mid]) lo = mid + 1;
+    else hi = mid;
+  }
+  q_split[t] = lo;
+}
+
+/// Tile t merges kTile entries: Q[q0, q1) and S[s0, s1). S's part is staged in shared memory.
+/// The first Q entry of each run of equal keys finds its lower bound in S: the S entries merged
+/// before it are exactly those with smaller keys, so it is s0 plus the tile's S entries with
+/// smaller keys. matchpos[j] = that position when S holds the key there, else -1.
+template <class QK, class SK>
+__global__ void __launch_bounds__(kBlock)
+    merge_match_kernel(QK q, std::int64_t nq, bool q_unique, SK s, std::int64_t ns,
+                       const std::int64_t* q_split, std::int64_t* matchpos) {
+  __shared__ std::uint64_t tile_s[kTile];
+  const std::int64_t t = blockIdx.x;
+  const std::int64_t diag0 = t * kTile, diag1 = std::min(diag0 + kTile, nq + ns);
+  const std::int64_t q0 = q_split[t], q1 = q_split[t + 1];
+  const std::int64_t s0 = diag0 - q0, s1 = diag1 - q1;
+  const int count = static_cast<int>(s1 - s0);
+  for (int i = threadIdx.x; i < count; i += kBlock) tile_s[i] = s[s0 + i];
+  __syncthreads();
+  for (std::int64_t j = q0 + threadIdx.x; j < q1; j += kBlock) {
+    const std::uint64_t key = q[j];
+    std::int64_t pos = -1;
+    if (q_unique || j == 0 || q[j - 1] != key) {
+      int lo = 0, hi = count;
+      while (lo < hi) {
+        const int mid = (lo + hi) / 2;
+        if (tile_s[mid] < key) lo = mid + 1;
+        else hi = mid;
+      }
+      const std::int64_t lb = s0 + lo;
+      if (lb < ns && (lo < count ? tile_s[lo] : s[lb]) == key) pos = lb;
+    }
+    matchpos[j] = pos;
+  }
+}
+
+DeviceCoo merge_pipeline(const CooView& a, const CooView& b, Status& status, cudaStream_t stream) {
+  const bool q_is_a = a.desc.nnz <= b.desc.nnz;  // fewer entries to look up
+  const CooView& Q = q_is_a ? a : b;
+  const CooView& S = q_is_a ? b : a;
+  const SortedSeq q = sort_entries(Q, stream), s = sort_entries(S, stream);
+  const std::int64_t tiles = tiles_for(q.n + s.n);
+  Workspace ws({static_cast<std::size_t>(tiles + 1) * sizeof(std::int64_t),
+                static_cast<std::size_t>(q.n) * sizeof(std::int64_t)}, stream);
+  auto* q_split = ws.get<std::int64_t>(0);
+  auto* matchpos = ws.get<std::int64_t>(1);
+  with_typed_keys(q.keys, [&](auto qk) {
+    with_typed_keys(s.keys, [&](auto sk) {
+      using QK = decltype(qk);
+      using SK = decltype(sk);
+      detail::launch("sparse merge_partition", merge_partition_kernel<QK, SK>,
+                     dim3(static_cast<unsigned>((tiles + 1 + kBlock - 1) / kBlock)), dim3(kBlock), 0,
+                     stream, qk, q.n, sk, s.n, tiles, q_split);
+      detail::launch("sparse merge_match", merge_match_kernel<QK, SK>,
+                     dim3(static_cast<unsigned>(tiles)), dim3(kBlock), 0, stream, qk, q.n, q.unique,
+                     sk, s.n, q_split, matchpos);
+    });
+  });
+  Compaction found(q.n, stream);
+  found.count(MatchFlag{matchpos});
+  const std::int64_t m = found.scan(status, 0);
+  DeviceCoo out(result_desc(a.desc, m), stream);
+  if (m == 0) return out;
+  Workspace heads({static_cast<std::size_t>(m) * sizeof(std::int64_t)}, stream);
+  found.write(WriteMatchPositions{{matchpos}, heads.get<std::int64_t>(0)});
+
+  FinalizeArgs f;
+  f.nout = m;
+  f.heads = heads.get<std::int64_t>(0);
+  f.qkeys = q.keys;
+  f.qperm = q.perm;
+  f.nq = q.n;
+  f.q_unique = q.unique;
+  f.qrows = index_array(Q.rows, Q.desc.index);
+  f.qcols = index_array(Q.cols, Q.desc.index);
+  f.qvals = Q.vals;
+  f.ncols = static_cast<std::uint64_t>(Q.desc.ncols);
+  f.factor = Factor::sparse;
+  f.matchpos = matchpos;
+  f.skeys = s.keys;
+  f.sperm = s.perm;
+  f.ns = s.n;
+  f.s_unique = s.unique;
+  f.svals = S.vals;
+  set_output(f, out);
+  finalize(f, a.desc.dtype, stream);
+  return out;
+}
+
+}  // namespace
+
+DeviceCoo device_multiply(const CooView& a, const CooView& b, CooAlgorithm algorithm,
+                          const SparseOptions& options, cudaStream_t stream) {
+  Status status(stream);
+  status.check(a, "a", options.validate_indices);
+  status.check(b, "b", options.validate_indices);
+  DeviceCoo out;
+  if (a.desc.nnz == 0 || b.desc.nnz == 0) {
+    status.read();
+    out = DeviceCoo(result_desc(a.desc, 0), stream);
+  } else if (algorithm == CooAlgorithm::merge) {
+    out = merge_pipeline(a, b, status, stream);
+  } else {
+    out = search_pipeline(a, b, algorithm == CooAlgorithm::linear_search, status, stream);
+  }
+  return options.drop_zeros ? drop_zero_entries(std::move(out), status, stream) : std::move(out);
+}
+
+}  // namespace ewise::sparse_detail

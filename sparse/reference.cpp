@@ -1,0 +1,194 @@
+// sparse/reference.cpp — the CPU reference of the sparse operations (see
+// ewise/sparse_reference.hpp): std::map from (row, col) to the summed value.
+#include "ewise/sparse_reference.hpp"
+
+#include <cstring>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "ewise/error.hpp"
+#include "ewise/half.hpp"
+#include "ewise/ops.hpp"
+#include "internal.hpp"
+
+namespace ewise {
+namespace {
+
+using sparse_detail::host_index;
+
+/// How the reference reads and writes one dtype: storage bits, compute type, rounding.
+template <class Storage, class Compute, Compute (*Load)(Storage), Storage (*Store)(Compute)>
+struct Elem {
+  using compute = Compute;
+  static Compute load(const void* base, std::int64_t k) {
+    Storage s;
+    std::memcpy(&s, static_cast<const std::byte*>(base) + k * std::int64_t{sizeof(Storage)},
+                sizeof s);
+    return Load(s);
+  }
+  static void store(void* base, std::int64_t k, Compute v) {
+    const Storage s = Store(v);
+    std::memcpy(static_cast<std::byte*>(base) + k * std::int64_t{sizeof(Storage)}, &s, sizeof s);
+  }
+};
+
+template <class T>
+T same(T x) { return x; }
+float f16_load(std::uint16_t b) { return f16_bits_to_float(b); }
+std::uint16_t f16_store(float x) { return float_to_f16_bits(x); }
+float bf16_load(std::uint16_t b) { return bf16_bits_to_float(b); }
+std::uint16_t bf16_store(float x) { return float_to_bf16_bits(x); }
+
+template <class F>
+decltype(auto) with_elem(DType t, F&& f) {
+  switch (t) {
+    case DType::f16: return f(Elem<std::uint16_t, float, f16_load, f16_store>{});
+    case DType::bf16: return f(Elem<std::uint16_t, float, bf16_load, bf16_store>{});
+    case DType::f32: return f(Elem<float, float, same<float>, same<float>>{});
+    case DType::f64: return f(Elem<double, double, same<double>, same<double>>{});
+    case DType::i32:
+      return f(Elem<std::int32_t, std::int32_t, same<std::int32_t>, same<std::int32_t>>{});
+    case DType::i64:
+      return f(Elem<std::int64_t, std::int64_t, same<std::int64_t>, same<std::int64_t>>{});
+  }
+  EWISE_EXPECTS(false, "unknown dtype ", static_cast<int>(t));
+  return f(Elem<float, float, same<float>, same<float>>{});
+}
+
+using Coord = std::pair<std::int64_t, std::int64_t>;
+template <class C>
+using Summed = std::map<Coord, C>;
+
+void check_host(const CooView& m, const char* what) {
+  check_view(m, what);
+  EWISE_EXPECTS(m.memory == Memory::host, "the CPU reference needs host views; ", what,
+                " is in device memory");
+  sparse_detail::check_indices_host(m, what);
+}
+
+/// Each coordinate's values summed in storage order, in the compute type.
+template <class E>
+Summed<typename E::compute> summed(const CooView& m) {
+  Summed<typename E::compute> out;
+  for (std::int64_t k = 0; k < m.desc.nnz; ++k) {
+    const Coord rc{host_index(m.rows, m.desc.index, k), host_index(m.cols, m.desc.index, k)};
+    const auto v = E::load(m.vals, k);
+    const auto [it, fresh] = out.emplace(rc, v);
+    if (!fresh) it->second = ops::Add{}(it->second, v);
+  }
+  return out;
+}
+
+void store_index(void* p, IndexType t, std::int64_t k, std::int64_t v) {
+  if (t == IndexType::i32) {
+    const auto v32 = static_cast<std::int32_t>(v);
+    std::memcpy(static_cast<std::byte*>(p) + k * 4, &v32, 4);
+  } else {
+    std::memcpy(static_cast<std::byte*>(p) + k * 8, &v, 8);
+  }
+}
+
+/// A canonical HostCoo from sorted entries, rounded to the dtype; entries whose rounded value
+/// is zero are left out when drop_zeros.
+template <class E>
+HostCoo to_coo(const CooDesc& like, const std::vector<std::pair<Coord, typename E::compute>>& entries,
+               bool drop_zeros) {
+  HostCoo out(sparse_detail::result_desc(like, static_cast<std::int64_t>(entries.size())));
+  std::int64_t n = 0;
+  for (const auto& [rc, v] : entries) {
+    E::store(out.vals(), n, v);
+    if (drop_zeros && E::load(out.vals(), n) == 0) continue;
+    store_index(out.rows(), like.index, n, rc.first);
+    store_index(out.cols(), like.index, n, rc.second);
+    ++n;
+  }
+  out.set_nnz(n);
+  return out;
+}
+
+}  // namespace
+
+HostCoo reference_multiply(const CooView& a, const CooView& b, const SparseOptions& options) {
+  sparse_detail::check_operands(a, b);
+  check_host(a, "a");
+  check_host(b, "b");
+  return with_elem(a.desc.dtype, [&](auto e) {
+    using E = decltype(e);
+    const auto sa = summed<E>(a), sb = summed<E>(b);
+    std::vector<std::pair<Coord, typename E::compute>> out;
+    for (const auto& [rc, va] : sa) {
+      const auto it = sb.find(rc);
+      if (it != sb.end()) out.emplace_back(rc, ops::Mul{}(va, it->second));
+    }
+    return to_coo<E>(a.desc, out, options.drop_zeros);
+  });
+}
+
+HostCoo reference_multiply(const CooView& a, const ConstTensorView& dense,
+                           const SparseOptions& options) {
+  const sparse_detail::DenseOperand d = sparse_detail::check_dense_operand(a, dense);
+  check_host(a, "a");
+  return with_elem(a.desc.dtype, [&](auto e) {
+    using E = decltype(e);
+    std::vector<std::pair<Coord, typename E::compute>> out;
+    for (const auto& [rc, va] : summed<E>(a))
+      out.emplace_back(rc, ops::Mul{}(va, E::load(d.data, rc.first * d.row_stride +
+                                                              rc.second * d.col_stride)));
+    return to_coo<E>(a.desc, out, options.drop_zeros);
+  });
+}
+
+HostCoo reference_coalesce(const CooView& a, const SparseOptions& options) {
+  check_host(a, "a");
+  return with_elem(a.desc.dtype, [&](auto e) {
+    using E = decltype(e);
+    const auto s = summed<E>(a);
+    return to_coo<E>(a.desc, {s.begin(), s.end()}, options.drop_zeros);
+  });
+}
+
+HostCoo reference_dense_to_coo(const ConstTensorView& dense, IndexType index) {
+  const CooDesc desc = sparse_detail::check_dense_to_coo(dense, index);
+  EWISE_EXPECTS(dense.memory == Memory::host, "the CPU reference needs host views; dense is in ",
+                "device memory");
+  return with_elem(desc.dtype, [&](auto e) {
+    using E = decltype(e);
+    std::vector<std::pair<Coord, typename E::compute>> out;
+    for (std::int64_t r = 0; r < desc.nrows; ++r)
+      for (std::int64_t c = 0; c < desc.ncols; ++c) {
+        const auto v = E::load(dense.data, r * dense.desc.strides[0] + c * dense.desc.strides[1]);
+        if (v != 0) out.emplace_back(Coord{r, c}, v);
+      }
+    return to_coo<E>(desc, out, false);
+  });
+}
+
+HostTensor reference_coo_to_dense(const CooView& a) {
+  check_host(a, "a");
+  HostTensor out(a.desc.dtype, Dims{a.desc.nrows, a.desc.ncols});
+  with_elem(a.desc.dtype, [&](auto e) {
+    using E = decltype(e);
+    for (std::int64_t k = 0; k < out.numel(); ++k) E::store(out.data(), k, 0);
+    for (const auto& [rc, v] : summed<E>(a)) E::store(out.data(), rc.first * a.desc.ncols + rc.second, v);
+  });
+  return out;
+}
+
+HostTensor reference_coo_to_csr_row_offsets(const CooView& a) {
+  sparse_detail::check_canonical_for_csr(a);
+  check_host(a, "a");
+  const DType t = sparse_detail::csr_offsets_dtype(a.desc);
+  std::vector<std::int64_t> per_row(static_cast<std::size_t>(a.desc.nrows) + 1, 0);
+  for (std::int64_t k = 0; k < a.desc.nnz; ++k)
+    ++per_row[static_cast<std::size_t>(host_index(a.rows, a.desc.index, k)) + 1];
+  HostTensor out(t, Dims{a.desc.nrows + 1});
+  std::int64_t total = 0;
+  for (std::int64_t r = 0; r <= a.desc.nrows; ++r) {
+    total += per_row[static_cast<std::size_t>(r)];
+    store_index(out.data(), t == DType::i32 ? IndexType::i32 : IndexType::i64, r, total);
+  }
+  return out;
+}
+
+}  // namespace ewise

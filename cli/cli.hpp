@@ -1,0 +1,83 @@
+// cli/cli.hpp — pieces shared by the commands of the `ewise` tool.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ewise::cli {
+
+/// The parsed command line of one command.
+struct Args {
+  std::vector<std::string> positional;
+  std::string output;                     ///< -o / --output
+  std::optional<std::string> kernel;      ///< --kernel
+  std::optional<std::string> algorithm;   ///< --algorithm
+  std::optional<std::string> device;      ///< --device cpu|gpu
+  bool verify = false;                    ///< --verify
+  bool quiet = false;                     ///< --quiet
+  bool progress = false;                  ///< --progress (also on when stderr is a terminal)
+};
+
+/// Where a command runs: on the GPU, or on the CPU reference backend (host views).
+struct Backend {
+  bool gpu = false;
+  std::string label() const { return gpu ? "GPU" : "CPU reference"; }
+};
+
+/// --device as given, or the GPU when one is usable, else the CPU with a note on stderr
+/// (unless quiet). Throws InvalidArgument for --device gpu without a GPU or an unknown name.
+Backend choose_backend(const std::optional<std::string>& device, bool quiet);
+
+/// Progress display on stderr: "\r"-updated percentages on a terminal, a line per 10% when
+/// forced on with --progress elsewhere, nothing otherwise.
+class Progress {
+ public:
+  explicit Progress(const Args& args);
+  bool enabled() const noexcept { return enabled_; }
+  /// A one-line stage message ("reading A.mtx (12.5 MB)").
+  void stage(const std::string& what) const;
+  /// A callback for io::MtxReadOptions::progress that shows "what: NN%".
+  std::function<void(std::int64_t, std::int64_t)> percent(const std::string& what) const;
+
+ private:
+  bool enabled_ = false;
+  bool tty_ = false;
+};
+
+/// A CUDA stream owned for the lifetime of the object.
+class Stream {
+ public:
+  Stream();
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  ~Stream();
+  operator cudaStream_t() const noexcept { return s_; }  // NOLINT
+
+ private:
+  cudaStream_t s_ = nullptr;
+};
+
+/// Median time in milliseconds of `reps` runs of f (after one warm-up run): CUDA events on
+/// `stream` for the GPU, a steady clock for the CPU.
+double time_ms(const Backend& b, cudaStream_t stream, int reps, const std::function<void()>& f);
+
+/// Milliseconds of one run of f (no warm-up), timed like time_ms.
+double time_once(const Backend& b, cudaStream_t stream, const std::function<void()>& f);
+
+/// Device-to-device cudaMemcpy bandwidth in GB/s (bytes read + bytes written per second),
+/// timed with CUDA events over `reps` copies of `bytes` bytes.
+double copy_bandwidth_gbs(std::size_t bytes, int reps, cudaStream_t stream);
+
+/// "12.5 MB", "3.2 GB" (decimal units).
+std::string human_bytes(double bytes);
+
+int run_info(const Args& args);
+int run_demo(const Args& args);
+
+}  // namespace ewise::cli

@@ -1,0 +1,129 @@
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "cli.hpp"
+#include "ewise/buffer.hpp"
+#include "ewise/device.hpp"
+#include "ewise/error.hpp"
+
+namespace ewise::cli {
+
+Backend choose_backend(const std::optional<std::string>& device, bool quiet) {
+  if (device && *device == "cpu") return {false};
+  EWISE_EXPECTS(!device || *device == "gpu", "unknown device '", *device,
+                "' (expected cpu or gpu)");
+  const std::string reason = gpu_unavailable_reason();
+  if (reason.empty()) return {true};
+  EWISE_EXPECTS(!device, "--device gpu: no usable GPU (", reason, ")");
+  if (!quiet)
+    std::cerr << "ewise: note: no usable GPU (" << reason
+              << "); running on the CPU reference backend\n";
+  return {false};
+}
+
+Progress::Progress(const Args& args)
+    : enabled_(!args.quiet && (args.progress || isatty(STDERR_FILENO))),
+      tty_(isatty(STDERR_FILENO) != 0) {}
+
+void Progress::stage(const std::string& what) const {
+  if (enabled_) std::cerr << "ewise: " << what << "\n";
+}
+
+std::function<void(std::int64_t, std::int64_t)> Progress::percent(const std::string& what) const {
+  if (!enabled_) return {};
+  auto last = std::make_shared<int>(-1);
+  const bool tty = tty_;
+  return [what, last, tty](std::int64_t done, std::int64_t total) {
+    const int pct = total > 0 ? static_cast<int>(100 * done / total) : 100;
+    const int shown = tty ? pct : pct / 10 * 10;
+    if (shown == *last) return;
+    *last = shown;
+    if (tty) std::cerr << "\rewise: " << what << ": " << pct << "%" << (pct == 100 ? "\n" : "")
+                       << std::flush;
+    else std::cerr << "ewise: " << what << ": " << shown << "%\n";
+  };
+}
+
+namespace {
+
+struct Event {
+  cudaEvent_t e = nullptr;
+  Event() { EWISE_CUDA_CHECK(cudaEventCreate(&e)); }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  ~Event() { (void)cudaEventDestroy(e); }
+};
+
+}  // namespace
+
+Stream::Stream() { EWISE_CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
+Stream::~Stream() { (void)cudaStreamDestroy(s_); }
+
+namespace {
+
+std::vector<double> times_ms(const Backend& b, cudaStream_t stream, int reps,
+                             const std::function<void()>& f) {
+  std::vector<double> t;
+  if (b.gpu) {
+    const Event start, stop;
+    for (int r = 0; r < reps; ++r) {
+      EWISE_CUDA_CHECK(cudaEventRecord(start.e, stream));
+      f();
+      EWISE_CUDA_CHECK(cudaEventRecord(stop.e, stream));
+      EWISE_CUDA_CHECK(cudaEventSynchronize(stop.e));
+      float ms = 0;
+      EWISE_CUDA_CHECK(cudaEventElapsedTime(&ms, start.e, stop.e));
+      t.push_back(ms);
+    }
+  } else {
+    for (int r = 0; r < reps; ++r) {
+      const auto t0 = std::chrono::steady_clock::now();
+      f();
+      t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                      .count());
+    }
+  }
+  return t;
+}
+
+}  // namespace
+
+double time_ms(const Backend& b, cudaStream_t stream, int reps, const std::function<void()>& f) {
+  f();  // warm-up: first-touch allocations, caches, lazy module loading
+  std::vector<double> t = times_ms(b, stream, reps, f);
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+double time_once(const Backend& b, cudaStream_t stream, const std::function<void()>& f) {
+  return times_ms(b, stream, 1, f)[0];
+}
+
+double copy_bandwidth_gbs(std::size_t bytes, int reps, cudaStream_t stream) {
+  DeviceBuffer src(bytes, stream), dst(bytes, stream);
+  EWISE_CUDA_CHECK(cudaMemsetAsync(src.data(), 1, bytes, stream));
+  const double ms = time_ms(Backend{true}, stream, reps, [&] {
+    EWISE_CUDA_CHECK(
+        cudaMemcpyAsync(dst.data(), src.data(), bytes, cudaMemcpyDeviceToDevice, stream));
+  });
+  EWISE_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return 2.0 * static_cast<double>(bytes) / (ms * 1e6);
+}
+
+std::string human_bytes(double bytes) {
+  const char* units[] = {"B", "kB", "MB", "GB", "TB"};
+  int u = 0;
+  while (bytes >= 1000 && u < 4) {
+    bytes /= 1000;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", bytes, units[u]);
+  return buf;
+}
+
+}  // namespace ewise::cli

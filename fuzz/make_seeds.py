@@ -135,6 +135,12 @@ PLAN_BUGS = {
     # does adding byte offsets near 2^63 to the data address: signed overflow (UBSan).
     "overlap_range_overflow": plan("f16", "add", shape(2), shape(2),
                                    strides=(CONTIGUOUS, CONTIGUOUS, RAW(2**62 - 1))),
+    # The same overflow turned into a wrong answer: input a (2,) with stride 2^62-1 starts at
+    # the output's first element, so it partially overlaps the output, but its byte range wraps
+    # around and plan_binary accepts it (found by fuzzing; invariant "does not share a byte").
+    "overlap_range_overflow_accepts_overlap": plan(
+        "f16", "add", shape(2), shape(2), strides=(RAW(2**62 - 1), CONTIGUOUS, CONTIGUOUS),
+        addresses=(SAME_ADDRESS, DISJOINT)),
     # TensorDesc::is_non_overlapping (src/tensor.cpp): validate() stops checking strides once
     # numel is 0, so an empty output (0,3,3) with strides (1,2^62,2^62) is valid, and the sum
     # of the spans of its extent-3 dims overflows int64 (UBSan).

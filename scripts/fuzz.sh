@@ -8,8 +8,9 @@
 # /work/build-hardening/fuzz or ./build-fuzz outside that machine), CXX (default clang++),
 # CUDA_HOME (default /usr/local/cuda; only the CUDA runtime's headers and libcudart are needed:
 # host sources include cuda_runtime_api.h, nothing here touches a GPU), FUZZ_JOBS (parallel
-# fuzzing processes per target, default 1), FUZZ_KEEP_GOING=1 (undefined behaviour is reported
-# but does not stop the run: to look past a known report; the run still fails).
+# fuzzing processes per target, default 1), FUZZ_KEEP_GOING=1 (look past known bugs: runs in
+# libFuzzer's fork mode with -ignore_crashes=1, undefined behaviour is reported but does not stop
+# the run; every crash is still saved and the run still fails).
 # Seeds come from fuzz/corpus/<target>/ (read-only; new inputs go to the working corpus in the
 # build directory) with fuzz/<target>.dict where present. Prints executions per target; exits
 # non-zero when a target crashes, leaks, hangs or reports undefined behaviour (the reproducer is
@@ -63,16 +64,20 @@ for t in "${targets[@]}"; do
   args=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 -max_len=8192
         -print_final_stats=1 -artifact_prefix="$build/artifacts/$t/")
   [[ -f $root/fuzz/$t.dict ]] && args+=(-dict="$root/fuzz/$t.dict")
-  [[ $jobs -gt 1 ]] && args+=(-fork="$jobs")
+  halt=1
+  if [[ ${FUZZ_KEEP_GOING:-0} == 1 ]]; then
+    halt=0
+    args+=(-fork="$jobs" -ignore_crashes=1)
+  elif [[ $jobs -gt 1 ]]; then
+    args+=(-fork="$jobs")
+  fi
   log="$build/fuzz_$t.log"
   echo "== fuzzing $t for ${seconds}s (log $log)"
-  halt=1
-  [[ ${FUZZ_KEEP_GOING:-0} == 1 ]] && halt=0
   if ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0 \
      UBSAN_OPTIONS=halt_on_error=$halt:print_stacktrace=1 \
      "$exe" "${args[@]}" "$work" "$root/fuzz/corpus/$t" >"$log" 2>&1; then
     result=ok
-    if grep -q "runtime error:" "$log"; then
+    if grep -qE "runtime error:|crash: [0-9]+/[0-9]+/[1-9]" "$log"; then
       result=FAILED
       status=1
     fi
@@ -82,11 +87,22 @@ for t in "${targets[@]}"; do
   fi
   [[ $result == FAILED ]] &&
     { grep -E "ERROR|runtime error|invariant violated|Test unit written" "$log" | sort -u | head -20 || true; }
+  # Executions: the final stats of a plain run, or the last status line of a fork-mode run.
   execs=$(grep -Eo 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -Eo '[0-9]+$' | awk '{s+=$1} END {print s+0}' || true)
+  [[ ${execs:-0} == 0 ]] && execs=$(grep -Eo '^#[0-9]+:' "$log" | tail -1 | tr -d '#:' || true)
   cov=$(grep -Eo 'cov: [0-9]+' "$log" | tail -1 | grep -Eo '[0-9]+' || true)
+  new_artifacts=$(find "$build/artifacts/$t" -type f -newer "$exe")
+  crashes=$(printf '%s' "$new_artifacts" | grep -c . || true)
+  for a in $new_artifacts; do  # replay each reproducer once to show why it failed
+    echo "   reproducer $a:"
+    UBSAN_OPTIONS=halt_on_error=1 "$exe" "$a" 2>&1 |
+      grep -E "runtime error|invariant violated|ERROR: (Address|Leak)Sanitizer|terminate called|what\(\)" |
+      head -2 | sed 's/^/     /' || true
+  done
   units=$(find "$work" -type f | wc -l)
-  summary+=("$(printf '%-5s %-6s %10s execs in %ss  coverage %s edges  working corpus %s inputs' \
-               "$t" "$result" "$execs" "$seconds" "$cov" "$units")")
+  [[ $crashes -gt 0 ]] && { result=FAILED; status=1; }
+  summary+=("$(printf '%-5s %-6s %10s execs in %ss  coverage %s edges  working corpus %s inputs  new reproducers %s' \
+               "$t" "$result" "$execs" "$seconds" "$cov" "$units" "$crashes")")
 done
 echo "== summary"
 printf '%s\n' "${summary[@]}"

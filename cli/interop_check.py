@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""Checks that `ewise` reads what NumPy/SciPy write and writes what they read.
+
+usage: interop_check.py /path/to/ewise [--device cpu|gpu]
+
+.npy: arrays of every NumPy dtype ewise supports, C and Fortran order, format versions 1.0, 2.0
+and 3.0, saved by NumPy, combined by `ewise dense`, loaded back with np.load and compared
+bit for bit with NumPy's own result. bf16 (NumPy has no such type) travels as the raw 2-byte
+type 'V2', checked against torch's bfloat16 rounding when torch is installed.
+.mtx: matrices written by scipy.io.mmwrite (general, symmetric, integer, pattern), multiplied by
+`ewise sparse mul`, read back with scipy.io.mmread and compared with SciPy's product.
+Exit status: 0 all passed, 1 a mismatch, 77 NumPy is not installed (skipped).
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+try:
+    import numpy as np
+except ImportError:
+    print("skipped: NumPy is not installed")
+    sys.exit(77)
+
+
+def run(ewise, args, cwd):
+    r = subprocess.run([ewise] + args + ["--quiet"], cwd=cwd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit(f"FAILED: ewise {' '.join(args)}: {r.stderr.strip()}")
+
+
+def save(path, arr, version):
+    with open(path, "wb") as f:
+        np.lib.format.write_array(f, arr, version=version)
+
+
+def check_dense(ewise, device, tmp):
+    rng = np.random.default_rng(1234)
+    checked = 0
+    for dtype in ["<f2", "<f4", "<f8", "<i4", "<i8"]:
+        for order in ["C", "F"]:
+            for version in [(1, 0), (2, 0), (3, 0)]:
+                for op, fn in [("add", np.add), ("mul", np.multiply), ("max", np.maximum)]:
+                    a = np.asarray(rng.integers(-50, 50, size=(7, 5, 3)), dtype=dtype, order=order)
+                    b = np.asarray(rng.integers(1, 9, size=(5, 1)), dtype=dtype, order=order)
+                    if dtype.startswith("<f"):
+                        a = (a / np.asarray(4, dtype=dtype)).astype(dtype, order=order)
+                    save(os.path.join(tmp, "a.npy"), a, version)
+                    save(os.path.join(tmp, "b.npy"), b, version)
+                    run(ewise, ["dense", op, "a.npy", "b.npy", "-o", "c.npy", "--device", device], tmp)
+                    c = np.load(os.path.join(tmp, "c.npy"))
+                    want = fn(a, b)
+                    if c.dtype != want.dtype or c.shape != want.shape or not np.array_equal(c, want):
+                        raise SystemExit(f"FAILED: dense {op} {dtype} {order} {version}: "
+                                         f"got {c.dtype}{c.shape} want {want.dtype}{want.shape}")
+                    checked += 1
+    print(f"npy: {checked} NumPy-written inputs combined and read back by np.load: identical")
+
+
+def check_bf16(ewise, device, tmp):
+    try:
+        import torch
+    except ImportError:
+        print("bf16: skipped (torch not installed)")
+        return
+    a = torch.randn(64, 33).to(torch.bfloat16)
+    b = torch.randn(33).to(torch.bfloat16)
+    # NumPy has no bfloat16: store the raw 2-byte patterns as the void type V2 (as np.save does
+    # for ml_dtypes.bfloat16).
+    np.save(os.path.join(tmp, "a.npy"), a.view(torch.int16).numpy().view("V2"))
+    np.save(os.path.join(tmp, "b.npy"), b.view(torch.int16).numpy().view("V2"))
+    run(ewise, ["dense", "add", "a.npy", "b.npy", "-o", "c.npy", "--device", device], tmp)
+    c = np.load(os.path.join(tmp, "c.npy"))
+    if c.dtype != np.dtype("V2"):
+        raise SystemExit(f"FAILED: bf16 result has dtype {c.dtype}, expected V2")
+    got = torch.from_numpy(c.view(np.int16).copy()).view(torch.bfloat16)
+    want = (a.float() + b.float()).to(torch.bfloat16)  # computed in f32, rounded once
+    if not torch.equal(got.view(torch.int16), want.view(torch.int16)):
+        raise SystemExit("FAILED: bf16 add differs from torch's")
+    print("bf16: V2 files from NumPy, result identical to torch bfloat16")
+
+
+def check_mtx(ewise, device, tmp):
+    try:
+        import scipy.io
+        import scipy.sparse
+    except ImportError:
+        print("mtx: skipped (SciPy not installed)")
+        return
+    rng = np.random.default_rng(99)
+    cases = []
+    a = scipy.sparse.random(40, 30, density=0.3, random_state=1, format="coo")
+    b = scipy.sparse.random(40, 30, density=0.3, random_state=2, format="coo")
+    cases.append(("general real", a, b, {}, {}))
+    s = scipy.sparse.random(25, 25, density=0.2, random_state=3, format="coo")
+    s = (s + s.T).tocoo()
+    t = scipy.sparse.random(25, 25, density=0.5, random_state=4, format="coo")
+    cases.append(("symmetric", s, t, {"symmetry": "symmetric"}, {}))
+    i = scipy.sparse.coo_matrix(rng.integers(-9, 9, size=(20, 15)) * (rng.random((20, 15)) < 0.3))
+    j = scipy.sparse.coo_matrix(rng.integers(-9, 9, size=(20, 15)) * (rng.random((20, 15)) < 0.5))
+    cases.append(("integer", i, j, {"field": "integer"}, {"field": "integer"}))
+    p = scipy.sparse.random(30, 20, density=0.4, random_state=5, format="coo")
+    cases.append(("pattern", p, a.tocsr()[:30, :20].tocoo(), {"field": "pattern"}, {}))
+    for name, x, y, xo, yo in cases:
+        scipy.io.mmwrite(os.path.join(tmp, "x.mtx"), x, **xo)
+        scipy.io.mmwrite(os.path.join(tmp, "y.mtx"), y, **yo)
+        run(ewise, ["sparse", "mul", "x.mtx", "y.mtx", "-o", "z.mtx", "--device", device], tmp)
+        z = scipy.io.mmread(os.path.join(tmp, "z.mtx")).toarray()
+        xd = (x.toarray() != 0).astype(float) if xo.get("field") == "pattern" else x.toarray()
+        want = xd * y.toarray()
+        if z.shape != want.shape or not np.array_equal(z, want):
+            raise SystemExit(f"FAILED: sparse mul {name}: max diff {np.abs(z - want).max()}")
+    # COO * dense row vector from NumPy.
+    v = rng.standard_normal(30)
+    np.save(os.path.join(tmp, "v.npy"), v)
+    scipy.io.mmwrite(os.path.join(tmp, "x.mtx"), a)
+    run(ewise, ["sparse", "mul", "x.mtx", "v.npy", "-o", "z.mtx", "--device", device], tmp)
+    z = scipy.io.mmread(os.path.join(tmp, "z.mtx")).toarray()
+    if not np.array_equal(z, a.toarray() * v):
+        raise SystemExit("FAILED: sparse mul by a row vector")
+    print(f"mtx: {len(cases) + 1} SciPy-written products read back by scipy.io.mmread: identical")
+
+
+def main():
+    if len(sys.argv) < 2:
+        raise SystemExit(__doc__)
+    ewise = os.path.abspath(sys.argv[1])
+    device = sys.argv[3] if len(sys.argv) > 3 and sys.argv[2] == "--device" else "cpu"
+    with tempfile.TemporaryDirectory() as tmp:
+        check_dense(ewise, device, tmp)
+        check_bf16(ewise, device, tmp)
+        check_mtx(ewise, device, tmp)
+
+
+if __name__ == "__main__":
+    main()

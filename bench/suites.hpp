@@ -1,0 +1,22 @@
+// bench/suites.hpp — the suites of ewise_bench. Each returns its cases; Bench::run_suite runs them.
+#pragma once
+
+#include <vector>
+
+#include "harness.hpp"
+
+namespace ewise::bench {
+
+/// Paper Figs 6-8: baseline, sliding, sliding_shared, general (and automatic) for a vector over
+/// a matrix, vector length and the matrix's second dimension swept.
+std::vector<Case> paper_suite(Bench& bench);
+/// d2ltvm: broadcast add (n,1)+(n,n), continuous vs alternate vs automatic, nt and nb swept.
+std::vector<Case> schedules_suite(Bench& bench);
+/// The dense issue's eight broadcast patterns, every kernel that accepts them, 4 dtypes.
+std::vector<Case> patterns_suite(Bench& bench);
+/// COO multiply by algorithm, unsorted and canonical inputs, plus COO ⊙ dense.
+std::vector<Case> sparse_suite(Bench& bench);
+/// Dense multiply vs COO multiply of the same shape as density grows.
+std::vector<Case> crossover_suite(Bench& bench);
+
+}  // namespace ewise::bench

@@ -169,7 +169,7 @@ class Demo {
     const double gbs = bytes / (ms * 1e6);
     char pct[16] = "-";
     if (b_.gpu) std::snprintf(pct, sizeof pct, "%.0f%%", 100 * gbs / copy_gbs_);
-    std::printf("%-28s %-26s %-5s %-15s %10.3f %9.1f %6s  %s\n", c.name,
+    std::printf("%-28s %-26s %-5s %-15s %10.3f %9.2f %6s  %s\n", c.name,
                 (c.a.str() + op_symbol(c.op) + c.b.str()).c_str(), dtype_name(c.dtype), kernel.c_str(), ms,
                 gbs, pct, check.c_str());
     std::fflush(stdout);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "checked.hpp"
 #include "ewise/error.hpp"
 
 namespace ewise {
@@ -93,9 +94,10 @@ void check_no_partial_overlap(const ConstTensorView& out, const ConstTensorView&
   if (out.data == in.data && out.desc.shape == in.desc.shape &&
       out.desc.strides == in.desc.strides && out.desc.dtype == in.desc.dtype)
     return;  // exactly in place
+  // Byte ranges [lo, hi) in 128 bits: address + offset * element size cannot overflow there.
   const auto range = [](const ConstTensorView& v) {
-    const auto elem = static_cast<std::intptr_t>(dtype_size(v.desc.dtype));
-    const auto base = reinterpret_cast<std::intptr_t>(v.data);
+    const auto elem = static_cast<detail::int128>(dtype_size(v.desc.dtype));
+    const auto base = static_cast<detail::int128>(reinterpret_cast<std::uintptr_t>(v.data));
     return std::pair{base + v.desc.min_offset() * elem, base + (v.desc.max_offset() + 1) * elem};
   };
   const auto [olo, ohi] = range(out);

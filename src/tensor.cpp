@@ -144,6 +144,7 @@ std::int64_t TensorDesc::max_offset() const noexcept {
 }
 
 bool TensorDesc::is_non_overlapping() const {
+  if (numel() == 0) return true;  // nothing to overlap
   // Sort the dims of extent > 1 by |stride|; each must step past everything the inner ones reach.
   int order[kMaxRank];
   int n = 0;
@@ -154,9 +155,9 @@ bool TensorDesc::is_non_overlapping() const {
       order[k] = order[k - 1];
     order[k] = i;
   }
-  std::int64_t reach = 0;  // max |offset| of the inner dims
+  detail::int128 reach = 0;  // the span of the inner dims; 128 bits: the sum can pass int64
   for (int k = 0; k < n; ++k) {
-    const std::int64_t s = std::llabs(strides[order[k]]);
+    const detail::int128 s = std::llabs(strides[order[k]]);
     if (s <= reach) return false;
     reach += (shape[order[k]] - 1) * s;
   }

@@ -15,7 +15,8 @@ using namespace sparse_detail;
 namespace {
 
 constexpr CooAlgorithm kAlgorithms[] = {CooAlgorithm::automatic, CooAlgorithm::sort_search,
-                                        CooAlgorithm::merge, CooAlgorithm::linear_search};
+                                        CooAlgorithm::merge, CooAlgorithm::bitmap_merge,
+                                        CooAlgorithm::linear_search};
 
 /// Where a result type lives.
 template <class Result>
@@ -36,6 +37,7 @@ const char* coo_algorithm_name(CooAlgorithm a) {
     case CooAlgorithm::automatic: return "automatic";
     case CooAlgorithm::sort_search: return "sort_search";
     case CooAlgorithm::merge: return "merge";
+    case CooAlgorithm::bitmap_merge: return "bitmap_merge";
     case CooAlgorithm::linear_search: return "linear_search";
   }
   return "unknown";
@@ -45,7 +47,7 @@ CooAlgorithm parse_coo_algorithm(std::string_view name) {
   for (CooAlgorithm a : kAlgorithms)
     if (name == coo_algorithm_name(a)) return a;
   EWISE_EXPECTS(false, "unknown COO algorithm '", name,
-                "' (expected automatic, sort_search, merge or linear_search)");
+                "' (expected automatic, sort_search, merge, bitmap_merge or linear_search)");
   return CooAlgorithm::automatic;
 }
 

@@ -112,6 +112,11 @@ CooAlgorithm resolve_algorithm(const CooDesc& a, const CooDesc& b, CooAlgorithm 
     case CooAlgorithm::sort_search:
     case CooAlgorithm::merge:
       return requested;
+    case CooAlgorithm::bitmap_merge:
+      EWISE_EXPECTS(bitmap_bytes(a) <= kBitmapMaxBytes, "bitmap_merge needs ", bitmap_bytes(a),
+                    " bytes of bitmaps for the ", a.nrows, "x", a.ncols, " shape, over the limit of ",
+                    kBitmapMaxBytes, "; use merge or sort_search");
+      return requested;
     case CooAlgorithm::linear_search: {
       const bool small = a.nnz == 0 || b.nnz <= kLinearSearchMaxWork / a.nnz;
       EWISE_EXPECTS(small, "linear_search is for small inputs: nnz(a) * nnz(b) = ", a.nnz, " * ",
@@ -121,9 +126,13 @@ CooAlgorithm resolve_algorithm(const CooDesc& a, const CooDesc& b, CooAlgorithm 
     case CooAlgorithm::automatic: {
       const bool sorts_a = sort_search_sorts_a(a, b);
       const std::int64_t sorted = sorts_a ? a.nnz : b.nnz, searching = sorts_a ? b.nnz : a.nnz;
-      if (searching <= sorted / kAutoSortSearchRatio) return CooAlgorithm::sort_search;
+      if (sorted <= kAutoSortSearchMaxSorted || searching <= sorted / kAutoSortSearchRatio)
+        return CooAlgorithm::sort_search;
       if (a.canonical && b.canonical) return CooAlgorithm::merge;
-      return sorted <= kAutoSortSearchMaxSorted ? CooAlgorithm::sort_search : CooAlgorithm::merge;
+      if (bitmap_bytes(a) <= kBitmapMaxBytes &&
+          bitmap_bytes(a) / kAutoBitmapBytesPerEntry <= a.nnz + b.nnz)
+        return CooAlgorithm::bitmap_merge;
+      return CooAlgorithm::merge;
     }
   }
   EWISE_EXPECTS(false, "unknown COO algorithm ", static_cast<int>(requested));

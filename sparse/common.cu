@@ -10,22 +10,11 @@ namespace ewise::sparse_detail {
 
 namespace {
 
-/// status[0] = first entry out of range, status[1] = first entry (of a matrix promised
-/// canonical) not strictly after its predecessor; atomicMin keeps the first. Words no check
-/// has set stay all ones (-1 as int64).
-__global__ void check_indices_kernel(IndexArray rows, IndexArray cols, std::int64_t n,
-                                     std::int64_t nrows, std::int64_t ncols, bool canonical,
-                                     unsigned long long* status) {
+/// Runs an index check over every entry.
+__global__ void check_indices_kernel(EntryCheck check, std::int64_t n) {
   for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n;
-       i += std::int64_t{gridDim.x} * blockDim.x) {
-    const std::int64_t r = rows[i], c = cols[i];
-    if (r < 0 || r >= nrows || c < 0 || c >= ncols) {
-      atomicMin(status, static_cast<unsigned long long>(i));
-    } else if (canonical && i > 0) {
-      const std::int64_t pr = rows[i - 1], pc = cols[i - 1];
-      if (pr > r || (pr == r && pc >= c)) atomicMin(status + 1, static_cast<unsigned long long>(i));
-    }
-  }
+       i += std::int64_t{gridDim.x} * blockDim.x)
+    check(i);
 }
 
 std::int64_t device_index(const void* p, IndexType t, std::int64_t k, cudaStream_t stream) {
@@ -49,17 +38,28 @@ Status::Status(cudaStream_t stream)
   EWISE_CUDA_CHECK(cudaMemsetAsync(words_.data(), 0xFF, sizeof(host_), stream));
 }
 
-void Status::check(const CooView& m, const char* what, bool enabled) {
+EntryCheck Status::fused(const CooView& m, const char* what, bool enabled) {
+  EntryCheck c;
+  if (!enabled || m.desc.nnz == 0) return c;
   EWISE_EXPECTS(nchecked_ < kChecks, "sparse status: too many checks");
   const int slot = nchecked_++;
   checked_[slot] = m;
   what_[slot] = what;
-  if (!enabled || m.desc.nnz == 0) return;
-  auto* words = static_cast<unsigned long long*>(words_.data()) + 2 * slot;
+  c.rows = index_array(m.rows, m.desc.index);
+  c.cols = index_array(m.cols, m.desc.index);
+  c.nrows = m.desc.nrows;
+  c.ncols = m.desc.ncols;
+  c.canonical = m.desc.canonical;
+  // Words no check has set stay all ones (-1 as int64).
+  c.words = static_cast<unsigned long long*>(words_.data()) + 2 * slot;
+  return c;
+}
+
+void Status::check(const CooView& m, const char* what, bool enabled) {
+  const EntryCheck c = fused(m, what, enabled);
+  if (c.words == nullptr) return;
   detail::launch("sparse check_indices", check_indices_kernel, dim3(blocks_for(m.desc.nnz)),
-                 dim3(kBlock), 0, stream_, index_array(m.rows, m.desc.index),
-                 index_array(m.cols, m.desc.index), m.desc.nnz, m.desc.nrows, m.desc.ncols,
-                 m.desc.canonical, words);
+                 dim3(kBlock), 0, stream_, c, m.desc.nnz);
 }
 
 std::int64_t* Status::total_slot(int i) const {
@@ -84,18 +84,31 @@ void Status::read() {
 // ---- compaction ----------------------------------------------------------------------------
 
 Compaction::Compaction(std::int64_t n, cudaStream_t stream)
-    : n_(n), tiles_(tiles_for(n)), stream_(stream) {
-  const auto words = static_cast<std::size_t>(tiles_ + 1) * sizeof(std::int64_t);
-  ws_ = Workspace({words, words, exclusive_sum_temp_bytes(tiles_ + 1)}, stream);
-  // The entry past the last tile counts nothing, so the scan ends with the total.
-  EWISE_CUDA_CHECK(cudaMemsetAsync(counts() + tiles_, 0, sizeof(std::int64_t), stream));
+    : tiles_(tiles_for(n)), tiling_{n, nullptr}, stream_(stream) {
+  allocate();
 }
 
-std::int64_t Compaction::scan(Status& status, int slot) {
+Compaction::Compaction(std::int64_t tiles, const std::int64_t* starts, cudaStream_t stream)
+    : tiles_(tiles), tiling_{0, starts}, stream_(stream) {
+  allocate();
+}
+
+void Compaction::allocate() {
+  const auto words = static_cast<std::size_t>(tiles_ + 1) * sizeof(std::int64_t);
+  ws_ = Workspace({words, words, exclusive_sum_temp_bytes(tiles_ + 1)}, stream_);
+  // The entry past the last tile counts nothing, so the scan ends with the total.
+  EWISE_CUDA_CHECK(cudaMemsetAsync(counts() + tiles_, 0, sizeof(std::int64_t), stream_));
+}
+
+void Compaction::scan(Status& status, int slot) {
   auto* offsets = ws_.get<std::int64_t>(1);
   exclusive_sum(ws_.get(2), ws_.bytes(2), counts(), offsets, tiles_ + 1, stream_);
   EWISE_CUDA_CHECK(cudaMemcpyAsync(status.total_slot(slot), offsets + tiles_, sizeof(std::int64_t),
                                    cudaMemcpyDeviceToDevice, stream_));
+}
+
+std::int64_t Compaction::scan_total(Status& status, int slot) {
+  scan(status, slot);
   status.read();
   return status.total(slot);
 }
@@ -104,9 +117,11 @@ std::int64_t Compaction::scan(Status& status, int slot) {
 
 namespace {
 
-__global__ void make_keys_kernel(KeySeq in, std::int64_t n, WordArray keys, WordArray perm) {
+__global__ void make_keys_kernel(KeySeq in, std::int64_t n, WordArray keys, WordArray perm,
+                                 EntryCheck check) {
   for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n;
        i += std::int64_t{gridDim.x} * blockDim.x) {
+    check(i);
     keys.set(i, in[i]);
     if (perm.p) perm.set(i, static_cast<std::uint64_t>(i));
   }
@@ -114,7 +129,7 @@ __global__ void make_keys_kernel(KeySeq in, std::int64_t n, WordArray keys, Word
 
 }  // namespace
 
-SortedSeq sort_entries(const CooView& m, cudaStream_t stream) {
+SortedSeq sort_entries(const CooView& m, const EntryCheck& check, cudaStream_t stream) {
   const std::int64_t n = m.desc.nnz;
   SortedSeq s;
   s.keys = implicit_keys(m);
@@ -133,7 +148,7 @@ SortedSeq sort_entries(const CooView& m, cudaStream_t stream) {
   buf.vals[0] = s.ws.get(2);
   buf.vals[1] = s.ws.get(3);
   detail::launch("sparse make_keys", make_keys_kernel, dim3(blocks_for(n)), dim3(kBlock), 0, stream,
-                 s.keys, n, WordArray{buf.keys[0], wk}, WordArray{buf.vals[0], wp});
+                 s.keys, n, WordArray{buf.keys[0], wk}, WordArray{buf.vals[0], wp}, check);
   sort_pairs(s.ws.get(4), s.ws.bytes(4), buf, n, wk, wp, bits, stream);
   s.keys.keys = {buf.keys[buf.selector], wk};
   s.perm = {buf.vals[buf.selector], wp};
@@ -150,7 +165,7 @@ SortedSeq storage_keys(const CooView& m, cudaStream_t stream) {
   const bool wk = wide_keys(m.desc);
   s.ws = Workspace({static_cast<std::size_t>(n) * (wk ? 8 : 4)}, stream);
   detail::launch("sparse make_keys", make_keys_kernel, dim3(blocks_for(n)), dim3(kBlock), 0, stream,
-                 s.keys, n, WordArray{s.ws.get(0), wk}, WordArray{});
+                 s.keys, n, WordArray{s.ws.get(0), wk}, WordArray{}, EntryCheck{});
   s.keys.keys = {s.ws.get(0), wk};
   return s;
 }
@@ -175,7 +190,8 @@ __global__ void finalize_kernel(FinalizeArgs a) {
       for (std::int64_t jj = j + 1; jj < a.nq && a.qkeys[jj] == key; ++jj)
         acc = ops::Add{}(acc, detail::to_compute(qv[a.qperm.p ? static_cast<std::int64_t>(a.qperm[jj]) : jj]));
     if (a.factor == Factor::sparse) {
-      const std::int64_t p = a.matchpos[a.matchpos_by_storage ? q : j];
+      const std::int64_t p =
+          a.matchpos[a.match_index == MatchIndex::storage ? q : a.match_index == MatchIndex::output ? u : j];
       C s = detail::to_compute(sv[a.sperm.p ? static_cast<std::int64_t>(a.sperm[p]) : p]);
       if (!a.s_unique)
         for (std::int64_t pp = p + 1; pp < a.ns; ++pp) {
@@ -210,9 +226,14 @@ void finalize(const FinalizeArgs& args, DType dtype, cudaStream_t stream) {
   });
 }
 
-Runs find_runs(const CooView& m, Status& status, cudaStream_t stream) {
+Runs find_runs(const CooView& m, bool validate, Status& status, cudaStream_t stream) {
   Runs r;
-  r.seq = sort_entries(m, stream);
+  if (m.desc.canonical || m.desc.nnz == 0) {  // no pass over the entries: check on its own
+    status.check(m, "a", validate);
+    r.seq = sort_entries(m, EntryCheck{}, stream);
+  } else {  // the sort's first pass checks
+    r.seq = sort_entries(m, status.fused(m, "a", validate), stream);
+  }
   if (r.seq.unique) {
     status.read();
     r.nout = m.desc.nnz;
@@ -220,7 +241,7 @@ Runs find_runs(const CooView& m, Status& status, cudaStream_t stream) {
   }
   Compaction heads(m.desc.nnz, stream);
   heads.count(RunHeads{r.seq.keys, nullptr});
-  r.nout = heads.scan(status, 0);
+  r.nout = heads.scan_total(status, 0);
   r.heads_ws = Workspace({static_cast<std::size_t>(r.nout) * sizeof(std::int64_t)}, stream);
   auto* out = r.heads_ws.get<std::int64_t>(0);
   heads.write(RunHeads{r.seq.keys, out});
@@ -256,7 +277,7 @@ struct NonzeroEntries {
   __device__ bool flag(std::int64_t i) const {
     return detail::to_compute(vals[i]) != detail::compute_t<T>(0);
   }
-  __device__ void write(std::int64_t i, std::int64_t slot) const {
+  __device__ void write(std::int64_t i, std::int64_t slot, std::int64_t) const {
     out_rows.set(slot, rows[i]);
     out_cols.set(slot, cols[i]);
     out_vals[slot] = vals[i];
@@ -274,7 +295,7 @@ DeviceCoo drop_zero_entries(DeviceCoo in, Status& status, cudaStream_t stream) {
                          static_cast<const T*>(in.vals()), {}, {}, nullptr};
     Compaction c(d.nnz, stream);
     c.count(op);
-    const std::int64_t n = c.scan(status, 3);
+    const std::int64_t n = c.scan_total(status, 3);
     if (n == d.nnz) return std::move(in);
     DeviceCoo out(result_desc(d, n), stream);
     op.out_rows = index_array(out.rows(), d.index);

@@ -22,7 +22,7 @@ struct DenseNonzeros {
     std::int64_t r, c;
     return detail::to_compute(at(i, &r, &c)) != detail::compute_t<T>(0);
   }
-  __device__ void write(std::int64_t i, std::int64_t slot) const {
+  __device__ void write(std::int64_t i, std::int64_t slot, std::int64_t) const {
     std::int64_t r, c;
     vals[slot] = at(i, &r, &c);
     rows.set(slot, r);
@@ -54,8 +54,7 @@ DeviceCoo finish(DeviceCoo out, const SparseOptions& options, Status& status, cu
 
 DeviceCoo device_coalesce(const CooView& a, const SparseOptions& options, cudaStream_t stream) {
   Status status(stream);
-  status.check(a, "a", options.validate_indices);
-  const Runs runs = find_runs(a, status, stream);
+  const Runs runs = find_runs(a, options.validate_indices, status, stream);
   DeviceCoo out(result_desc(a.desc, runs.nout), stream);
   if (runs.nout > 0 && runs.seq.unique) {  // already canonical: copy
     const auto ib = static_cast<std::size_t>(a.desc.nnz) * index_size(a.desc.index);
@@ -75,8 +74,7 @@ DeviceCoo device_coalesce(const CooView& a, const SparseOptions& options, cudaSt
 DeviceCoo device_multiply_dense(const CooView& a, const DenseOperand& dense,
                                 const SparseOptions& options, cudaStream_t stream) {
   Status status(stream);
-  status.check(a, "a", options.validate_indices);
-  const Runs runs = find_runs(a, status, stream);
+  const Runs runs = find_runs(a, options.validate_indices, status, stream);
   DeviceCoo out(result_desc(a.desc, runs.nout), stream);
   FinalizeArgs f = finalize_args(a, runs);
   f.factor = Factor::dense;
@@ -91,8 +89,7 @@ DeviceCoo device_multiply_dense(const CooView& a, const DenseOperand& dense,
 DeviceTensor device_coo_to_dense(const CooView& a, const SparseOptions& options,
                                  cudaStream_t stream) {
   Status status(stream);
-  status.check(a, "a", options.validate_indices);
-  const Runs runs = find_runs(a, status, stream);
+  const Runs runs = find_runs(a, options.validate_indices, status, stream);
   DeviceTensor out(a.desc.dtype, Dims{a.desc.nrows, a.desc.ncols}, stream);
   if (out.bytes() > 0) EWISE_CUDA_CHECK(cudaMemsetAsync(out.data(), 0, out.bytes(), stream));
   FinalizeArgs f = finalize_args(a, runs);
@@ -112,7 +109,7 @@ DeviceCoo device_dense_to_coo(const ConstTensorView& dense, const CooDesc& desc,
     Status status(stream);
     Compaction c(n, stream);
     c.count(op);
-    DeviceCoo out(result_desc(desc, c.scan(status, 0)), stream);
+    DeviceCoo out(result_desc(desc, c.scan_total(status, 0)), stream);
     op.rows = index_array(out.rows(), desc.index);
     op.cols = index_array(out.cols(), desc.index);
     op.vals = static_cast<T*>(out.vals());

@@ -55,13 +55,20 @@ CooDesc check_dense_to_coo(const ConstTensorView& dense, IndexType index);
 
 // ---- algorithm selection ------------------------------------------------------------------
 
-/// Operands at most this large are sorted by sort_search under `automatic`; larger ones go to
-/// merge, whose accesses stay sequential. 2^22 entries = 16 MiB of 32-bit keys: searches stay
-/// in L2 (50 MiB on H100).
-inline constexpr std::int64_t kAutoSortSearchMaxSorted = std::int64_t{1} << 22;
-/// Under `automatic`, sort_search also runs whenever the searching operand has at most 1/32 of
-/// the entries of the searched one (few searches beat reading everything).
+/// Under `automatic`, sort_search runs when the operand it sorts has at most this many entries
+/// (its sorted keys stay in cache) ...
+inline constexpr std::int64_t kAutoSortSearchMaxSorted = std::int64_t{1} << 16;
+/// ... or the searching operand has at most 1/kAutoSortSearchRatio of the searched one's entries.
 inline constexpr std::int64_t kAutoSortSearchRatio = 32;
+/// Under `automatic`, bitmap_merge runs (for inputs not both canonical) when its bitmaps take at
+/// most this many bytes per input entry.
+inline constexpr std::int64_t kAutoBitmapBytesPerEntry = 32;
+
+/// Bytes of bitmap_merge's two bitmaps for a shape.
+inline std::int64_t bitmap_bytes(const CooDesc& d) {
+  const std::int64_t cells = d.nrows * d.ncols;
+  return 8 * (cells / 32 + (cells % 32 != 0 ? 1 : 0));
+}
 
 /// The operand sort_search sorts (or searches in place when canonical): true = a.
 /// Both canonical: the larger; one canonical: that one; neither: the smaller.

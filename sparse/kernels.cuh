@@ -74,6 +74,27 @@ void with_typed_keys(const KeySeq& s, F&& f) {
 
 // ---- status: index checks and totals, read back with one synchronization -------------------
 
+/// The index check of one matrix, callable per entry from any kernel that reads the entries
+/// anyway: entry i out of range → words[0] = min(i); for a matrix marked canonical, entry i not
+/// strictly after entry i - 1 → words[1] = min(i). A null `words` checks nothing.
+struct EntryCheck {
+  IndexArray rows, cols;
+  std::int64_t nrows = 0, ncols = 0;
+  bool canonical = false;
+  unsigned long long* words = nullptr;
+
+  __device__ void operator()(std::int64_t i) const {
+    if (words == nullptr) return;
+    const std::int64_t r = rows[i], c = cols[i];
+    if (r < 0 || r >= nrows || c < 0 || c >= ncols) {
+      atomicMin(words, static_cast<unsigned long long>(i));
+    } else if (canonical && i > 0) {
+      const std::int64_t pr = rows[i - 1], pc = cols[i - 1];
+      if (pr > r || (pr == r && pc >= c)) atomicMin(words + 1, static_cast<unsigned long long>(i));
+    }
+  }
+};
+
 /// A small device block: the results of up to two index checks and a few totals, all read
 /// back by one read(), which also throws when a check failed. Pipelines launch their checks
 /// first and read the status at their first synchronization, before anything is written at an
@@ -83,7 +104,10 @@ class Status {
   static constexpr int kChecks = 2, kTotals = 4;
 
   explicit Status(cudaStream_t stream);
-  /// Launches the check of every index of m (and its canonical promise) unless !enabled.
+  /// Returns m's check for a kernel to run on every entry and registers m for read(); when not
+  /// enabled (or m is empty), a check that does nothing, and m is not registered.
+  EntryCheck fused(const CooView& m, const char* what, bool enabled);
+  /// Registers m and launches the check of every entry (unless !enabled).
   void check(const CooView& m, const char* what, bool enabled);
   /// Device slot i (< kTotals) for a total.
   std::int64_t* total_slot(int i) const;
@@ -102,32 +126,51 @@ class Status {
 
 // ---- compaction: count per tile → CUB exclusive scan → write -------------------------------
 //
-// An Op has `bool flag(i)` and `void write(i, slot)`; every flagged i in [0, n) is written to
-// its slot, slots in increasing order of i. Tile t covers [t * kTile, (t + 1) * kTile); within a
-// tile, thread x handles entries t * kTile + k * kBlock + x for k < kItems (coalesced).
+// An Op has `bool flag(i)` and `void write(i, slot, tile)`; every flagged i is written to its
+// slot, slots in increasing order of i. Tiles are uniform — tile t covers [t * kTile,
+// (t + 1) * kTile) of [0, n) — or given by starts: [starts[t], starts[t + 1]), at most kTile
+// entries. Within a tile, thread x handles entries begin + k * kBlock + x for k < kItems.
+
+struct Tiles {
+  std::int64_t n = 0;
+  const std::int64_t* starts = nullptr;
+
+  __device__ void range(std::int64_t t, std::int64_t* begin, std::int64_t* end) const {
+    if (starts) {
+      *begin = starts[t];
+      *end = starts[t + 1];
+    } else {
+      *begin = t * kTile;
+      *end = *begin + kTile < n ? *begin + kTile : n;
+    }
+  }
+};
 
 template <class Op>
-__global__ void __launch_bounds__(kBlock) count_tiles_kernel(std::int64_t n, Op op, std::int64_t* counts) {
-  const std::int64_t base = static_cast<std::int64_t>(blockIdx.x) * kTile + threadIdx.x;
+__global__ void __launch_bounds__(kBlock) count_tiles_kernel(Tiles tiles, Op op, std::int64_t* counts) {
+  std::int64_t begin, end;
+  tiles.range(blockIdx.x, &begin, &end);
   unsigned c = 0;
 #pragma unroll
   for (int k = 0; k < kItems; ++k) {
-    const std::int64_t i = base + k * kBlock;
-    if (i < n && op.flag(i)) ++c;
+    const std::int64_t i = begin + k * kBlock + threadIdx.x;
+    if (i < end && op.flag(i)) ++c;
   }
   store_block_sum(c, counts + blockIdx.x);
 }
 
 template <class Op>
-__global__ void __launch_bounds__(kBlock) write_tiles_kernel(std::int64_t n, Op op, const std::int64_t* offsets) {
+__global__ void __launch_bounds__(kBlock) write_tiles_kernel(Tiles tiles, Op op, const std::int64_t* offsets) {
   __shared__ unsigned before[kItems * kWarps];  // entries flagged before each (k, warp) group
   const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const std::int64_t base = static_cast<std::int64_t>(blockIdx.x) * kTile + threadIdx.x;
+  std::int64_t begin, end;
+  tiles.range(blockIdx.x, &begin, &end);
+  const std::int64_t base = begin + threadIdx.x;
   unsigned ballots[kItems];
 #pragma unroll
   for (int k = 0; k < kItems; ++k) {
     const std::int64_t i = base + k * kBlock;
-    ballots[k] = __ballot_sync(0xffffffffu, i < n && op.flag(i));
+    ballots[k] = __ballot_sync(0xffffffffu, i < end && op.flag(i));
     if (lane == 0) before[k * kWarps + warp] = __popc(ballots[k]);
   }
   __syncthreads();
@@ -145,13 +188,17 @@ __global__ void __launch_bounds__(kBlock) write_tiles_kernel(std::int64_t n, Op 
 #pragma unroll
   for (int k = 0; k < kItems; ++k)
     if ((ballots[k] >> lane) & 1u)
-      op.write(base + k * kBlock, tile_offset + before[k * kWarps + warp] + __popc(ballots[k] & lower));
+      op.write(base + k * kBlock, tile_offset + before[k * kWarps + warp] + __popc(ballots[k] & lower),
+               static_cast<std::int64_t>(blockIdx.x));
 }
 
-/// Per-tile counts, their exclusive scan and the write, over n entries.
+/// Per-tile counts, their exclusive scan and the write.
 class Compaction {
  public:
+  /// Uniform tiles over [0, n).
   Compaction(std::int64_t n, cudaStream_t stream);
+  /// `tiles` tiles given by starts (tiles + 1 entries; device memory that outlives this).
+  Compaction(std::int64_t tiles, const std::int64_t* starts, cudaStream_t stream);
 
   std::int64_t tiles() const { return tiles_; }
   /// Per-tile counts, for a kernel that counts on its own (tile layout as above).
@@ -161,20 +208,24 @@ class Compaction {
   void count(const Op& op) {
     if (tiles_ > 0)
       detail::launch("sparse count_tiles", count_tiles_kernel<Op>, dim3(static_cast<unsigned>(tiles_)),
-                     dim3(kBlock), 0, stream_, n_, op, counts());
+                     dim3(kBlock), 0, stream_, tiling_, op, counts());
   }
-  /// Exclusive scan of the counts (CUB); the total goes to status slot `slot`, read back by
-  /// status.read(), which this calls. Returns the total.
-  std::int64_t scan(Status& status, int slot);
+  /// Exclusive scan of the counts (CUB); the total goes to status slot `slot`, read back by the
+  /// next status.read().
+  void scan(Status& status, int slot);
+  /// scan, then status.read(); returns the total.
+  std::int64_t scan_total(Status& status, int slot);
   template <class Op>
   void write(const Op& op) {
     if (tiles_ > 0)
       detail::launch("sparse write_tiles", write_tiles_kernel<Op>, dim3(static_cast<unsigned>(tiles_)),
-                     dim3(kBlock), 0, stream_, n_, op, ws_.get<const std::int64_t>(1));
+                     dim3(kBlock), 0, stream_, tiling_, op, ws_.get<const std::int64_t>(1));
   }
 
  private:
-  std::int64_t n_, tiles_;
+  void allocate();
+  std::int64_t tiles_;
+  Tiles tiling_;
   cudaStream_t stream_;
   Workspace ws_;  // counts (tiles + 1), offsets (tiles + 1), CUB scan storage
 };
@@ -187,14 +238,14 @@ struct MatchFlag {
 /// Writes the positions of matched entries.
 struct WriteMatchPositions : MatchFlag {
   std::int64_t* out;
-  __device__ void write(std::int64_t i, std::int64_t slot) const { out[slot] = i; }
+  __device__ void write(std::int64_t i, std::int64_t slot, std::int64_t) const { out[slot] = i; }
 };
 /// Flags the first entry of each run of equal keys; writes its position.
 struct RunHeads {
   KeySeq keys;
   std::int64_t* out;
   __device__ bool flag(std::int64_t j) const { return j == 0 || keys[j] != keys[j - 1]; }
-  __device__ void write(std::int64_t j, std::int64_t slot) const { out[slot] = j; }
+  __device__ void write(std::int64_t j, std::int64_t slot, std::int64_t) const { out[slot] = j; }
 };
 
 // ---- sorted entry sequences ----------------------------------------------------------------
@@ -210,16 +261,17 @@ struct SortedSeq {
   bool sorted = true;   ///< false only for storage_keys of a non-canonical matrix
 };
 
-/// Canonical m: its storage order, keys computed from its indices. Otherwise the keys and
-/// storage indices radix-sorted (stable, so duplicates keep their storage order) over
-/// key_bits(m.desc) bits.
-SortedSeq sort_entries(const CooView& m, cudaStream_t stream);
+/// Canonical m: its storage order, keys computed from its indices (`check` is not run).
+/// Otherwise the keys and storage indices radix-sorted (stable, so duplicates keep their
+/// storage order) over key_bits(m.desc) bits; the pass that computes the keys runs `check`.
+SortedSeq sort_entries(const CooView& m, const EntryCheck& check, cudaStream_t stream);
 /// m's keys stored in storage order (unsorted unless canonical); for linear_search.
 SortedSeq storage_keys(const CooView& m, cudaStream_t stream);
 
 // ---- finalize: sum duplicates, multiply, write ---------------------------------------------
 
 enum class Factor : std::uint8_t { none, sparse, dense };
+enum class MatchIndex : std::uint8_t { position, storage, output };
 
 /// Output u comes from the run of equal keys starting at position heads[u] (u when heads is
 /// null) of the Q sequence: its values summed in sequence order, times the factor, rounded
@@ -237,8 +289,8 @@ struct FinalizeArgs {
   std::uint64_t ncols = 0;
   // factor
   Factor factor = Factor::none;
-  const std::int64_t* matchpos = nullptr;  ///< S position of each Q run's match ...
-  bool matchpos_by_storage = false;        ///< ... indexed by storage index, else by position
+  const std::int64_t* matchpos = nullptr;  ///< S position of each Q run's match, indexed by
+  MatchIndex match_index = MatchIndex::position;  ///< the run's position, storage index or output
   KeySeq skeys;
   WordArray sperm;
   std::int64_t ns = 0;
@@ -254,15 +306,15 @@ struct FinalizeArgs {
 void finalize(const FinalizeArgs& args, DType dtype, cudaStream_t stream);
 
 /// A matrix's runs of equal coordinates: canonical input needs none (heads null, one output per
-/// entry); otherwise its sorted sequence and the start of each run. Reads the status (and so
-/// throws for bad indices) before returning.
+/// entry); otherwise its sorted sequence and the start of each run. Checks m's indices (unless
+/// !validate) and reads the status (so throws for bad indices) before returning.
 struct Runs {
   SortedSeq seq;
   Workspace heads_ws;
   const std::int64_t* heads = nullptr;
   std::int64_t nout = 0;
 };
-Runs find_runs(const CooView& m, Status& status, cudaStream_t stream);
+Runs find_runs(const CooView& m, bool validate, Status& status, cudaStream_t stream);
 /// FinalizeArgs reading Q = m through `runs`.
 FinalizeArgs finalize_args(const CooView& m, const Runs& runs);
 

@@ -1,10 +1,11 @@
-// sparse/multiply.cu — COO ⊙ COO on the GPU: sort_search, merge and linear_search.
+// sparse/multiply.cu — COO ⊙ COO on the GPU: sort_search, merge, bitmap_merge, linear_search.
 //
 // Every algorithm ends the same way: a list of "heads" (positions in a sequence of Q's entries,
 // in increasing key order, each the first of its run of equal keys and matched in S at
 // matchpos), then finalize() sums both operands' duplicates, multiplies and writes the result.
 #include <utility>
 
+#include "ewise/ops.hpp"
 #include "kernels.cuh"
 
 namespace ewise::sparse_detail {
@@ -66,19 +67,24 @@ __global__ void __launch_bounds__(kBlock)
 struct WriteMatchItems : MatchFlag {
   KeySeq qkeys;
   WordArray keys, idx;
-  __device__ void write(std::int64_t i, std::int64_t slot) const {
+  __device__ void write(std::int64_t i, std::int64_t slot, std::int64_t) const {
     keys.set(slot, qkeys[i]);
     idx.set(slot, static_cast<std::uint64_t>(i));
   }
 };
 
-DeviceCoo search_pipeline(const CooView& a, const CooView& b, bool linear, Status& status,
-                          cudaStream_t stream) {
+DeviceCoo search_pipeline(const CooView& a, const CooView& b, bool linear, bool validate,
+                          Status& status, cudaStream_t stream) {
   const bool s_is_a = !linear && sort_search_sorts_a(a.desc, b.desc);
   const CooView& S = s_is_a ? a : b;
   const CooView& Q = s_is_a ? b : a;
+  const char* s_name = s_is_a ? "a" : "b";
   const std::int64_t nq = Q.desc.nnz;
-  const SortedSeq s = linear ? storage_keys(S, stream) : sort_entries(S, stream);
+  status.check(Q, s_is_a ? "b" : "a", validate);
+  const bool sorts = !linear && !S.desc.canonical;  // the sort's first pass checks S
+  if (!sorts) status.check(S, s_name, validate);
+  const SortedSeq s = linear ? storage_keys(S, stream)
+                             : sort_entries(S, sorts ? status.fused(S, s_name, validate) : EntryCheck{}, stream);
 
   Workspace match({static_cast<std::size_t>(nq) * sizeof(std::int64_t)}, stream);
   auto* matchpos = match.get<std::int64_t>(0);
@@ -92,7 +98,7 @@ DeviceCoo search_pipeline(const CooView& a, const CooView& b, bool linear, Statu
                      s.n, linear, matchpos, found.counts());
     });
   });
-  const std::int64_t m = found.scan(status, 0);
+  const std::int64_t m = found.scan_total(status, 0);
   DeviceCoo out(result_desc(a.desc, 0), stream);
 
   FinalizeArgs f;
@@ -141,7 +147,7 @@ DeviceCoo search_pipeline(const CooView& a, const CooView& b, bool linear, Statu
 
   Compaction runs(m, stream);
   runs.count(RunHeads{sorted_keys, nullptr});
-  const std::int64_t u = runs.scan(status, 1);
+  const std::int64_t u = runs.scan_total(status, 1);
   Workspace heads({static_cast<std::size_t>(u) * sizeof(std::int64_t)}, stream);
   runs.write(RunHeads{sorted_keys, heads.get<std::int64_t>(0)});
   out = DeviceCoo(result_desc(a.desc, u), stream);
@@ -151,7 +157,7 @@ DeviceCoo search_pipeline(const CooView& a, const CooView& b, bool linear, Statu
   f.qperm = {buf.vals[buf.selector], wi};
   f.nq = m;
   f.q_unique = false;
-  f.matchpos_by_storage = true;
+  f.match_index = MatchIndex::storage;
   set_output(f, out);
   finalize(f, a.desc.dtype, stream);
   return out;
@@ -176,25 +182,37 @@ __global__ void merge_partition_kernel(QK q, std::int64_t nq, SK s, std::int64_t
   q_split[t] = lo;
 }
 
-/// Tile t merges kTile entries: Q[q0, q1) and S[s0, s1). S's part is staged in shared memory.
+constexpr std::uint16_t kNoMatch = 0xFFFF;  // kTile < 0xFFFF: positions in a tile fit
+
+/// Tile t merges kTile entries: Q[q0, q1) and S[s0, s1) (S's part staged in shared memory).
 /// The first Q entry of each run of equal keys finds its lower bound in S: the S entries merged
 /// before it are exactly those with smaller keys, so it is s0 plus the tile's S entries with
-/// smaller keys. matchpos[j] = that position when S holds the key there, else -1.
+/// smaller keys. rel[j] = that position minus s0 when S holds the key there, else kNoMatch;
+/// counts[t] = matches in the tile. Runs the index checks of the entries the tile reads.
 template <class QK, class SK>
 __global__ void __launch_bounds__(kBlock)
     merge_match_kernel(QK q, std::int64_t nq, bool q_unique, SK s, std::int64_t ns,
-                       const std::int64_t* q_split, std::int64_t* matchpos) {
+                       const std::int64_t* q_split, EntryCheck qcheck, EntryCheck scheck,
+                       std::uint16_t* rel, std::int64_t* counts) {
   __shared__ std::uint64_t tile_s[kTile];
   const std::int64_t t = blockIdx.x;
   const std::int64_t diag0 = t * kTile, diag1 = std::min(diag0 + kTile, nq + ns);
   const std::int64_t q0 = q_split[t], q1 = q_split[t + 1];
   const std::int64_t s0 = diag0 - q0, s1 = diag1 - q1;
   const int count = static_cast<int>(s1 - s0);
-  for (int i = threadIdx.x; i < count; i += kBlock) tile_s[i] = s[s0 + i];
+  for (int i = threadIdx.x; i < count; i += kBlock) {
+    scheck(s0 + i);
+    tile_s[i] = s[s0 + i];
+  }
   __syncthreads();
-  for (std::int64_t j = q0 + threadIdx.x; j < q1; j += kBlock) {
+  unsigned found = 0;
+#pragma unroll
+  for (int k = 0; k < kItems; ++k) {
+    const std::int64_t j = q0 + k * kBlock + threadIdx.x;
+    if (j >= q1) break;
+    qcheck(j);
     const std::uint64_t key = q[j];
-    std::int64_t pos = -1;
+    std::uint16_t pos = kNoMatch;
     if (q_unique || j == 0 || q[j - 1] != key) {
       int lo = 0, hi = count;
       while (lo < hi) {
@@ -203,22 +221,67 @@ __global__ void __launch_bounds__(kBlock)
         else hi = mid;
       }
       const std::int64_t lb = s0 + lo;
-      if (lb < ns && (lo < count ? tile_s[lo] : s[lb]) == key) pos = lb;
+      if (lb < ns && (lo < count ? tile_s[lo] : s[lb]) == key) pos = static_cast<std::uint16_t>(lo);
     }
-    matchpos[j] = pos;
+    rel[j] = pos;
+    found += pos != kNoMatch ? 1u : 0u;
   }
+  store_block_sum(found, counts + t);
 }
 
-DeviceCoo merge_pipeline(const CooView& a, const CooView& b, Status& status, cudaStream_t stream) {
+/// The merge tiles' matches, in order, for the write pass.
+struct MergeMatches {
+  const std::uint16_t* rel;
+  const std::int64_t* q_split;
+  __device__ bool flag(std::int64_t j) const { return rel[j] != kNoMatch; }
+  /// S position of Q entry j of tile t.
+  __device__ std::int64_t s_pos(std::int64_t j, std::int64_t t) const {
+    return t * kTile - q_split[t] + rel[j];
+  }
+};
+
+/// Both operands canonical: the result straight from the match, (row, col, q * s).
+template <class T>
+struct MergeDirect : MergeMatches {
+  IndexArray qrows, qcols;
+  const T* qv;
+  const T* sv;
+  IndexArray out_rows, out_cols;
+  T* out_vals;
+  __device__ void write(std::int64_t j, std::int64_t slot, std::int64_t t) const {
+    out_rows.set(slot, qrows[j]);
+    out_cols.set(slot, qcols[j]);
+    out_vals[slot] = detail::from_compute<T>(
+        ops::Mul{}(detail::to_compute(qv[j]), detail::to_compute(sv[s_pos(j, t)])));
+  }
+};
+
+/// Otherwise: each match's Q position and S position, for finalize.
+struct MergeHeads : MergeMatches {
+  std::int64_t* heads;
+  std::int64_t* spos;
+  __device__ void write(std::int64_t j, std::int64_t slot, std::int64_t t) const {
+    heads[slot] = j;
+    spos[slot] = s_pos(j, t);
+  }
+};
+
+DeviceCoo merge_pipeline(const CooView& a, const CooView& b, bool validate, Status& status,
+                         cudaStream_t stream) {
   const bool q_is_a = a.desc.nnz <= b.desc.nnz;  // fewer entries to look up
   const CooView& Q = q_is_a ? a : b;
   const CooView& S = q_is_a ? b : a;
-  const SortedSeq q = sort_entries(Q, stream), s = sort_entries(S, stream);
+  // Sorted operands are checked by the sort's first pass, canonical ones by the merge.
+  const EntryCheck qc = status.fused(Q, q_is_a ? "a" : "b", validate);
+  const EntryCheck sc = status.fused(S, q_is_a ? "b" : "a", validate);
+  const SortedSeq q = sort_entries(Q, Q.desc.canonical ? EntryCheck{} : qc, stream);
+  const SortedSeq s = sort_entries(S, S.desc.canonical ? EntryCheck{} : sc, stream);
   const std::int64_t tiles = tiles_for(q.n + s.n);
   Workspace ws({static_cast<std::size_t>(tiles + 1) * sizeof(std::int64_t),
-                static_cast<std::size_t>(q.n) * sizeof(std::int64_t)}, stream);
+                static_cast<std::size_t>(q.n) * sizeof(std::uint16_t)}, stream);
   auto* q_split = ws.get<std::int64_t>(0);
-  auto* matchpos = ws.get<std::int64_t>(1);
+  auto* rel = ws.get<std::uint16_t>(1);
+  Compaction found(tiles, q_split, stream);
   with_typed_keys(q.keys, [&](auto qk) {
     with_typed_keys(s.keys, [&](auto sk) {
       using QK = decltype(qk);
@@ -228,16 +291,27 @@ DeviceCoo merge_pipeline(const CooView& a, const CooView& b, Status& status, cud
                      stream, qk, q.n, sk, s.n, tiles, q_split);
       detail::launch("sparse merge_match", merge_match_kernel<QK, SK>,
                      dim3(static_cast<unsigned>(tiles)), dim3(kBlock), 0, stream, qk, q.n, q.unique,
-                     sk, s.n, q_split, matchpos);
+                     sk, s.n, q_split, Q.desc.canonical ? qc : EntryCheck{},
+                     S.desc.canonical ? sc : EntryCheck{}, rel, found.counts());
     });
   });
-  Compaction found(q.n, stream);
-  found.count(MatchFlag{matchpos});
-  const std::int64_t m = found.scan(status, 0);
+  const std::int64_t m = found.scan_total(status, 0);
   DeviceCoo out(result_desc(a.desc, m), stream);
   if (m == 0) return out;
-  Workspace heads({static_cast<std::size_t>(m) * sizeof(std::int64_t)}, stream);
-  found.write(WriteMatchPositions{{matchpos}, heads.get<std::int64_t>(0)});
+  const MergeMatches matches{rel, q_split};
+  if (Q.desc.canonical && S.desc.canonical) {
+    detail::dispatch_dtype(a.desc.dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      found.write(MergeDirect<T>{matches, index_array(Q.rows, Q.desc.index), index_array(Q.cols, Q.desc.index),
+                                 static_cast<const T*>(Q.vals), static_cast<const T*>(S.vals),
+                                 index_array(out.rows(), out.desc().index),
+                                 index_array(out.cols(), out.desc().index), static_cast<T*>(out.vals())});
+    });
+    return out;
+  }
+  Workspace heads({static_cast<std::size_t>(m) * sizeof(std::int64_t),
+                   static_cast<std::size_t>(m) * sizeof(std::int64_t)}, stream);
+  found.write(MergeHeads{matches, heads.get<std::int64_t>(0), heads.get<std::int64_t>(1)});
 
   FinalizeArgs f;
   f.nout = m;
@@ -251,7 +325,8 @@ DeviceCoo merge_pipeline(const CooView& a, const CooView& b, Status& status, cud
   f.qvals = Q.vals;
   f.ncols = static_cast<std::uint64_t>(Q.desc.ncols);
   f.factor = Factor::sparse;
-  f.matchpos = matchpos;
+  f.matchpos = heads.get<std::int64_t>(1);
+  f.match_index = MatchIndex::output;
   f.skeys = s.keys;
   f.sperm = s.perm;
   f.ns = s.n;
@@ -262,21 +337,112 @@ DeviceCoo merge_pipeline(const CooView& a, const CooView& b, Status& status, cud
   return out;
 }
 
+// ---- bitmap_merge: drop the entries that cannot match, then merge what is left ----------------
+
+/// Sets bit row * ncols + col for every entry in range (and runs its index check).
+__global__ void set_bits_kernel(EntryCheck check, IndexArray rows, IndexArray cols, std::int64_t n,
+                                std::int64_t nrows, std::int64_t ncols, std::uint32_t* bits) {
+  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::int64_t{gridDim.x} * blockDim.x) {
+    check(i);
+    const std::int64_t r = rows[i], c = cols[i];
+    if (r < 0 || r >= nrows || c < 0 || c >= ncols) continue;
+    const auto key = static_cast<std::uint64_t>(r * ncols + c);
+    atomicOr(bits + (key >> 5), 1u << (key & 31));
+  }
+}
+
+/// The entries whose coordinate has its bit set, copied in storage order. Word: the values'
+/// bits (their dtype does not matter for a copy).
+template <class Word>
+struct FilterByBitmap {
+  IndexArray rows, cols;
+  std::int64_t nrows, ncols;
+  const Word* vals;
+  const std::uint32_t* bits;
+  IndexArray out_rows, out_cols;
+  Word* out_vals;
+  __device__ bool flag(std::int64_t i) const {
+    const std::int64_t r = rows[i], c = cols[i];
+    if (r < 0 || r >= nrows || c < 0 || c >= ncols) return false;
+    const auto key = static_cast<std::uint64_t>(r * ncols + c);
+    return (bits[key >> 5] >> (key & 31)) & 1u;
+  }
+  __device__ void write(std::int64_t i, std::int64_t slot, std::int64_t) const {
+    out_rows.set(slot, rows[i]);
+    out_cols.set(slot, cols[i]);
+    out_vals[slot] = vals[i];
+  }
+};
+
+template <class F>
+void with_word(DType dtype, F&& f) {
+  switch (dtype_size(dtype)) {
+    case 2: f(std::uint16_t{}); return;
+    case 4: f(std::uint32_t{}); return;
+    default: f(std::uint64_t{}); return;
+  }
+}
+
+DeviceCoo bitmap_pipeline(const CooView& a, const CooView& b, bool validate, Status& status,
+                          cudaStream_t stream) {
+  const CooDesc& d = a.desc;
+  const auto words = static_cast<std::size_t>((d.nrows * d.ncols + 31) / 32);
+  Workspace bitmaps({words * 4, words * 4}, stream);
+  for (int k = 0; k < 2; ++k) EWISE_CUDA_CHECK(cudaMemsetAsync(bitmaps.get(k), 0, words * 4, stream));
+  const CooView* in[2] = {&a, &b};
+  const char* names[2] = {"a", "b"};
+  for (int k = 0; k < 2; ++k) {
+    const CooView& m = *in[k];
+    detail::launch("sparse bitmap set_bits", set_bits_kernel, dim3(blocks_for(m.desc.nnz)), dim3(kBlock),
+                   0, stream, status.fused(m, names[k], validate), index_array(m.rows, d.index),
+                   index_array(m.cols, d.index), m.desc.nnz, d.nrows, d.ncols, bitmaps.get<std::uint32_t>(k));
+  }
+  DeviceCoo kept[2];
+  with_word(d.dtype, [&](auto word) {
+    using W = decltype(word);
+    Compaction filter[2] = {Compaction(a.desc.nnz, stream), Compaction(b.desc.nnz, stream)};
+    FilterByBitmap<W> op[2];
+    for (int k = 0; k < 2; ++k) {  // a's entries whose bit b set, and b's whose bit a set
+      const CooView& m = *in[k];
+      op[k] = {index_array(m.rows, d.index), index_array(m.cols, d.index), d.nrows, d.ncols,
+               static_cast<const W*>(m.vals), bitmaps.get<const std::uint32_t>(1 - k), {}, {}, nullptr};
+      filter[k].count(op[k]);
+      filter[k].scan(status, k);
+    }
+    status.read();
+    for (int k = 0; k < 2; ++k) {
+      CooDesc kd = in[k]->desc;
+      kd.nnz = status.total(k);
+      kept[k] = DeviceCoo(kd, stream);
+      op[k].out_rows = index_array(kept[k].rows(), d.index);
+      op[k].out_cols = index_array(kept[k].cols(), d.index);
+      op[k].out_vals = static_cast<W*>(kept[k].vals());
+      filter[k].write(op[k]);
+    }
+  });
+  if (kept[0].nnz() == 0) return DeviceCoo(result_desc(d, 0), stream);
+  return merge_pipeline(kept[0], kept[1], false, status, stream);
+}
+
 }  // namespace
 
 DeviceCoo device_multiply(const CooView& a, const CooView& b, CooAlgorithm algorithm,
                           const SparseOptions& options, cudaStream_t stream) {
   Status status(stream);
-  status.check(a, "a", options.validate_indices);
-  status.check(b, "b", options.validate_indices);
+  const bool validate = options.validate_indices;
   DeviceCoo out;
   if (a.desc.nnz == 0 || b.desc.nnz == 0) {
+    status.check(a, "a", validate);
+    status.check(b, "b", validate);
     status.read();
     out = DeviceCoo(result_desc(a.desc, 0), stream);
   } else if (algorithm == CooAlgorithm::merge) {
-    out = merge_pipeline(a, b, status, stream);
+    out = merge_pipeline(a, b, validate, status, stream);
+  } else if (algorithm == CooAlgorithm::bitmap_merge) {
+    out = bitmap_pipeline(a, b, validate, status, stream);
   } else {
-    out = search_pipeline(a, b, algorithm == CooAlgorithm::linear_search, status, stream);
+    out = search_pipeline(a, b, algorithm == CooAlgorithm::linear_search, validate, status, stream);
   }
   return options.drop_zeros ? drop_zero_entries(std::move(out), status, stream) : std::move(out);
 }

@@ -349,37 +349,39 @@ TEST(SparseChecks, CooViewOverTensors) {
 
 TEST(SparseAlgorithms, NamesRoundTrip) {
   for (const CooAlgorithm a : {CooAlgorithm::automatic, CooAlgorithm::sort_search,
-                               CooAlgorithm::merge, CooAlgorithm::linear_search})
+                               CooAlgorithm::merge, CooAlgorithm::bitmap_merge,
+                               CooAlgorithm::linear_search})
     EXPECT_EQ(parse_coo_algorithm(coo_algorithm_name(a)), a);
   EXPECT_STREQ(coo_algorithm_name(CooAlgorithm::sort_search), "sort_search");
   expect_invalid([] { parse_coo_algorithm("bogus"); }, {"bogus", "sort_search"});
 }
 
 TEST(SparseAlgorithms, Selection) {
-  const auto desc = [](std::int64_t nnz, bool canonical) {
-    return CooView{nullptr, nullptr, nullptr, CooDesc{1 << 20, 1 << 20, nnz, IndexType::i32, DType::f32, canonical},
-                   Memory::host};
-  };
-  // nnz > 0 with null arrays is caught by check_view, so select on descriptors only here.
-  const auto pick = [&](std::int64_t na, bool ca, std::int64_t nb, bool cb,
-                        CooAlgorithm r = CooAlgorithm::automatic) {
-    CooView a = desc(0, ca), b = desc(0, cb);
+  // Descriptors only (the arrays are never read); n x n shape.
+  const auto pick = [](std::int64_t n, std::int64_t na, bool ca, std::int64_t nb, bool cb,
+                       CooAlgorithm r = CooAlgorithm::automatic) {
     static float dummy = 0;
-    a.rows = a.cols = a.vals = b.rows = b.cols = b.vals = &dummy;
-    a.desc.nnz = na;
-    b.desc.nnz = nb;
+    const CooView a{&dummy, &dummy, &dummy, CooDesc{n, n, na, IndexType::i32, DType::f32, ca}, Memory::host};
+    const CooView b{&dummy, &dummy, &dummy, CooDesc{n, n, nb, IndexType::i32, DType::f32, cb}, Memory::host};
     return select_coo_algorithm(a, b, r);
   };
-  EXPECT_EQ(pick(1000, true, 1000, true), CooAlgorithm::merge);
-  EXPECT_EQ(pick(10, true, 100000, true), CooAlgorithm::sort_search);          // few lookups
-  EXPECT_EQ(pick(100000, false, 100000, false), CooAlgorithm::sort_search);    // fits in L2
-  EXPECT_EQ(pick(50000000, false, 50000000, false), CooAlgorithm::merge);
-  EXPECT_EQ(pick(50000000, false, 50000000, true), CooAlgorithm::merge);
-  EXPECT_EQ(pick(100, false, 50000000, true), CooAlgorithm::sort_search);
-  EXPECT_EQ(pick(5, true, 5, true, CooAlgorithm::linear_search), CooAlgorithm::linear_search);
-  expect_invalid([&] { pick(1 << 16, false, (1 << 14) + 1, false, CooAlgorithm::linear_search); },
+  const std::int64_t huge = 1 << 20, mid = 16384;
+  EXPECT_EQ(pick(huge, 1000000, true, 1000000, true), CooAlgorithm::merge);
+  EXPECT_EQ(pick(huge, 1000, true, 1000, true), CooAlgorithm::sort_search);          // small
+  EXPECT_EQ(pick(huge, 100000, true, 10000000, true), CooAlgorithm::sort_search);    // few lookups
+  EXPECT_EQ(pick(huge, 100, false, 50000000, true), CooAlgorithm::sort_search);      // searches the canonical one
+  EXPECT_EQ(pick(mid, 2700000, false, 2700000, false), CooAlgorithm::bitmap_merge);  // 64 MiB of bitmaps
+  EXPECT_EQ(pick(mid, 2700000, true, 2700000, false), CooAlgorithm::bitmap_merge);
+  EXPECT_EQ(pick(mid, 100000, false, 100000, false), CooAlgorithm::merge);          // bitmaps too big for them
+  EXPECT_EQ(pick(huge, 50000000, false, 50000000, false), CooAlgorithm::merge);      // 2^38 bytes of bitmaps
+  EXPECT_EQ(pick(huge, 50000000, false, 50000000, true), CooAlgorithm::merge);
+  EXPECT_EQ(pick(mid, 5, true, 5, true, CooAlgorithm::linear_search), CooAlgorithm::linear_search);
+  EXPECT_EQ(pick(mid, 5, true, 5, true, CooAlgorithm::bitmap_merge), CooAlgorithm::bitmap_merge);
+  expect_invalid([&] { pick(huge, 5, true, 5, true, CooAlgorithm::bitmap_merge); },
+                 {"bitmap_merge needs 274877906944 bytes", "1048576x1048576"});
+  expect_invalid([&] { pick(mid, 1 << 16, false, (1 << 14) + 1, false, CooAlgorithm::linear_search); },
                  {"linear_search", "65536 * 16385", "exceeds"});
-  EXPECT_EQ(pick(1 << 16, false, 1 << 14, false, CooAlgorithm::linear_search), CooAlgorithm::linear_search);
+  EXPECT_EQ(pick(mid, 1 << 16, false, 1 << 14, false, CooAlgorithm::linear_search), CooAlgorithm::linear_search);
   // The host backend applies the same acceptance rules.
   const HostCoo big = make_coo(1 << 16, 1, std::vector<std::int64_t>(1 << 16, 0),
                                std::vector<std::int64_t>(1 << 16, 0), std::vector<double>(1 << 16, 1.0));

@@ -8,9 +8,10 @@
 // run on the CPU reference backend (ewise/sparse_reference.hpp; `stream` is ignored). The
 // result type says where the result lives: DeviceCoo / DeviceTensor (the default) for device
 // inputs, HostCoo / HostTensor for host inputs; any other pairing, or mixing host and device
-// inputs, throws InvalidArgument. Device forms are blocking: they synchronize `stream` once or
-// twice to learn the size of their result, and every temporary is freed (stream-ordered) before
-// they return, also when they throw.
+// inputs, throws InvalidArgument. Device forms synchronize `stream` (once to three times) to
+// learn the size of their result; its last kernels may still run when they return: the result
+// is complete in stream order on `stream`. Temporaries are freed stream-ordered, also when they
+// throw.
 //
 // Semantics shared by every operation:
 //   * An entry is a stored coordinate. A coordinate stored more than once (a duplicate) stands
@@ -47,8 +48,9 @@ namespace ewise {
 
 /// How multiply(COO, COO) finds matching coordinates. All give identical results.
 enum class CooAlgorithm : std::uint8_t {
-  /// merge when both operands are canonical, sort_search when the operand it would sort is
-  /// small enough for its sorted keys to stay in the GPU's L2 cache, merge otherwise.
+  /// sort_search when one operand is small (at most 65536 entries to sort, or the other has at
+  /// most 1/32 as many); else merge when both are canonical; else bitmap_merge when its bitmaps
+  /// take at most 32 bytes per input entry; else merge.
   automatic,
   /// The HammerBlade write-up's optimized kernel: one operand is radix-sorted by absolute
   /// index (only the bits nrows*ncols needs; 32-bit keys when they fit; skipped when it is
@@ -59,15 +61,22 @@ enum class CooAlgorithm : std::uint8_t {
   /// Merge-path intersection of both operands in sorted order, the same number of entries per
   /// block. Canonical operands are used as they are; others are radix-sorted first.
   merge,
+  /// For unsorted input: one bit per cell marks each operand's coordinates (two bitmaps of
+  /// nrows * ncols bits); each operand keeps only the entries whose bit the other set, and
+  /// merge runs on what is left, so nothing but the matches is ever sorted. Refused when the
+  /// bitmaps would exceed kBitmapMaxBytes.
+  bitmap_merge,
   /// The write-up's first, unoptimized kernel: every entry of `a` scans all of `b`. For small
   /// inputs only: refused when nnz(a) * nnz(b) > kLinearSearchMaxWork.
   linear_search,
 };
 
+/// The most memory bitmap_merge's two bitmaps may take (2 * nrows * ncols / 8 bytes).
+inline constexpr std::int64_t kBitmapMaxBytes = std::int64_t{1} << 32;
 /// The largest nnz(a) * nnz(b) that linear_search accepts.
 inline constexpr std::int64_t kLinearSearchMaxWork = std::int64_t{1} << 30;
 
-const char* coo_algorithm_name(CooAlgorithm a);  ///< "automatic", "sort_search", ...
+const char* coo_algorithm_name(CooAlgorithm a);  ///< "automatic", "sort_search", "merge", ...
 /// Parses a name as printed by coo_algorithm_name; throws InvalidArgument otherwise.
 CooAlgorithm parse_coo_algorithm(std::string_view name);
 
@@ -81,8 +90,8 @@ struct SparseOptions {
 };
 
 /// The algorithm multiply(a, b) runs for these operands with `requested` (never automatic).
-/// Throws InvalidArgument when `requested` cannot run them (linear_search on large inputs) or
-/// the operands do not go together. `a` and `b` may be host or device views.
+/// Throws InvalidArgument when `requested` cannot run them (linear_search on large inputs,
+/// bitmap_merge on huge shapes) or the operands do not go together. `a` and `b` may be host or device views.
 CooAlgorithm select_coo_algorithm(const CooView& a, const CooView& b,
                                   CooAlgorithm requested = CooAlgorithm::automatic);
 

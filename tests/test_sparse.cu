@@ -1,0 +1,643 @@
+// GPU tests of the sparse half against the CPU reference (ewise/sparse_reference.hpp). The
+// GPU and the reference sum duplicates in storage order in the compute type and round once, so
+// results must match bit for bit: every comparison uses a zero tolerance.
+#include <cuda_fp16.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "ewise/detail/launch.cuh"
+#include "ewise/half.hpp"
+#include "ewise/sparse.hpp"
+#include "ewise/sparse_reference.hpp"
+#include "ewise/verify.hpp"
+#include "gpu_test.hpp"
+
+namespace ewise {
+namespace {
+
+constexpr CooAlgorithm kAlgorithms[] = {CooAlgorithm::automatic, CooAlgorithm::sort_search,
+                                        CooAlgorithm::merge, CooAlgorithm::bitmap_merge,
+                                        CooAlgorithm::linear_search};
+
+/// True when select_coo_algorithm refuses `alg` for (a, b) (linear_search on large inputs,
+/// bitmap_merge on huge shapes).
+bool refused(const CooView& a, const CooView& b, CooAlgorithm alg) {
+  try {
+    (void)select_coo_algorithm(a, b, alg);
+    return false;
+  } catch (const InvalidArgument&) {
+    return true;
+  }
+}
+constexpr verify::Tolerance kExact{0.0, 0.0};
+
+std::int64_t index_at(const void* p, IndexType t, std::int64_t k) {
+  return t == IndexType::i32 ? static_cast<const std::int32_t*>(p)[k]
+                             : static_cast<const std::int64_t*>(p)[k];
+}
+void set_index(void* p, IndexType t, std::int64_t k, std::int64_t v) {
+  if (t == IndexType::i32) static_cast<std::int32_t*>(p)[k] = static_cast<std::int32_t>(v);
+  else static_cast<std::int64_t*>(p)[k] = v;
+}
+
+/// One stored entry with its value's bytes, for assembling test matrices.
+struct Raw {
+  std::int64_t r = 0, c = 0;
+  std::array<std::byte, 8> v{};
+};
+
+std::vector<Raw> raw_entries(const HostCoo& m) {
+  const std::size_t vs = dtype_size(m.desc().dtype);
+  std::vector<Raw> out(static_cast<std::size_t>(m.nnz()));
+  for (std::int64_t k = 0; k < m.nnz(); ++k) {
+    Raw& e = out[static_cast<std::size_t>(k)];
+    e.r = index_at(m.rows(), m.desc().index, k);
+    e.c = index_at(m.cols(), m.desc().index, k);
+    std::memcpy(e.v.data(), static_cast<const std::byte*>(m.vals()) + k * static_cast<std::int64_t>(vs), vs);
+  }
+  return out;
+}
+
+HostCoo assemble(const CooDesc& like, const std::vector<Raw>& entries, bool canonical) {
+  CooDesc d = like;
+  d.nnz = static_cast<std::int64_t>(entries.size());
+  d.canonical = canonical;
+  HostCoo m(d);
+  const std::size_t vs = dtype_size(d.dtype);
+  for (std::size_t k = 0; k < entries.size(); ++k) {
+    set_index(m.rows(), d.index, static_cast<std::int64_t>(k), entries[k].r);
+    set_index(m.cols(), d.index, static_cast<std::int64_t>(k), entries[k].c);
+    std::memcpy(static_cast<std::byte*>(m.vals()) + k * vs, entries[k].v.data(), vs);
+  }
+  return m;
+}
+
+/// A partner for `a`: a fresh random matrix plus about `share` of a's coordinates (with fresh
+/// values), ordered and duplicated as `o` asks.
+HostCoo partner(const HostCoo& a, double density, double share, std::uint64_t seed,
+                const verify::CooGenOptions& o) {
+  verify::CooGenOptions plain = o;
+  plain.unsorted = false;
+  plain.duplicate_fraction = 0;
+  std::vector<Raw> mine = raw_entries(verify::random_coo(a.desc().nrows, a.desc().ncols, density, seed, plain));
+  verify::CooGenOptions value_opts;
+  value_opts.dtype = o.dtype;
+  value_opts.values = o.values;
+  const std::vector<Raw> pool = raw_entries(verify::random_coo(1, a.nnz() + 1, 1.0, seed + 7, value_opts));
+  std::mt19937_64 rng(seed);
+  const std::vector<Raw> ea = raw_entries(a);
+  for (std::size_t k = 0; k < ea.size(); ++k)
+    if (std::uniform_real_distribution<double>(0, 1)(rng) < share) {
+      Raw x = pool[k];
+      x.r = ea[k].r;
+      x.c = ea[k].c;
+      mine.push_back(x);
+    }
+  const auto key = [&](const Raw& e) { return e.r * a.desc().ncols + e.c; };
+  const auto by_key = [&](const Raw& x, const Raw& y) { return key(x) < key(y); };
+  std::stable_sort(mine.begin(), mine.end(), by_key);
+  if (o.duplicate_fraction == 0) {
+    mine.erase(std::unique(mine.begin(), mine.end(), [&](const Raw& x, const Raw& y) { return key(x) == key(y); }),
+               mine.end());
+  } else if (!mine.empty()) {
+    const std::size_t n = mine.size();
+    for (std::size_t k = 0; k < static_cast<std::size_t>(o.duplicate_fraction * static_cast<double>(n)); ++k) {
+      Raw x = pool[rng() % pool.size()];
+      const Raw& at = mine[rng() % n];
+      x.r = at.r;
+      x.c = at.c;
+      mine.push_back(x);
+    }
+    std::stable_sort(mine.begin(), mine.end(), by_key);
+  }
+  bool unique = true;
+  for (std::size_t k = 1; k < mine.size(); ++k) unique = unique && key(mine[k - 1]) != key(mine[k]);
+  if (o.unsorted) std::shuffle(mine.begin(), mine.end(), rng);
+  return assemble(a.desc(), mine, !o.unsorted && unique);
+}
+
+/// got (device) equals want (the reference) exactly: same coordinates, bit-equal values,
+/// canonical, marked canonical.
+void expect_same(const DeviceCoo& got, const HostCoo& want, const std::string& what,
+                 cudaStream_t stream = nullptr) {
+  const verify::CooCompareReport r = verify::compare_coo(got, want, kExact, stream);
+  EXPECT_TRUE(r.ok()) << what << ": " << r.str();
+  EXPECT_TRUE(r.got_canonical) << what << ": result is not canonical";
+  EXPECT_TRUE(got.desc().canonical) << what;
+  EXPECT_EQ(got.nnz(), want.nnz()) << what;
+  EXPECT_EQ(got.desc().index, want.desc().index) << what;
+  EXPECT_EQ(got.desc().dtype, want.desc().dtype) << what;
+}
+
+/// Host tensors equal bit for bit.
+void expect_bits(const HostTensor& got, const HostTensor& want, const std::string& what) {
+  ASSERT_EQ(got.shape(), want.shape()) << what;
+  ASSERT_EQ(got.dtype(), want.dtype()) << what;
+  EXPECT_EQ(0, std::memcmp(got.data(), want.data(), want.bytes())) << what;
+}
+
+/// Every algorithm that accepts (a, b), both operand orders, against the reference.
+void check_multiply_all(const HostCoo& a, const HostCoo& b, const std::string& what,
+                        cudaStream_t stream = nullptr) {
+  const HostCoo want = reference_multiply(a, b);
+  const DeviceCoo da = to_device(a, stream), db = to_device(b, stream);
+  for (const CooAlgorithm alg : kAlgorithms) {
+    SparseOptions o;
+    o.algorithm = alg;
+    if (refused(da, db, alg)) {
+      EXPECT_THROW(multiply(da, db, o, stream), InvalidArgument) << what;
+      continue;
+    }
+    const std::string tag = what + " " + coo_algorithm_name(alg);
+    expect_same(multiply(da, db, o, stream), want, tag + " a*b", stream);
+    expect_same(multiply(db, da, o, stream), want, tag + " b*a", stream);
+  }
+}
+
+class SparseGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    seed_ = verify::seed_from_env_or_random();
+    std::cout << "[ seed ] EWISE_SEED=" << seed_ << "\n";
+  }
+  std::uint64_t seed_ = 0;
+};
+
+// ---- multiply: the sweep --------------------------------------------------------------------
+
+struct Case {
+  std::int64_t nrows, ncols;
+  double density;
+};
+constexpr Case kCases[] = {{1, 1, 1.0},      {1, 1000, 0.01},  {1000, 1, 0.5},   {7, 13, 0.5},
+                           {300, 200, 0.05}, {2049, 1023, 1e-3}, {1000, 1000, 1e-5},
+                           {4096, 4096, 1e-4}, {256, 256, 0.5}};
+
+// dtype × index type × sorted × duplicates
+using SweepParam = std::tuple<DType, IndexType, bool, bool>;
+class SparseMultiplySweep : public ::testing::TestWithParam<SweepParam> {};
+
+TEST_P(SparseMultiplySweep, EveryAlgorithmMatchesTheReference) {
+  EWISE_REQUIRE_GPU();
+  const auto [dtype, index, sorted, dups] = GetParam();
+  const std::uint64_t seed = verify::seed_from_env_or_random();
+  std::cout << "[ seed ] EWISE_SEED=" << seed << "\n";
+  verify::CooGenOptions o;
+  o.dtype = dtype;
+  o.index = index;
+  o.unsorted = !sorted;
+  o.duplicate_fraction = dups ? 0.25 : 0.0;
+  verify::CooGenOptions canonical = o;
+  canonical.unsorted = false;
+  canonical.duplicate_fraction = 0;
+  std::uint64_t s = seed;
+  for (const Case& c : kCases) {
+    const HostCoo a = verify::random_coo(c.nrows, c.ncols, c.density, ++s, o);
+    const std::string what = std::string(dtype_name(dtype)) + " " + index_name(index) + " " +
+                             std::to_string(c.nrows) + "x" + std::to_string(c.ncols) +
+                             " density " + std::to_string(c.density) + (sorted ? " sorted" : " unsorted") +
+                             (dups ? " dups" : "");
+    check_multiply_all(a, partner(a, c.density, 0.5, ++s, o), what + " (b alike)");
+    check_multiply_all(a, partner(a, c.density, 0.5, ++s, canonical), what + " (b canonical)");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, SparseMultiplySweep,
+                         ::testing::Combine(::testing::ValuesIn(kAllDTypes),
+                                            ::testing::Values(IndexType::i32, IndexType::i64),
+                                            ::testing::Bool(), ::testing::Bool()));
+
+// ---- multiply: sizes and shapes of note ------------------------------------------------------
+
+TEST_F(SparseGpu, LargerMatrices) {
+  EWISE_REQUIRE_GPU();
+  verify::CooGenOptions unsorted;
+  unsorted.unsorted = true;
+  unsorted.duplicate_fraction = 0.1;
+  verify::CooGenOptions canonical;
+  // 16384^2 at 1e-3 (268k entries each), unsorted with duplicates and canonical.
+  const HostCoo a = verify::random_coo(16384, 16384, 1e-3, seed_, unsorted);
+  check_multiply_all(a, partner(a, 1e-3, 0.3, seed_ + 1, unsorted), "16384^2 1e-3 unsorted");
+  const HostCoo c = verify::random_coo(16384, 16384, 1e-3, seed_ + 2, canonical);
+  check_multiply_all(c, partner(c, 1e-3, 0.3, seed_ + 3, canonical), "16384^2 1e-3 canonical");
+  // Dense-ish: 1024^2 at 0.5 (524k entries), across several merge tiles per row.
+  const HostCoo d = verify::random_coo(1024, 1024, 0.5, seed_ + 4, canonical);
+  check_multiply_all(d, partner(d, 0.5, 0.5, seed_ + 5, unsorted), "1024^2 0.5 vs unsorted");
+}
+
+TEST_F(SparseGpu, OneOperandMuchLarger) {
+  EWISE_REQUIRE_GPU();
+  for (const bool unsorted : {false, true}) {
+    verify::CooGenOptions o;
+    o.unsorted = unsorted;
+    const HostCoo big = verify::random_coo(1024, 1024, 0.4, seed_, o);
+    const HostCoo tiny = partner(big, 1e-5, 2e-4, seed_ + 1, o);  // ~80 shared coordinates
+    check_multiply_all(big, tiny, unsorted ? "big vs tiny unsorted" : "big vs tiny canonical");
+  }
+}
+
+TEST_F(SparseGpu, KeyWidths) {
+  EWISE_REQUIRE_GPU();
+  verify::CooGenOptions o;
+  o.index = IndexType::i64;
+  o.unsorted = true;
+  o.duplicate_fraction = 0.2;
+  // nrows * ncols = 9e9 > 2^32: 64-bit keys, 34 key bits.
+  const HostCoo w = verify::random_coo(3'000'000'000, 3, 1e-6, seed_, o);
+  check_multiply_all(w, partner(w, 1e-6, 0.5, seed_ + 1, o), "64-bit keys");
+  // nrows * ncols = 2^32 exactly: 32-bit keys using all 32 bits.
+  o.index = IndexType::i32;
+  const HostCoo e = verify::random_coo(65536, 65536, 1e-6, seed_ + 2, o);
+  check_multiply_all(e, partner(e, 1e-6, 0.5, seed_ + 3, o), "32 key bits");
+  // An entry at the last row and column.
+  std::vector<Raw> ce = raw_entries(verify::random_coo(1, 1, 1.0, seed_ + 4));
+  ce[0].r = ce[0].c = 65535;
+  const HostCoo last = assemble(CooDesc{65536, 65536, 0, IndexType::i32, DType::f32, true}, ce, true);
+  check_multiply_all(last, last, "last coordinate");
+}
+
+TEST_F(SparseGpu, EmptyAndDegenerate) {
+  EWISE_REQUIRE_GPU();
+  const HostCoo some = verify::random_coo(50, 40, 0.1, seed_);
+  const HostCoo none = verify::random_coo(50, 40, 0.0, seed_);
+  ASSERT_EQ(none.nnz(), 0);
+  check_multiply_all(none, some, "nnz 0");
+  check_multiply_all(none, none, "both nnz 0");
+  for (const auto& [r, c] : {std::pair<std::int64_t, std::int64_t>{0, 5}, {5, 0}, {0, 0}}) {
+    const HostCoo e = verify::random_coo(r, c, 0.5, seed_);
+    check_multiply_all(e, e, "empty shape");
+    expect_same(coalesce(to_device(e)), e, "coalesce of empty");
+    const HostTensor d = to_host(coo_to_dense(to_device(e)).view());
+    EXPECT_EQ(d.numel(), 0);
+  }
+}
+
+TEST_F(SparseGpu, AllDuplicates) {
+  EWISE_REQUIRE_GPU();
+  for (const bool unsorted : {false, true}) {
+    // a: 5000 entries, all at (3, 4); b: (3, 4) a few times among others. And the reverse,
+    // so the long run is on the sorted side as well as on the searching side.
+    const HostCoo src = verify::random_coo(1, 5000, 1.0, seed_);
+    std::vector<Raw> ea = raw_entries(src);
+    for (Raw& e : ea) e.r = 3, e.c = 4;
+    const HostCoo a = assemble(CooDesc{10, 10, 0, IndexType::i32, DType::f32, false}, ea, false);
+    verify::CooGenOptions o;
+    o.unsorted = unsorted;
+    o.duplicate_fraction = 0.5;
+    const HostCoo b = partner(a, 0.3, 1.0, seed_ + 1, o);
+    check_multiply_all(a, b, unsorted ? "all duplicates, b unsorted" : "all duplicates");
+    check_multiply_all(a, a, "all duplicates, squared");
+  }
+}
+
+TEST_F(SparseGpu, NoMatchesAndFullOverlap) {
+  EWISE_REQUIRE_GPU();
+  const HostCoo base = verify::random_coo(200, 300, 0.2, seed_);
+  std::vector<Raw> even, odd;
+  for (const Raw& e : raw_entries(base)) ((e.r * 300 + e.c) % 2 ? odd : even).push_back(e);
+  const HostCoo a = assemble(base.desc(), even, true), b = assemble(base.desc(), odd, true);
+  ASSERT_TRUE(reference_multiply(a, b).nnz() == 0);
+  check_multiply_all(a, b, "no matches");
+  // Full overlap: same coordinates, other values; and a matrix times itself.
+  std::vector<Raw> other = raw_entries(verify::random_coo(200, 300, 0.2, seed_ + 9));
+  std::vector<Raw> same = raw_entries(base);
+  for (std::size_t k = 0; k < same.size(); ++k) same[k].v = other[k % other.size()].v;
+  const HostCoo b2 = assemble(base.desc(), same, true);
+  check_multiply_all(base, b2, "full overlap");
+  check_multiply_all(base, base, "squared");
+  const DeviceCoo d = to_device(base);
+  expect_same(multiply(d, d), reference_multiply(base, base), "same view twice");
+}
+
+TEST_F(SparseGpu, MisalignedArraysAndStreams) {
+  EWISE_REQUIRE_GPU();
+  verify::CooGenOptions o;
+  o.dtype = DType::f16;
+  o.unsorted = true;
+  o.duplicate_fraction = 0.2;
+  const HostCoo a = verify::random_coo(333, 257, 0.05, seed_, o);
+  const HostCoo b = partner(a, 0.05, 0.5, seed_ + 1, o);
+  cudaStream_t stream;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  // Copies whose arrays start one element past an aligned address.
+  struct Shifted {
+    DeviceBuffer rows, cols, vals;
+    CooView view;
+  };
+  const auto shifted = [&](const HostCoo& m) {
+    const std::size_t n = static_cast<std::size_t>(m.nnz()), is = index_size(m.desc().index),
+                      vs = dtype_size(m.desc().dtype);
+    Shifted s{DeviceBuffer((n + 1) * is, stream), DeviceBuffer((n + 1) * is, stream),
+              DeviceBuffer((n + 1) * vs, stream), {}};
+    auto* rows = static_cast<std::byte*>(s.rows.data()) + is;
+    auto* cols = static_cast<std::byte*>(s.cols.data()) + is;
+    auto* vals = static_cast<std::byte*>(s.vals.data()) + vs;
+    EXPECT_EQ(cudaMemcpyAsync(rows, m.rows(), n * is, cudaMemcpyHostToDevice, stream), cudaSuccess);
+    EXPECT_EQ(cudaMemcpyAsync(cols, m.cols(), n * is, cudaMemcpyHostToDevice, stream), cudaSuccess);
+    EXPECT_EQ(cudaMemcpyAsync(vals, m.vals(), n * vs, cudaMemcpyHostToDevice, stream), cudaSuccess);
+    EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    s.view = CooView{rows, cols, vals, m.desc(), Memory::device};
+    return s;
+  };
+  Shifted sa = shifted(a), sb = shifted(b);
+  const CooView va = sa.view, vb = sb.view;
+  EXPECT_NE(reinterpret_cast<std::uintptr_t>(va.rows) % 8, 0u);
+  const HostCoo want = reference_multiply(a, b);
+  for (const CooAlgorithm alg : kAlgorithms) {
+    SparseOptions opt;
+    opt.algorithm = alg;
+    // The result is complete in stream order: compare on the same stream.
+    expect_same(multiply(va, vb, opt, stream), want, std::string("misaligned ") + coo_algorithm_name(alg), stream);
+  }
+  expect_same(coalesce(va, {}, stream), reference_coalesce(a), "misaligned coalesce", stream);
+  check_multiply_all(a, b, "on a stream", stream);
+  sa = Shifted{};
+  sb = Shifted{};
+  EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+}
+
+TEST_F(SparseGpu, DropZeros) {
+  EWISE_REQUIRE_GPU();
+  // Integers: duplicates that cancel, explicit zeros, and random values from {-2..2}.
+  verify::CooGenOptions o;
+  o.dtype = DType::i32;
+  o.unsorted = true;
+  o.duplicate_fraction = 0.5;
+  o.values.lo = -2;
+  o.values.hi = 2;
+  o.values.allow_zero = true;
+  const HostCoo a = verify::random_coo(100, 100, 0.3, seed_, o);
+  const HostCoo b = partner(a, 0.3, 0.8, seed_ + 1, o);
+  SparseOptions drop;
+  drop.drop_zeros = true;
+  const HostCoo keep_want = reference_multiply(a, b), drop_want = reference_multiply(a, b, drop);
+  ASSERT_LT(drop_want.nnz(), keep_want.nnz()) << "the inputs should produce some zero products";
+  const DeviceCoo da = to_device(a), db = to_device(b);
+  for (const CooAlgorithm alg : {CooAlgorithm::sort_search, CooAlgorithm::merge,
+                                 CooAlgorithm::bitmap_merge, CooAlgorithm::linear_search}) {
+    drop.algorithm = alg;
+    expect_same(multiply(da, db, drop), drop_want, std::string("drop_zeros ") + coo_algorithm_name(alg));
+  }
+  expect_same(multiply(da, db), keep_want, "zeros kept by default");
+  expect_same(coalesce(da, drop), reference_coalesce(a, drop), "coalesce drop_zeros");
+  expect_same(coalesce(da), reference_coalesce(a), "coalesce keeps zeros");
+}
+
+// ---- conversions ------------------------------------------------------------------------------
+
+using ConvParam = std::tuple<DType, IndexType, bool>;  // dtype, index, canonical input
+class SparseConversions : public ::testing::TestWithParam<ConvParam> {};
+
+TEST_P(SparseConversions, MatchTheReference) {
+  EWISE_REQUIRE_GPU();
+  const auto [dtype, index, canon] = GetParam();
+  const std::uint64_t seed = verify::seed_from_env_or_random();
+  std::cout << "[ seed ] EWISE_SEED=" << seed << "\n";
+  verify::CooGenOptions o;
+  o.dtype = dtype;
+  o.index = index;
+  o.unsorted = !canon;
+  o.duplicate_fraction = canon ? 0 : 0.3;
+  for (const Case& c : kCases) {
+    const std::string what = std::string(dtype_name(dtype)) + " " + std::to_string(c.nrows) + "x" +
+                             std::to_string(c.ncols) + " " + std::to_string(c.density);
+    const HostCoo a = verify::random_coo(c.nrows, c.ncols, c.density, seed + c.nrows, o);
+    const DeviceCoo da = to_device(a);
+    // coalesce
+    const DeviceCoo co = coalesce(da);
+    expect_same(co, reference_coalesce(a), what + " coalesce");
+    // COO → dense, exact bits (duplicates summed once, +0 elsewhere)
+    if (c.nrows * c.ncols <= (1 << 22))
+      expect_bits(to_host(coo_to_dense(da).view()), reference_coo_to_dense(a), what + " coo_to_dense");
+    // CSR row offsets of the canonical form
+    expect_bits(to_host(coo_to_csr_row_offsets(co).view()), reference_coo_to_csr_row_offsets(to_host(co)),
+                what + " csr offsets");
+    // COO ⊙ dense for every broadcast form
+    const HostTensor full = verify::random_tensor(dtype, Dims{c.nrows, c.ncols}, seed + 1);
+    const HostTensor row = verify::random_tensor(dtype, Dims{1, c.ncols}, seed + 2);
+    const HostTensor flat = verify::random_tensor(dtype, Dims{c.ncols}, seed + 3);
+    const HostTensor col = verify::random_tensor(dtype, Dims{c.nrows, 1}, seed + 4);
+    const HostTensor scalar = verify::random_tensor(dtype, Dims{}, seed + 5);
+    const HostTensor one = verify::random_tensor(dtype, Dims{1, 1}, seed + 6);
+    for (const HostTensor* d : {&full, &row, &flat, &col, &scalar, &one}) {
+      if (d->numel() > (1 << 22)) continue;
+      const DeviceTensor dd = to_device(d->view());
+      expect_same(multiply(da, dd.view()), reference_multiply(a, d->view()),
+                  what + " times dense " + d->shape().str());
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, SparseConversions,
+                         ::testing::Combine(::testing::ValuesIn(kAllDTypes),
+                                            ::testing::Values(IndexType::i32, IndexType::i64),
+                                            ::testing::Bool()));
+
+TEST_F(SparseGpu, DenseOperandThroughStrides) {
+  EWISE_REQUIRE_GPU();
+  verify::CooGenOptions o;
+  o.unsorted = true;
+  o.duplicate_fraction = 0.2;
+  const HostCoo a = verify::random_coo(70, 90, 0.2, seed_, o);
+  const DeviceCoo da = to_device(a);
+  // The transpose of a 90x70 tensor, and a reversed row vector.
+  const HostTensor t = verify::random_tensor(DType::f32, Dims{90, 70}, seed_ + 1);
+  const DeviceTensor dt = to_device(t.view());
+  const TensorDesc td = TensorDesc::strided(DType::f32, {70, 90}, {1, 70});
+  expect_same(multiply(da, ConstTensorView{dt.data(), td, Memory::device}),
+              reference_multiply(a, ConstTensorView{t.data(), td, Memory::host}), "transposed dense");
+  const HostTensor r = verify::random_tensor(DType::f32, Dims{90}, seed_ + 2);
+  const DeviceTensor dr = to_device(r.view());
+  const TensorDesc rd = TensorDesc::strided(DType::f32, {90}, {-1});
+  expect_same(multiply(da, ConstTensorView{dr.data_as<float>() + 89, rd, Memory::device}),
+              reference_multiply(a, ConstTensorView{r.data_as<float>() + 89, rd, Memory::host}),
+              "reversed row vector");
+}
+
+TEST_F(SparseGpu, DenseToCooAndRoundTrips) {
+  EWISE_REQUIRE_GPU();
+  for (const DType dtype : kAllDTypes) {
+    for (const IndexType index : {IndexType::i32, IndexType::i64}) {
+      HostTensor d = verify::random_tensor(dtype, Dims{123, 77}, seed_);
+      // Zero out about 80% (and, for floats, write some -0, which counts as zero).
+      std::mt19937_64 rng(seed_);
+      const std::size_t es = dtype_size(dtype);
+      for (std::int64_t i = 0; i < d.numel(); ++i) {
+        const auto roll = rng() % 10;
+        auto* p = static_cast<std::byte*>(d.data()) + i * static_cast<std::int64_t>(es);
+        if (roll < 8) std::memset(p, 0, es);
+        if (roll == 0 && is_floating(dtype)) p[es - 1] = std::byte{0x80};  // -0
+      }
+      const std::string what = std::string(dtype_name(dtype)) + " " + index_name(index);
+      const DeviceTensor dd = to_device(d.view());
+      const DeviceCoo c = dense_to_coo(dd.view(), index);
+      expect_same(c, reference_dense_to_coo(d.view(), index), what + " dense_to_coo");
+      // Strided view: the transpose.
+      const TensorDesc td = TensorDesc::strided(dtype, {77, 123}, {1, 77});
+      expect_same(dense_to_coo(ConstTensorView{dd.data(), td, Memory::device}, index),
+                  reference_dense_to_coo(ConstTensorView{d.data(), td, Memory::host}, index),
+                  what + " dense_to_coo transposed");
+      // dense → COO → dense gives back the tensor, with -0 turned into +0.
+      HostTensor plus = to_host(d.view());
+      for (std::int64_t i = 0; i < plus.numel(); ++i) {
+        auto* p = static_cast<std::byte*>(plus.data()) + i * static_cast<std::int64_t>(es);
+        bool zero = true;
+        for (std::size_t k = 0; k + 1 < es; ++k) zero = zero && p[k] == std::byte{0};
+        if (zero && p[es - 1] == std::byte{0x80} && is_floating(dtype)) p[es - 1] = std::byte{0};
+      }
+      expect_bits(to_host(coo_to_dense(c).view()), plus, what + " round trip");
+    }
+  }
+}
+
+// ---- validation --------------------------------------------------------------------------------
+
+void expect_invalid(const std::function<void()>& f, std::initializer_list<const char*> parts) {
+  try {
+    f();
+    ADD_FAILURE() << "no exception; expected one mentioning " << *parts.begin();
+  } catch (const InvalidArgument& e) {
+    const std::string msg = e.what();
+    for (const char* p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "message: " << msg << "\nmissing: " << p;
+  }
+}
+
+TEST_F(SparseGpu, BadIndicesThrowBeforeWriting) {
+  EWISE_REQUIRE_GPU();
+  for (const IndexType index : {IndexType::i32, IndexType::i64}) {
+    verify::CooGenOptions o;
+    o.index = index;
+    const HostCoo good = verify::random_coo(100, 100, 0.3, seed_, o);
+    std::vector<Raw> e = raw_entries(good);
+    std::vector<Raw> out_of_range = e, negative = e, unordered = e;
+    out_of_range[1234].c = 100;
+    out_of_range[2000].r = 100;
+    negative[777].r = -5;
+    std::swap(unordered[500], unordered[501]);
+    const DeviceCoo g = to_device(good);
+    const DeviceCoo bad = to_device(assemble(good.desc(), out_of_range, false));
+    const DeviceCoo neg = to_device(assemble(good.desc(), negative, false));
+    const DeviceCoo lie = to_device(assemble(good.desc(), unordered, true));
+    for (const CooAlgorithm alg : kAlgorithms) {
+      if (alg == CooAlgorithm::linear_search) continue;  // 3000^2 entries: refused anyway
+      SparseOptions opt;
+      opt.algorithm = alg;
+      expect_invalid([&] { multiply(g, bad, opt); }, {"b: entry 1234", "(", ", 100)", "100x100"});
+      expect_invalid([&] { multiply(neg, g, opt); }, {"a: entry 777", "(-5, "});
+      expect_invalid([&] { multiply(g, lie, opt); }, {"b is marked canonical", "entry 501"});
+    }
+    expect_invalid([&] { coalesce(bad); }, {"entry 1234"});
+    expect_invalid([&] { coo_to_dense(neg); }, {"entry 777"});
+    expect_invalid([&] { multiply(bad, to_device(verify::random_tensor(DType::f32, Dims{100, 100}, seed_)).view()); },
+                   {"entry 1234"});
+    expect_invalid([&] { coo_to_csr_row_offsets(lie); }, {"marked canonical", "entry 501"});
+    expect_invalid([&] { check_indices(bad, "mine"); }, {"mine: entry 1234"});
+    EXPECT_NO_THROW(check_indices(g));
+    // After the failures the device is fine and skipping validation on good input agrees.
+    SparseOptions trusted;
+    trusted.validate_indices = false;
+    expect_same(multiply(g, g, trusted), reference_multiply(good, good), "trusted input");
+    expect_same(coalesce(g, trusted), reference_coalesce(good), "trusted coalesce");
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  }
+}
+
+TEST_F(SparseGpu, ArgumentChecks) {
+  EWISE_REQUIRE_GPU();
+  const DeviceCoo a = to_device(verify::random_coo(10, 20, 0.3, seed_));
+  const DeviceCoo b = to_device(verify::random_coo(20, 10, 0.3, seed_));
+  expect_invalid([&] { multiply(a, b); }, {"shapes differ", "10x20", "20x10"});
+  const HostCoo h = verify::random_coo(10, 20, 0.3, seed_);
+  expect_invalid([&] { multiply(a, CooView(h)); }, {"device memory", "host memory"});
+  expect_invalid([&] { multiply<HostCoo>(a, a); }, {"device memory", "result type"});
+  SparseOptions lin;
+  lin.algorithm = CooAlgorithm::linear_search;
+  const DeviceCoo big = to_device(verify::random_coo(1000, 1000, 0.1, seed_));
+  expect_invalid([&] { multiply(big, big, lin); }, {"linear_search", "100000 * 100000"});
+  const DeviceCoo not_canonical = to_device(verify::random_coo(10, 20, 0.3, seed_, {IndexType::i32, DType::f32, true}));
+  expect_invalid([&] { coo_to_csr_row_offsets(not_canonical); }, {"not marked canonical"});
+}
+
+// ---- nnz over 2^31 -------------------------------------------------------------------------------
+
+// A canonical 65536 x 65536 matrix with n entries: entry k at absolute index 17m + r for
+// k = 16m + r (every 17th cell skipped), value (k % 7 + 1) / 4 in f16.
+__global__ void fill_big(std::int64_t n, std::int32_t* rows, std::int32_t* cols, __half* vals) {
+  for (std::int64_t k = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; k < n;
+       k += std::int64_t{gridDim.x} * blockDim.x) {
+    const std::int64_t key = (k / 16) * 17 + k % 16;
+    rows[k] = static_cast<std::int32_t>(key >> 16);
+    cols[k] = static_cast<std::int32_t>(key & 0xFFFF);
+    vals[k] = __float2half(static_cast<float>(k % 7 + 1) * 0.25f);
+  }
+}
+
+TEST_F(SparseGpu, MoreThan2To31Entries) {
+  EWISE_REQUIRE_GPU();
+  const std::int64_t n = (std::int64_t{1} << 31) + (std::int64_t{1} << 24);
+  std::size_t free_bytes = 0, total = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free_bytes, &total), cudaSuccess);
+  const std::size_t matrix = static_cast<std::size_t>(n) * 10;  // i32 rows, cols, f16 vals
+  if (free_bytes < matrix + (std::size_t{4} << 30))
+    GTEST_SKIP() << "needs " << (matrix >> 30) + 4 << " GiB free, have " << (free_bytes >> 30);
+  DeviceCoo big(CooDesc{65536, 65536, n, IndexType::i32, DType::f16, true});
+  detail::launch("fill_big", fill_big, dim3(65536), dim3(256), 0, nullptr, n,
+                 static_cast<std::int32_t*>(big.rows()), static_cast<std::int32_t*>(big.cols()),
+                 static_cast<__half*>(big.vals()));
+  // b: 2^20 random distinct cells, values 2; expected: the cells the big matrix stores.
+  std::mt19937_64 rng(seed_);
+  std::vector<std::int64_t> keys(1 << 20);
+  for (auto& k : keys) k = static_cast<std::int64_t>(rng() >> 32);
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  HostCoo b(CooDesc{65536, 65536, static_cast<std::int64_t>(keys.size()), IndexType::i32, DType::f16, true});
+  std::vector<Raw> want;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    set_index(b.rows(), IndexType::i32, static_cast<std::int64_t>(i), keys[i] >> 16);
+    set_index(b.cols(), IndexType::i32, static_cast<std::int64_t>(i), keys[i] & 0xFFFF);
+    static_cast<std::uint16_t*>(b.vals())[i] = float_to_f16_bits(2.0f);
+    const std::int64_t m = keys[i] / 17, r = keys[i] % 17, k = 16 * m + r;
+    if (r == 16 || k >= n) continue;
+    Raw e;
+    e.r = keys[i] >> 16;
+    e.c = keys[i] & 0xFFFF;
+    const std::uint16_t bits = float_to_f16_bits(static_cast<float>(k % 7 + 1) * 0.25f * 2.0f);
+    std::memcpy(e.v.data(), &bits, 2);
+    want.push_back(e);
+  }
+  const HostCoo expected = assemble(b.desc(), want, true);
+  ASSERT_GT(expected.nnz(), 100000);
+  const DeviceCoo db = to_device(b);
+  EXPECT_NO_THROW(check_indices(big, "big"));
+  for (const CooAlgorithm alg : {CooAlgorithm::automatic, CooAlgorithm::sort_search,
+                                 CooAlgorithm::merge, CooAlgorithm::bitmap_merge}) {
+    SparseOptions o;
+    o.algorithm = alg;
+    expect_same(multiply(big, db, o), expected, std::string("nnz > 2^31 ") + coo_algorithm_name(alg));
+  }
+  // The same entries not marked canonical: every one of them searches b, and its matches are
+  // sorted afterwards (needs 8 bytes per entry more).
+  ASSERT_EQ(cudaMemGetInfo(&free_bytes, &total), cudaSuccess);
+  if (free_bytes < static_cast<std::size_t>(n) * 8 + (std::size_t{4} << 30)) {
+    std::cout << "skipping the non-canonical part: " << (free_bytes >> 30) << " GiB free\n";
+    return;
+  }
+  CooView unmarked = big;
+  unmarked.desc.canonical = false;
+  SparseOptions o;
+  o.algorithm = CooAlgorithm::sort_search;
+  expect_same(multiply(unmarked, db, o), expected, "nnz > 2^31 searching side");
+}
+
+}  // namespace
+}  // namespace ewise

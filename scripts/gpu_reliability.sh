@@ -8,7 +8,7 @@
 # Environment:
 #   STEPS           which steps, in order (default "build tests large soak sanitize")
 #   BUILD_DIR       build directory (default build)
-#   SOAK_SECONDS    soak length (default 120)
+#   SOAK_SECONDS    soak length (default 120; "rest": what is left of BUDGET minus 20 s)
 #   SANITIZE_TOOLS  tools for sanitize_gpu.sh (default: all of them)
 #   BUDGET          seconds for the whole script (default 0 = none): each step gets at most
 #                   what is left, so a slow step cannot take the logs of the others with it.
@@ -63,7 +63,9 @@ for step in "${steps[@]}"; do
       run_step suite "$build/tests/ewise_gpu_tests" \
         --gtest_filter='*:-Large.*:Concurrency.*:FailurePaths.*:FailurePathsChild.*' ;;
     soak)
-      run_step soak "$build/tools/ewise_soak" --seconds "${SOAK_SECONDS:-120}" --report 30 ;;
+      secs="${SOAK_SECONDS:-120}"
+      [[ $secs == rest ]] && secs=$(($(left) - 20))
+      run_step soak "$build/tools/ewise_soak" --seconds "$secs" --report 30 ;;
     sanitize)
       run_step sanitize env SANITIZE_LOG_DIR="$logs/sanitize" "$root/scripts/sanitize_gpu.sh" \
         "$build" ${SANITIZE_TOOLS:-} ;;

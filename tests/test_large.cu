@@ -122,10 +122,10 @@ TEST(Large, DenseOuterProductOver2To32Elements) {
             << " kernels, 5 rows each\n";
 }
 
-/// A reversed output view (stride -1) of 2^31 + 5 f32 elements: out[i] = a[i] * b (scalar).
+/// A reversed output view (stride -1) of 2^31 + 2^20 f32 elements: out[i] = a[i] * b (scalar).
 TEST(Large, DenseReversedOutputOver2To31Elements) {
   EWISE_REQUIRE_GPU();
-  const std::int64_t n = k2To31 + 5;
+  const std::int64_t n = k2To31 + (1 << 20);
   EWISE_REQUIRE_MEMORY(2 * n * 4);
   const std::uint64_t seed = test_seed();
   DeviceTensor a(DType::f32, {n}), storage(DType::f32, {n});

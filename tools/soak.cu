@@ -9,6 +9,8 @@
 //   ewise_soak [--seconds S] [--calls N] [--seed X] [--streams K] [--report S] [--scratch DIR]
 //
 // Stops after S seconds (default 120) or N calls, whichever comes first (N = 0: no limit).
+// Kernels are loaded eagerly (CUDA_MODULE_LOADING=EAGER unless set otherwise), so that a kernel
+// first used late in the run does not show up as device memory growth.
 // Exit status 0 only when every result was right and memory stayed flat.
 #include <cuda_runtime_api.h>
 
@@ -104,6 +106,7 @@ constexpr std::size_t kDeviceSlack = std::size_t{4} << 20;
 int main(int argc, char** argv) {
   using namespace ewise;
   const Args args = parse_args(argc, argv);
+  setenv("CUDA_MODULE_LOADING", "EAGER", 0);  // before the first CUDA call
   if (!gpu_available()) {
     std::fprintf(stderr, "ewise_soak: no GPU: %s\n", gpu_unavailable_reason().c_str());
     return 2;

@@ -27,12 +27,21 @@ struct Args {
 /// Where a command runs: on the GPU, or on the CPU reference backend (host views).
 struct Backend {
   bool gpu = false;
+  std::string fallback_reason;  ///< why the CPU was chosen by default ("" when asked for)
   std::string label() const { return gpu ? "GPU" : "CPU reference"; }
+  /// "the GPU", "the CPU reference", or "the CPU reference (no usable GPU: ...)".
+  std::string description() const {
+    return "the " + label() +
+           (fallback_reason.empty() ? "" : " (no usable GPU: " + fallback_reason + ")");
+  }
 };
 
-/// --device as given, or the GPU when one is usable, else the CPU with a note on stderr
-/// (unless quiet). Throws InvalidArgument for --device gpu without a GPU or an unknown name.
-Backend choose_backend(const std::optional<std::string>& device, bool quiet);
+/// --device as given, or the GPU when one is usable, else the CPU reference (with the reason
+/// in fallback_reason). Throws InvalidArgument for --device gpu without a GPU or an unknown name.
+Backend choose_backend(const std::optional<std::string>& device);
+
+/// Milliseconds with three decimals: "0.013".
+std::string ms_text(double ms);
 
 /// Progress display on stderr: "\r"-updated percentages on a terminal, a line per 10% when
 /// forced on with --progress elsewhere, nothing otherwise.

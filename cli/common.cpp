@@ -12,17 +12,20 @@
 
 namespace ewise::cli {
 
-Backend choose_backend(const std::optional<std::string>& device, bool quiet) {
-  if (device && *device == "cpu") return {false};
+Backend choose_backend(const std::optional<std::string>& device) {
+  if (device && *device == "cpu") return {false, ""};
   EWISE_EXPECTS(!device || *device == "gpu", "unknown device '", *device,
                 "' (expected cpu or gpu)");
   const std::string reason = gpu_unavailable_reason();
-  if (reason.empty()) return {true};
+  if (reason.empty()) return {true, ""};
   EWISE_EXPECTS(!device, "--device gpu: no usable GPU (", reason, ")");
-  if (!quiet)
-    std::cerr << "ewise: note: no usable GPU (" << reason
-              << "); running on the CPU reference backend\n";
-  return {false};
+  return {false, reason};
+}
+
+std::string ms_text(double ms) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", ms);
+  return buf;
 }
 
 Progress::Progress(const Args& args)
@@ -106,7 +109,7 @@ double time_once(const Backend& b, cudaStream_t stream, const std::function<void
 double copy_bandwidth_gbs(std::size_t bytes, int reps, cudaStream_t stream) {
   DeviceBuffer src(bytes, stream), dst(bytes, stream);
   EWISE_CUDA_CHECK(cudaMemsetAsync(src.data(), 1, bytes, stream));
-  const double ms = time_ms(Backend{true}, stream, reps, [&] {
+  const double ms = time_ms(Backend{true, ""}, stream, reps, [&] {
     EWISE_CUDA_CHECK(
         cudaMemcpyAsync(dst.data(), src.data(), bytes, cudaMemcpyDeviceToDevice, stream));
   });

@@ -257,7 +257,7 @@ class Demo {
 }  // namespace
 
 int run_demo(const Args& args) {
-  const Backend backend = choose_backend(args.device, true);
+  const Backend backend = choose_backend(args.device);
   std::optional<Stream> stream;
   if (backend.gpu) stream.emplace();
   Demo demo(backend, stream ? static_cast<cudaStream_t>(*stream) : nullptr);

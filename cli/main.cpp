@@ -40,10 +40,11 @@ commands:
 
 options:
   -o, --output FILE   output file (written atomically: nothing is left behind on failure)
-  --device cpu|gpu    default: the GPU when one is usable, else the CPU reference (with a note)
+  --device cpu|gpu    default: the GPU when one is usable, else the CPU reference (the summary
+                      line says so and why)
   --verify            dense: also compute on the CPU reference and compare before writing
   --progress          show progress even when stderr is not a terminal
-  --quiet             no notes, progress or summary
+  --quiet             no progress and no summary line
   -h, --help          this text;  --version  the version
 
 Matrix Market input: coordinate real/integer/pattern, general/symmetric/skew-symmetric
@@ -169,7 +170,7 @@ int run_dense(const Args& a) {
   const BinaryOp op = parse_op(a.positional[0]);
   const std::string& pa = a.positional[1];
   const std::string& pb = a.positional[2];
-  const Backend backend = choose_backend(a.device, a.quiet);
+  const Backend backend = choose_backend(a.device);
   DenseOptions options;
   if (a.kernel) {
     options.kernel = parse_kernel(*a.kernel);
@@ -221,9 +222,10 @@ int run_dense(const Args& a) {
   io::write_npy(a.output, C.view());
   if (!a.quiet)
     std::cout << a.output << ": " << dtype_name(C.dtype()) << " " << shape.str() << " = "
-              << op_name(op) << "(" << pa << ", " << pb << ") on the " << backend.label()
-              << (backend.gpu ? " (kernel " + kernel + ")" : std::string()) << ", " << ms
-              << " ms" << (a.verify ? ", verified against the CPU reference" : "") << "\n";
+              << op_name(op) << "(" << pa << ", " << pb << ") on " << backend.description()
+              << (backend.gpu ? " (kernel " + kernel + ")" : std::string()) << ", "
+              << ms_text(ms) << " ms" << (a.verify ? ", verified against the CPU reference" : "")
+              << "\n";
   return 0;
 }
 
@@ -238,7 +240,7 @@ int run_sparse(const Args& a) {
   const std::string& pa = a.positional[1];
   const std::string& pb = a.positional[2];
   const bool dense_b = ends_with(pb, ".npy");
-  const Backend backend = choose_backend(a.device, a.quiet);
+  const Backend backend = choose_backend(a.device);
   SparseOptions options;
   if (a.algorithm) {
     options.algorithm = parse_coo_algorithm(*a.algorithm);
@@ -310,10 +312,10 @@ int run_sparse(const Args& a) {
   io::write_mtx(a.output, C.view());
   if (!a.quiet)
     std::cout << a.output << ": " << dtype_name(C.desc().dtype) << " " << shape_of(C.desc())
-              << " nnz " << C.nnz() << " = mul(" << pa << ", " << pb << ") on the "
-              << backend.label()
+              << " nnz " << C.nnz() << " = mul(" << pa << ", " << pb << ") on "
+              << backend.description()
               << (backend.gpu && !dense_b ? " (algorithm " + algorithm + ")" : std::string())
-              << ", " << ms << " ms\n";
+              << ", " << ms_text(ms) << " ms\n";
   return 0;
 }
 

@@ -221,6 +221,11 @@ TEST(FailurePaths, SparseOperationsOnAFullDevice) {
          check_coo(multiply(a.view(), b.view(), {CooAlgorithm::merge}),
                    reference_multiply(ha.view(), hb.view()), "merge");
        }},
+      {"multiply bitmap_merge",
+       [&] {
+         check_coo(multiply(a.view(), b.view(), {CooAlgorithm::bitmap_merge}),
+                   reference_multiply(ha.view(), hb.view()), "bitmap_merge");
+       }},
       {"multiply by a row vector",
        [&] { check_coo(multiply(a.view(), row.view()), reference_multiply(ha.view(), hrow.view()), "dense"); }},
       {"coalesce", [&] { check_coo(coalesce(a.view()), reference_coalesce(ha.view()), "coalesce"); }},

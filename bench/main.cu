@@ -1,4 +1,4 @@
-// ewise_bench — benchmarks of ewise's dense and sparse operations (see bench/README section in
+// ewise_bench — benchmarks of ewise's dense and sparse operations (method and results:
 // BENCHMARKS.md). Every case is verified against the CPU reference before it is timed.
 //
 //   ewise_bench [--suite NAME[,NAME...]] [--quick] [--runs N] [--json FILE] [--csv FILE]

@@ -10,7 +10,7 @@ Figures (each only when its suite is in the JSON):
   patterns.png             GB/s per broadcast pattern and kernel, per dtype, against cub
   sparse.png               COO multiply time vs density per algorithm
   crossover.png            dense vs COO multiply time vs density, crossover marked
-  peers.png                ewise time / peer time per case (below 1: ewise faster)
+  peers_dense.png, peers_sparse.png  ewise time / peer time per case (below 1: ewise faster)
 """
 import argparse
 import json
@@ -93,26 +93,32 @@ def plot_paper(rows, meta, out):
     save(fig, out, "paper_bandwidth.png")
 
     sweep = [r for r in rows if r["params"].get("sliding_factor", 0) > 0]
-    if sweep:
-        fig, ax = plt.subplots(figsize=(5.5, 3.6))
-        for impl in ["sliding", "sliding_shared"]:
-            pts = sorted((r["params"]["sliding_factor"], r["gbps"]) for r in sweep if r["impl"] == impl)
-            if pts:
-                c, m = KERNEL_STYLE[impl]
-                ax.plot(*zip(*pts), marker=m, color=c, label=impl)
-        ref = sweep[0]
-        for impl in ["baseline", "automatic"]:
-            same = [r for r in base if r["impl"] == impl and r["name"] == ref["name"]]
-            if same:
-                ax.axhline(same[0]["gbps"], color=KERNEL_STYLE[impl][0], ls="--", lw=1,
-                           label=f"{impl}")
-        copy_line(ax, sweep)
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("sliding factor")
-        ax.set_ylabel("effective GB/s")
-        ax.set_title(f"{ref['name']} — {title_of(meta)}", fontsize=9)
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
+    cases = list(dict.fromkeys(r["name"] for r in sweep))
+    if cases:
+        fig, axes = plt.subplots(1, len(cases), figsize=(5.2 * len(cases), 3.6), squeeze=False,
+                                 sharey=True)
+        for ax, name in zip(axes[0], cases):
+            sel = [r for r in sweep if r["name"] == name]
+            for impl in ["sliding", "sliding_shared"]:
+                pts = sorted((r["params"]["sliding_factor"], r["gbps"]) for r in sel
+                             if r["impl"] == impl)
+                if pts:
+                    c, m = KERNEL_STYLE[impl]
+                    ax.plot(*zip(*pts), marker=m, color=c, label=impl)
+            for impl in ["baseline", "sliding", "automatic"]:
+                same = [r for r in base if r["impl"] == impl and r["name"] == name]
+                if same:
+                    ax.axhline(same[0]["gbps"], color=KERNEL_STYLE[impl][0], ls="--", lw=1,
+                               label=f"{impl} (automatic factor)" if impl == "sliding" else impl)
+            copy_line(ax, sel)
+            ax.set_xscale("log", base=2)
+            ax.set_xlabel("sliding factor")
+            ax.set_ylabel("effective GB/s")
+            ax.set_title(name, fontsize=9)
+            ax.grid(alpha=0.3)
+        axes[0][0].legend(fontsize=7)
+        fig.suptitle(f"Sliding factor sweep, f32 add — {title_of(meta)}", fontsize=10)
+        fig.tight_layout()
         save(fig, out, "paper_sliding_factor.png")
 
 
@@ -265,26 +271,32 @@ def plot_crossover(rows, meta, out):
 
 def plot_peers(peers, out):
     rows = peers.get("ratios", [])
-    if not rows:
-        return
-    labels = [f"{r['suite'][:5]}/{r['case']} {r['dtype']}" for r in rows]
-    fig, ax = plt.subplots(figsize=(7, 0.22 * len(rows) + 1.5))
-    y = list(range(len(rows)))
-    for k, (lib, color) in enumerate([("torch", "tab:orange"), ("cupy", "tab:purple")]):
-        vals = [r.get(f"{lib}_ratio") for r in rows]
-        ax.barh([v + (k - 0.5) * 0.4 for v in y], [v if v else 0 for v in vals], 0.4,
-                color=color, label=f"ewise / {lib}")
-    ax.axvline(1, color="k", lw=1)
-    ax.set_xscale("log")
-    ax.set_yticks(y, labels, fontsize=6)
-    ax.invert_yaxis()
-    ax.set_xlabel("ewise time / peer time (below 1: ewise faster)")
     meta = peers.get("meta", {})
-    ax.set_title(f"ewise vs peers — {meta.get('device', '?')}, torch {meta.get('torch')}, "
-                 f"cupy {meta.get('cupy')}", fontsize=9)
-    ax.grid(alpha=0.3, axis="x", which="both")
-    ax.legend(fontsize=8)
-    save(fig, out, "peers.png")
+    groups = [("dense", [r for r in rows if r["suite"] in ("patterns", "schedules")
+                         or r["case"] == "dense_mul"]),
+              ("sparse", [r for r in rows if r["suite"] in ("sparse", "crossover")
+                          and r["case"] != "dense_mul"])]
+    for kind, sel in groups:
+        if not sel:
+            continue
+        labels = [f"{r['suite'][:5]}/{r['case']} {r['dtype']}" for r in sel]
+        fig, ax = plt.subplots(figsize=(7, 0.2 * len(sel) + 1.5))
+        y = list(range(len(sel)))
+        for k, (lib, color) in enumerate([("torch", "tab:orange"), ("cupy", "tab:purple")]):
+            vals = [r.get(f"{lib}_ratio") for r in sel]
+            ax.barh([v + (k - 0.5) * 0.4 for v in y], [v if v else 0 for v in vals], 0.4,
+                    color=color, label=f"ewise / {lib}")
+        ax.axvline(1, color="k", lw=1)
+        ax.set_xscale("log")
+        ax.set_yticks(y, labels, fontsize=6)
+        ax.set_ylim(len(sel) - 0.5, -0.5)
+        ax.set_xlabel("ewise time / peer time (below 1: ewise faster)")
+        ax.set_title(f"ewise vs peers, {kind} — {meta.get('device', '?')}, torch "
+                     f"{meta.get('torch')}, cupy {meta.get('cupy')}", fontsize=8)
+        ax.grid(alpha=0.3, axis="x", which="both")
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        save(fig, out, f"peers_{kind}.png")
 
 
 def main():

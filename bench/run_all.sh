@@ -3,8 +3,9 @@
 #
 # The one command behind BENCHMARKS.md: configures and builds ewise_bench (Ninja, Release,
 # CUDA arch $EWISE_CUDA_ARCH or 90-real) in $EWISE_BENCH_BUILD (default build-bench/), runs every
-# suite, then bench/peers.py (PyTorch, CuPy) and bench/plot.py, leaving in OUTDIR:
-#   ewise.json ewise.csv ewise.log   peers.json peers.md peers.log   plots/*.png
+# suite, then bench/peers.py (PyTorch, CuPy), bench/summarize.py (the tables of BENCHMARKS.md)
+# and bench/plot.py, leaving in OUTDIR:
+#   ewise.json ewise.csv ewise.log   peers.json peers.md peers.log   summary.md   plots/*.png
 #   build.log env.txt (nvidia-smi, versions)
 # The commit reported is $EWISE_COMMIT, else git's HEAD (with -dirty), else "unknown".
 # Exit status: non-zero when the build fails or any case fails verification.
@@ -48,6 +49,8 @@ bench_rc=${PIPESTATUS[0]}
 if [ -f "$out/ewise.json" ]; then
   stamp "peers"
   python3 "$root/bench/peers.py" --ewise "$out/ewise.json" --out "$out" 2>&1 | tee "$out/peers.log"
+  python3 "$root/bench/summarize.py" --ewise "$out/ewise.json" --peers "$out/peers.json" \
+    > "$out/summary.md"
   stamp "plots"
   python3 "$root/bench/plot.py" --ewise "$out/ewise.json" --peers "$out/peers.json" \
     --out "$out/plots" 2>&1 | tail -20

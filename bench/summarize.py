@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""Markdown tables for BENCHMARKS.md from one run's ewise.json (and peers.json).
+
+    python3 bench/summarize.py --ewise OUT/ewise.json [--peers OUT/peers.json] > OUT/summary.md
+
+Tables: the dense issue's broadcast patterns (automatic against cub, the copy and PyTorch), the
+paper's workload (sliding vs baseline), the d2ltvm schedules, COO multiply by algorithm with
+the sparse issue's peer targets, COO ⊙ dense, and the crossover densities.
+"""
+import argparse
+import json
+
+
+def ok(rows, suite):
+    return [r for r in rows if r["suite"] == suite and r["status"] == "ok"]
+
+
+def f(x, nd=3):
+    return "-" if x is None else f"{x:.{nd}f}"
+
+
+def pct(x):
+    return "-" if x is None else f"{100 * x:.0f}%"
+
+
+def patterns(rows, peers):
+    rows = ok(rows, "patterns")
+    if not rows:
+        return []
+    torch = {(p["case"], p["dtype"]): p for p in peers if p["suite"] == "patterns"}
+    out = ["### Broadcast patterns (`patterns`, automatic kernel)", "",
+           "| pattern | dtype | kernel | ms | GB/s | of cub add | of copy | PyTorch ms | PyTorch of copy | CuPy ms |",
+           "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        if r["impl"] != "automatic":
+            continue
+        p = torch.get((r["name"], r["dtype"]), {})
+        tms = p.get("torch_ms")
+        tcopy = r["copy_fraction"] * r["median_ms"] / tms if tms else None
+        out.append(f"| {r['name']} | {r['dtype']} | {r['note'].replace('selected ', '')} | "
+                   f"{f(r['median_ms'])} | {r['gbps']:.0f} | {pct(r['cub_fraction'])} | "
+                   f"{pct(r['copy_fraction'])} | {f(tms)} | {pct(tcopy)} | {f(p.get('cupy_ms'))} |")
+    out += ["", "Best kernel per pattern (f32): " + "; ".join(
+        f"{name}: " + ", ".join(f"{r['impl']} {r['median_ms']:.3f}" for r in sorted(
+            [r for r in rows if r["name"] == name and r["dtype"] == "f32"],
+            key=lambda r: r["median_ms"])[:3])
+        for name in dict.fromkeys(r["name"] for r in rows)), ""]
+    return out
+
+
+def paper(rows):
+    rows = [r for r in ok(rows, "paper") if r["params"].get("sliding_factor", 0) == 0]
+    if not rows:
+        return []
+    out = ["### Paper workload (`paper`): vector over matrix, f32 add, GB/s", "",
+           "| vector | layout | M | baseline | sliding | sliding_shared | general | automatic | sliding / baseline |",
+           "|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
+    keys = sorted({(r["params"]["vector_length"], r["params"]["orient"], r["params"]["reuse"])
+                   for r in rows}, key=lambda k: (k[1] != "row", k[0], k[2]))
+    for n, orient, m in keys:
+        g = {r["impl"]: r["gbps"] for r in rows if (r["params"]["vector_length"],
+             r["params"]["orient"], r["params"]["reuse"]) == (n, orient, m)}
+        ratio = g["sliding"] / g["baseline"] if g.get("baseline") and g.get("sliding") else None
+        out.append(f"| {n} | {orient} | {m} | " + " | ".join(
+            f"{g[k]:.0f}" if k in g else "-" for k in
+            ["baseline", "sliding", "sliding_shared", "general", "automatic"]) +
+            f" | {f(ratio, 2)} |")
+    return out + [""]
+
+
+def schedules(rows):
+    rows = ok(rows, "schedules")
+    if not rows:
+        return []
+    out = ["### d2ltvm schedules (`schedules`): (n,1)+(n,n) f32, GB/s", "",
+           "| n | MB moved | continuous 64x256 | alternate 64x256 | continuous default | alternate default | automatic |",
+           "|---:|---:|---:|---:|---:|---:|---:|"]
+    for n in sorted({r["params"]["n"] for r in rows}):
+        sel = [r for r in rows if r["params"]["n"] == n]
+
+        def g(impl, nt, nb):
+            m = [r["gbps"] for r in sel if r["impl"] == impl and r["params"]["nt"] == nt
+                 and r["params"]["nb"] == nb]
+            return f"{m[0]:.0f}" if m else "-"
+        out.append(f"| {n} | {sel[0]['bytes'] / 1e6:.2f} | {g('continuous', 64, 256)} | "
+                   f"{g('alternate', 64, 256)} | {g('continuous', 0, 0)} | {g('alternate', 0, 0)} | "
+                   f"{g('automatic', 0, 0)} |")
+    sweep = [r for r in rows if r["params"]["nt"] > 0]
+    for n in sorted({r["params"]["n"] for r in sweep}):
+        for impl in ["continuous", "alternate"]:
+            sel = [r for r in sweep if r["params"]["n"] == n and r["impl"] == impl]
+            if len(sel) > 2:
+                b = max(sel, key=lambda r: r["gbps"])
+                w = min(sel, key=lambda r: r["gbps"])
+                out.append(f"\nSweep n={n}, {impl}: best nt={b['params']['nt']} nb={b['params']['nb']} "
+                           f"{b['gbps']:.0f} GB/s, worst nt={w['params']['nt']} nb={w['params']['nb']} "
+                           f"{w['gbps']:.0f} GB/s ({len(sel)} configurations).")
+    return out + [""]
+
+
+def sparse(rows, peers):
+    rows = [r for r in ok(rows, "sparse") if r["params"]["op"] == "coo*coo"]
+    if not rows:
+        return []
+    pk = {(p["case"]): p for p in peers if p["suite"] in ("sparse", "crossover")}
+    out = ["### COO ⊙ COO (`sparse`), f32, int32 indices, ms from inputs to canonical output", "",
+           "| shape | density | input | nnz out | automatic | sort_search | merge | linear_search | automatic, no index check | PyTorch | speedup vs PyTorch | CuPy | speedup vs CuPy |",
+           "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    keys = sorted({(r["params"]["rows"], r["params"]["density"], r["params"]["input"]) for r in rows},
+                  key=lambda k: (k[0], k[1], k[2] != "unsorted"))
+    for side, d, order in keys:
+        sel = [r for r in rows if (r["params"]["rows"], r["params"]["density"], r["params"]["input"]) == (side, d, order)]
+        g = {r["impl"]: r["median_ms"] for r in sel}
+        auto = [r for r in sel if r["impl"] == "automatic"]
+        name = auto[0]["name"] if auto else ""
+        p = pk.get(name, {})
+        tv = "raw" if order == "unsorted" else "coalesced"
+        cv = "COO" if order == "unsorted" else "CSR"
+        tms, cms = p.get("torch_ms"), p.get("cupy_ms")
+        out.append(f"| {side}² | {d:g} | {order} | {auto[0]['params'].get('nnz_out', '-') if auto else '-'} | "
+                   + " | ".join(f(g.get(k), 4) for k in ["automatic", "sort_search", "merge", "linear_search", "automatic_novalidate"])
+                   + f" | {f(tms, 3)} ({tv}) | {f(tms / g['automatic'], 2) if tms and g.get('automatic') else '-'}x"
+                   + f" | {f(cms, 3)} ({cv}) | {f(cms / g['automatic'], 2) if cms and g.get('automatic') else '-'}x |")
+    return out + [""]
+
+
+def coo_dense(rows, peers):
+    rows = [r for r in ok(rows, "sparse") if r["params"]["op"] == "coo*dense"]
+    if not rows:
+        return []
+    pk = {p["case"]: p for p in peers if p["suite"] == "sparse"}
+    out = ["### COO ⊙ dense (`sparse`), f32, ms", "",
+           "| case | nnz | ewise | PyTorch | ewise / PyTorch | CuPy (CSR) | ewise / CuPy |",
+           "|---|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        p = pk.get(r["name"], {})
+        out.append(f"| {r['name']} | {r['params']['nnz_a']} | {f(r['median_ms'], 4)} | "
+                   f"{f(p.get('torch_ms'), 4)} | {f(p.get('torch_ratio'), 2)} | "
+                   f"{f(p.get('cupy_ms'), 4)} | {f(p.get('cupy_ratio'), 2)} |")
+    return out + [""]
+
+
+def crossover(rows):
+    sel = ok(rows, "crossover")
+    if not sel:
+        return []
+    dense = [r for r in sel if r["name"] == "dense_mul"]
+    out = ["### Dense vs COO multiply (`crossover`), 16384² f32, ms", "",
+           f"Dense multiply (automatic): {f(dense[0]['median_ms'])} ms." if dense else "", "",
+           "| density | COO unsorted | COO canonical |", "|---:|---:|---:|"]
+    pts = sorted({r["params"]["density"] for r in sel if "density" in r["params"]})
+    for d in pts:
+        g = {r["params"]["input"]: r["median_ms"] for r in sel if r["params"].get("density") == d}
+        out.append(f"| {d:g} | {f(g.get('unsorted'), 4)} | {f(g.get('canonical'), 4)} |")
+    for s in [r for r in rows if r["suite"] == "crossover" and r["status"] == "summary"]:
+        out.append(f"\n**{s['params']['input']}**: {s['note']}.")
+    return out + [""]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--ewise", required=True)
+    ap.add_argument("--peers")
+    args = ap.parse_args()
+    with open(args.ewise) as fh:
+        ewise = json.load(fh)
+    peers = []
+    if args.peers:
+        try:
+            with open(args.peers) as fh:
+                peers = json.load(fh).get("ratios", [])
+        except FileNotFoundError:
+            pass
+    m = ewise["meta"]
+    lines = [f"Device {m['device']} ({m['sm']}, {m['sm_count']} SMs, L2 {m['l2_bytes'] >> 20} MiB, "
+             f"SM max {m['sm_clock_max_mhz']} MHz, memory max {m['mem_clock_max_mhz']} MHz), "
+             f"driver/runtime {m['driver']}/{m['runtime']}, commit {m['commit']}, {m['started']}, "
+             f"{'quick' if m['quick'] else 'full'} mode, median of {m['runs']} samples, "
+             f"{m['failures']} failures. nvidia-smi: {m['nvidia_smi']}.", ""]
+    rows = ewise["results"]
+    for part in (patterns(rows, peers), paper(rows), schedules(rows), sparse(rows, peers),
+                 coo_dense(rows, peers), crossover(rows)):
+        lines += part
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

@@ -232,7 +232,7 @@ def torch_random_coo(torch, rows, cols, density, unsorted, gen_chunk=1 << 27):
     return idx, vals
 
 
-def run_sparse(torch, cp, ttimer, ctimer, key, info):
+def run_sparse(torch, cp, ttimer, ctimer, key):
     _, op, rows, cols, density, order, dense_pat, dt = key
     out = {}
     ia, va = torch_random_coo(torch, rows, cols, density, order == "unsorted")
@@ -375,7 +375,7 @@ def main():
                 if cp is not None:
                     entry["peers"]["cupy"] = run_dense_cupy(cp, ctimer, key, l2)
             else:
-                entry["peers"] = run_sparse(torch, cp, ttimer, ctimer, key, props)
+                entry["peers"] = run_sparse(torch, cp, ttimer, ctimer, key)
         except Exception as e:  # noqa: BLE001 - record and go on
             entry["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"
             log("  error:", entry["error"])

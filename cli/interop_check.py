@@ -15,6 +15,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import warnings
 
 try:
     import numpy as np
@@ -87,6 +88,7 @@ def check_mtx(ewise, device, tmp):
     except ImportError:
         print("mtx: skipped (SciPy not installed)")
         return
+    warnings.filterwarnings("ignore", category=DeprecationWarning)  # scipy's spmatrix notice
     rng = np.random.default_rng(99)
     cases = []
     a = scipy.sparse.random(40, 30, density=0.3, random_state=1, format="coo")

@@ -30,8 +30,8 @@ commands:
                                min or max; A and B need the same dtype (f16, bf16, f32, f64,
                                i32, i64); --kernel picks a dense kernel (see `ewise info`)
   sparse mul A.mtx B.mtx -o C.mtx [--algorithm NAME] [--device cpu|gpu]
-                               C = A * B element-wise (entries stored in both); --algorithm:
-                               automatic, sort_search, merge or linear_search
+                               C = A * B element-wise (entries stored in both); --algorithm
+                               picks a COO algorithm (see `ewise info`)
   sparse mul A.mtx D.npy -o C.mtx [--device cpu|gpu]
                                C = A * D element-wise, keeping the pattern of A; D broadcasts
                                to A's shape (full, row vector, column vector or scalar)

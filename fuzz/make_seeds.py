@@ -50,6 +50,15 @@ NPY = {
     "lying_huge_shape_rejected": npy(1, dict_header("<f4", False, "(4611686018427387904, 4)"), b"\0" * 16),
 }
 
+# Reproducers of bugs fuzzing found (bug-<what>.npy; no expectation on accepted/rejected).
+NPY_BUGS = {
+    # TensorDesc::is_contiguous (src/tensor.cpp) is false for the row-major strides that
+    # TensorDesc::contiguous gives a shape with a 0 extent after the first dim: (5, 0) gets
+    # strides (1, 1), and is_contiguous wants stride 0 for dim 0. So read_npy returns a
+    # HostTensor whose descriptor says it is not contiguous (the fuzzer found (0, 0)).
+    "empty_5x0_not_contiguous": npy(1, dict_header("<i8", False, "(5, 0)"), b""),
+}
+
 MTX = {
     "real_general": "%%MatrixMarket matrix coordinate real general\n% a comment\n3 4 4\n"
                     "1 1 1.5\n3 4 -2e-3\n2 2 0\n1 3 -0\n",
@@ -153,6 +162,9 @@ def main():
     for name, data in NPY.items():
         os.makedirs(os.path.join(ROOT, "npy"), exist_ok=True)
         with open(os.path.join(ROOT, "npy", "seed-" + name + ".npy"), "wb") as f:
+            f.write(data)
+    for name, data in NPY_BUGS.items():
+        with open(os.path.join(ROOT, "npy", "bug-" + name + ".npy"), "wb") as f:
             f.write(data)
     for name, text in MTX.items():
         os.makedirs(os.path.join(ROOT, "mtx"), exist_ok=True)

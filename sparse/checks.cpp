@@ -113,8 +113,8 @@ CooAlgorithm resolve_algorithm(const CooDesc& a, const CooDesc& b, CooAlgorithm 
     case CooAlgorithm::merge:
       return requested;
     case CooAlgorithm::bitmap_merge:
-      EWISE_EXPECTS(bitmap_bytes(a) <= kBitmapMaxBytes, "bitmap_merge needs ", bitmap_bytes(a),
-                    " bytes of bitmaps for the ", a.nrows, "x", a.ncols, " shape, over the limit of ",
+      EWISE_EXPECTS(bitmap_bytes(a) <= kBitmapMaxBytes, "bitmap_merge needs a bitmap of ",
+                    bitmap_bytes(a), " bytes for the ", a.nrows, "x", a.ncols, " shape, over the limit of ",
                     kBitmapMaxBytes, "; use merge or sort_search");
       return requested;
     case CooAlgorithm::linear_search: {

@@ -64,10 +64,10 @@ inline constexpr std::int64_t kAutoSortSearchRatio = 32;
 /// most this many bytes per input entry.
 inline constexpr std::int64_t kAutoBitmapBytesPerEntry = 32;
 
-/// Bytes of bitmap_merge's two bitmaps for a shape.
+/// Bytes of bitmap_merge's bitmap for a shape.
 inline std::int64_t bitmap_bytes(const CooDesc& d) {
   const std::int64_t cells = d.nrows * d.ncols;
-  return 8 * (cells / 32 + (cells % 32 != 0 ? 1 : 0));
+  return 4 * (cells / 32 + (cells % 32 != 0 ? 1 : 0));
 }
 
 /// The operand sort_search sorts (or searches in place when canonical): true = a.

@@ -174,13 +174,17 @@ __global__ void __launch_bounds__(kBlock) write_tiles_kernel(Tiles tiles, Op op,
     if (lane == 0) before[k * kWarps + warp] = __popc(ballots[k]);
   }
   __syncthreads();
-  if (threadIdx.x == 0) {
-    unsigned run = 0;
-    for (int g = 0; g < kItems * kWarps; ++g) {
-      const unsigned c = before[g];
-      before[g] = run;
-      run += c;
+  static_assert(kItems * kWarps == 64, "the scan below gives each lane of warp 0 two groups");
+  if (warp == 0) {  // exclusive scan of the 64 group counts, in (k, warp) order
+    const unsigned c0 = before[2 * lane], c1 = before[2 * lane + 1];
+    unsigned sum = c0 + c1;
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+      const unsigned v = __shfl_up_sync(0xffffffffu, sum, d);
+      if (lane >= static_cast<unsigned>(d)) sum += v;
     }
+    before[2 * lane] = sum - c0 - c1;
+    before[2 * lane + 1] = sum - c1;
   }
   __syncthreads();
   const std::int64_t tile_offset = offsets[blockIdx.x];

@@ -200,28 +200,47 @@ __global__ void __launch_bounds__(kBlock)
   const std::int64_t q0 = q_split[t], q1 = q_split[t + 1];
   const std::int64_t s0 = diag0 - q0, s1 = diag1 - q1;
   const int count = static_cast<int>(s1 - s0);
-  for (int i = threadIdx.x; i < count; i += kBlock) {
-    scheck(s0 + i);
-    tile_s[i] = s[s0 + i];
+  // Every global load of the thread first (they are independent), then the work on them.
+  std::uint64_t skey[kItems], qkey[kItems], prev[kItems];
+#pragma unroll
+  for (int k = 0; k < kItems; ++k) {
+    const int i = k * kBlock + static_cast<int>(threadIdx.x);
+    const std::int64_t j = q0 + i;
+    skey[k] = i < count ? s[s0 + i] : 0;
+    qkey[k] = j < q1 ? q[j] : 0;
+    prev[k] = j < q1 && !q_unique && j > 0 ? q[j - 1] : ~qkey[k];
+  }
+#pragma unroll
+  for (int k = 0; k < kItems; ++k) {
+    const int i = k * kBlock + static_cast<int>(threadIdx.x);
+    if (i < count) {
+      tile_s[i] = skey[k];
+      scheck(s0 + i);
+    }
+    if (q0 + i < q1) qcheck(q0 + i);
   }
   __syncthreads();
+  // Lower bounds in the tile's S keys, all of the thread's searches in lockstep.
+  int lo[kItems];
+#pragma unroll
+  for (int k = 0; k < kItems; ++k) lo[k] = 0;
+  for (int len = count; len > 1;) {
+    const int half = len >> 1;
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) lo[k] = tile_s[lo[k] + half] < qkey[k] ? lo[k] + half : lo[k];
+    len -= half;
+  }
   unsigned found = 0;
 #pragma unroll
   for (int k = 0; k < kItems; ++k) {
     const std::int64_t j = q0 + k * kBlock + threadIdx.x;
-    if (j >= q1) break;
-    qcheck(j);
-    const std::uint64_t key = q[j];
+    if (j >= q1) continue;
+    if (count > 0 && tile_s[lo[k]] < qkey[k]) ++lo[k];
     std::uint16_t pos = kNoMatch;
-    if (q_unique || j == 0 || q[j - 1] != key) {
-      int lo = 0, hi = count;
-      while (lo < hi) {
-        const int mid = (lo + hi) / 2;
-        if (tile_s[mid] < key) lo = mid + 1;
-        else hi = mid;
-      }
-      const std::int64_t lb = s0 + lo;
-      if (lb < ns && (lo < count ? tile_s[lo] : s[lb]) == key) pos = static_cast<std::uint16_t>(lo);
+    if (q_unique || prev[k] != qkey[k]) {  // the first of its run
+      const std::int64_t lb = s0 + lo[k];
+      if (lb < ns && (lo[k] < count ? tile_s[lo[k]] : s[lb]) == qkey[k])
+        pos = static_cast<std::uint16_t>(lo[k]);
     }
     rel[j] = pos;
     found += pos != kNoMatch ? 1u : 0u;
@@ -352,22 +371,34 @@ __global__ void set_bits_kernel(EntryCheck check, IndexArray rows, IndexArray co
   }
 }
 
-/// The entries whose coordinate has its bit set, copied in storage order. Word: the values'
-/// bits (their dtype does not matter for a copy).
-template <class Word>
-struct FilterByBitmap {
+/// Marks the entries whose coordinate has its bit set (runs their index check): the count
+/// pass tests the bitmap once per entry and keeps the answer in `marks` for the write pass.
+struct MarkByBitmap {
+  EntryCheck check;
   IndexArray rows, cols;
   std::int64_t nrows, ncols;
-  const Word* vals;
   const std::uint32_t* bits;
+  std::uint8_t* marks;
+  __device__ bool flag(std::int64_t i) const {
+    check(i);
+    const std::int64_t r = rows[i], c = cols[i];
+    const bool in = r >= 0 && r < nrows && c >= 0 && c < ncols;
+    const auto key = in ? static_cast<std::uint64_t>(r * ncols + c) : 0;
+    const bool hit = in && ((bits[key >> 5] >> (key & 31)) & 1u);
+    marks[i] = hit ? 1 : 0;
+    return hit;
+  }
+};
+
+/// Copies the marked entries in storage order. Word: the values' bits (a copy needs no dtype).
+template <class Word>
+struct CopyMarked {
+  const std::uint8_t* marks;
+  IndexArray rows, cols;
+  const Word* vals;
   IndexArray out_rows, out_cols;
   Word* out_vals;
-  __device__ bool flag(std::int64_t i) const {
-    const std::int64_t r = rows[i], c = cols[i];
-    if (r < 0 || r >= nrows || c < 0 || c >= ncols) return false;
-    const auto key = static_cast<std::uint64_t>(r * ncols + c);
-    return (bits[key >> 5] >> (key & 31)) & 1u;
-  }
+  __device__ bool flag(std::int64_t i) const { return marks[i] != 0; }
   __device__ void write(std::int64_t i, std::int64_t slot, std::int64_t) const {
     out_rows.set(slot, rows[i]);
     out_cols.set(slot, cols[i]);
@@ -384,45 +415,48 @@ void with_word(DType dtype, F&& f) {
   }
 }
 
+/// The entries of m whose coordinate has its bit set, as a new matrix (same order, so a
+/// canonical m gives a canonical result). Synchronizes (reads the status).
+DeviceCoo keep_marked(const CooView& m, const EntryCheck& check, const std::uint32_t* bits,
+                      std::uint8_t* marks, Status& status, int slot, cudaStream_t stream) {
+  const CooDesc& d = m.desc;
+  const IndexArray rows = index_array(m.rows, d.index), cols = index_array(m.cols, d.index);
+  Compaction filter(d.nnz, stream);
+  filter.count(MarkByBitmap{check, rows, cols, d.nrows, d.ncols, bits, marks});
+  CooDesc kept = d;
+  kept.nnz = filter.scan_total(status, slot);
+  DeviceCoo out(kept, stream);
+  with_word(d.dtype, [&](auto word) {
+    using W = decltype(word);
+    filter.write(CopyMarked<W>{marks, rows, cols, static_cast<const W*>(m.vals),
+                               index_array(out.rows(), d.index), index_array(out.cols(), d.index),
+                               static_cast<W*>(out.vals())});
+  });
+  return out;
+}
+
+/// One bitmap at a time (so that it can stay in L2): b's coordinates keep a's matching entries
+/// (a'), then a''s coordinates keep b's; merge runs on a' and b'.
 DeviceCoo bitmap_pipeline(const CooView& a, const CooView& b, bool validate, Status& status,
                           cudaStream_t stream) {
   const CooDesc& d = a.desc;
-  const auto words = static_cast<std::size_t>((d.nrows * d.ncols + 31) / 32);
-  Workspace bitmaps({words * 4, words * 4}, stream);
-  for (int k = 0; k < 2; ++k) EWISE_CUDA_CHECK(cudaMemsetAsync(bitmaps.get(k), 0, words * 4, stream));
-  const CooView* in[2] = {&a, &b};
-  const char* names[2] = {"a", "b"};
-  for (int k = 0; k < 2; ++k) {
-    const CooView& m = *in[k];
+  const auto bytes = static_cast<std::size_t>((d.nrows * d.ncols + 31) / 32) * 4;
+  Workspace ws({bytes, static_cast<std::size_t>(std::max(a.desc.nnz, b.desc.nnz))}, stream);
+  auto* bits = ws.get<std::uint32_t>(0);
+  auto* marks = ws.get<std::uint8_t>(1);
+  const auto set_bits = [&](const CooView& m, const EntryCheck& check) {
+    EWISE_CUDA_CHECK(cudaMemsetAsync(bits, 0, bytes, stream));
     detail::launch("sparse bitmap set_bits", set_bits_kernel, dim3(blocks_for(m.desc.nnz)), dim3(kBlock),
-                   0, stream, status.fused(m, names[k], validate), index_array(m.rows, d.index),
-                   index_array(m.cols, d.index), m.desc.nnz, d.nrows, d.ncols, bitmaps.get<std::uint32_t>(k));
-  }
-  DeviceCoo kept[2];
-  with_word(d.dtype, [&](auto word) {
-    using W = decltype(word);
-    Compaction filter[2] = {Compaction(a.desc.nnz, stream), Compaction(b.desc.nnz, stream)};
-    FilterByBitmap<W> op[2];
-    for (int k = 0; k < 2; ++k) {  // a's entries whose bit b set, and b's whose bit a set
-      const CooView& m = *in[k];
-      op[k] = {index_array(m.rows, d.index), index_array(m.cols, d.index), d.nrows, d.ncols,
-               static_cast<const W*>(m.vals), bitmaps.get<const std::uint32_t>(1 - k), {}, {}, nullptr};
-      filter[k].count(op[k]);
-      filter[k].scan(status, k);
-    }
-    status.read();
-    for (int k = 0; k < 2; ++k) {
-      CooDesc kd = in[k]->desc;
-      kd.nnz = status.total(k);
-      kept[k] = DeviceCoo(kd, stream);
-      op[k].out_rows = index_array(kept[k].rows(), d.index);
-      op[k].out_cols = index_array(kept[k].cols(), d.index);
-      op[k].out_vals = static_cast<W*>(kept[k].vals());
-      filter[k].write(op[k]);
-    }
-  });
-  if (kept[0].nnz() == 0) return DeviceCoo(result_desc(d, 0), stream);
-  return merge_pipeline(kept[0], kept[1], false, status, stream);
+                   0, stream, check, index_array(m.rows, d.index), index_array(m.cols, d.index),
+                   m.desc.nnz, d.nrows, d.ncols, bits);
+  };
+  const EntryCheck check_a = status.fused(a, "a", validate), check_b = status.fused(b, "b", validate);
+  set_bits(b, check_b);
+  const DeviceCoo kept_a = keep_marked(a, check_a, bits, marks, status, 0, stream);
+  if (kept_a.nnz() == 0) return DeviceCoo(result_desc(d, 0), stream);
+  set_bits(kept_a, EntryCheck{});
+  const DeviceCoo kept_b = keep_marked(b, EntryCheck{}, bits, marks, status, 1, stream);
+  return merge_pipeline(kept_a, kept_b, false, status, stream);
 }
 
 }  // namespace

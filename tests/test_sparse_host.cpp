@@ -370,15 +370,15 @@ TEST(SparseAlgorithms, Selection) {
   EXPECT_EQ(pick(huge, 1000, true, 1000, true), CooAlgorithm::sort_search);          // small
   EXPECT_EQ(pick(huge, 100000, true, 10000000, true), CooAlgorithm::sort_search);    // few lookups
   EXPECT_EQ(pick(huge, 100, false, 50000000, true), CooAlgorithm::sort_search);      // searches the canonical one
-  EXPECT_EQ(pick(mid, 2700000, false, 2700000, false), CooAlgorithm::bitmap_merge);  // 64 MiB of bitmaps
+  EXPECT_EQ(pick(mid, 2700000, false, 2700000, false), CooAlgorithm::bitmap_merge);  // 32 MiB bitmap
   EXPECT_EQ(pick(mid, 2700000, true, 2700000, false), CooAlgorithm::bitmap_merge);
   EXPECT_EQ(pick(mid, 100000, false, 100000, false), CooAlgorithm::merge);          // bitmaps too big for them
-  EXPECT_EQ(pick(huge, 50000000, false, 50000000, false), CooAlgorithm::merge);      // 2^38 bytes of bitmaps
+  EXPECT_EQ(pick(huge, 50000000, false, 50000000, false), CooAlgorithm::merge);      // 2^37-byte bitmap
   EXPECT_EQ(pick(huge, 50000000, false, 50000000, true), CooAlgorithm::merge);
   EXPECT_EQ(pick(mid, 5, true, 5, true, CooAlgorithm::linear_search), CooAlgorithm::linear_search);
   EXPECT_EQ(pick(mid, 5, true, 5, true, CooAlgorithm::bitmap_merge), CooAlgorithm::bitmap_merge);
   expect_invalid([&] { pick(huge, 5, true, 5, true, CooAlgorithm::bitmap_merge); },
-                 {"bitmap_merge needs 274877906944 bytes", "1048576x1048576"});
+                 {"bitmap_merge needs a bitmap of 137438953472 bytes", "1048576x1048576"});
   expect_invalid([&] { pick(mid, 1 << 16, false, (1 << 14) + 1, false, CooAlgorithm::linear_search); },
                  {"linear_search", "65536 * 16385", "exceeds"});
   EXPECT_EQ(pick(mid, 1 << 16, false, 1 << 14, false, CooAlgorithm::linear_search), CooAlgorithm::linear_search);

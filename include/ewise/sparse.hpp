@@ -49,8 +49,8 @@ namespace ewise {
 /// How multiply(COO, COO) finds matching coordinates. All give identical results.
 enum class CooAlgorithm : std::uint8_t {
   /// sort_search when one operand is small (at most 65536 entries to sort, or the other has at
-  /// most 1/32 as many); else merge when both are canonical; else bitmap_merge when its bitmaps
-  /// take at most 32 bytes per input entry; else merge.
+  /// most 1/32 as many); else merge when both are canonical; else bitmap_merge when its bitmap
+  /// takes at most 32 bytes per input entry; else merge.
   automatic,
   /// The HammerBlade write-up's optimized kernel: one operand is radix-sorted by absolute
   /// index (only the bits nrows*ncols needs; 32-bit keys when they fit; skipped when it is
@@ -61,17 +61,17 @@ enum class CooAlgorithm : std::uint8_t {
   /// Merge-path intersection of both operands in sorted order, the same number of entries per
   /// block. Canonical operands are used as they are; others are radix-sorted first.
   merge,
-  /// For unsorted input: one bit per cell marks each operand's coordinates (two bitmaps of
-  /// nrows * ncols bits); each operand keeps only the entries whose bit the other set, and
-  /// merge runs on what is left, so nothing but the matches is ever sorted. Refused when the
-  /// bitmaps would exceed kBitmapMaxBytes.
+  /// For unsorted input: a bitmap of nrows * ncols bits marks b's coordinates and a keeps only
+  /// the entries whose bit is set (a'); the bitmap of a''s coordinates does the same for b; merge
+  /// runs on what is left, so only matching entries are ever sorted. Refused when the bitmap
+  /// would exceed kBitmapMaxBytes.
   bitmap_merge,
   /// The write-up's first, unoptimized kernel: every entry of `a` scans all of `b`. For small
   /// inputs only: refused when nnz(a) * nnz(b) > kLinearSearchMaxWork.
   linear_search,
 };
 
-/// The most memory bitmap_merge's two bitmaps may take (2 * nrows * ncols / 8 bytes).
+/// The most memory bitmap_merge's bitmap may take (nrows * ncols / 8 bytes).
 inline constexpr std::int64_t kBitmapMaxBytes = std::int64_t{1} << 32;
 /// The largest nnz(a) * nnz(b) that linear_search accepts.
 inline constexpr std::int64_t kLinearSearchMaxWork = std::int64_t{1} << 30;

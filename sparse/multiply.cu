@@ -200,47 +200,28 @@ __global__ void __launch_bounds__(kBlock)
   const std::int64_t q0 = q_split[t], q1 = q_split[t + 1];
   const std::int64_t s0 = diag0 - q0, s1 = diag1 - q1;
   const int count = static_cast<int>(s1 - s0);
-  // Every global load of the thread first (they are independent), then the work on them.
-  std::uint64_t skey[kItems], qkey[kItems], prev[kItems];
-#pragma unroll
-  for (int k = 0; k < kItems; ++k) {
-    const int i = k * kBlock + static_cast<int>(threadIdx.x);
-    const std::int64_t j = q0 + i;
-    skey[k] = i < count ? s[s0 + i] : 0;
-    qkey[k] = j < q1 ? q[j] : 0;
-    prev[k] = j < q1 && !q_unique && j > 0 ? q[j - 1] : ~qkey[k];
-  }
-#pragma unroll
-  for (int k = 0; k < kItems; ++k) {
-    const int i = k * kBlock + static_cast<int>(threadIdx.x);
-    if (i < count) {
-      tile_s[i] = skey[k];
-      scheck(s0 + i);
-    }
-    if (q0 + i < q1) qcheck(q0 + i);
+  for (int i = threadIdx.x; i < count; i += kBlock) {
+    scheck(s0 + i);
+    tile_s[i] = s[s0 + i];
   }
   __syncthreads();
-  // Lower bounds in the tile's S keys, all of the thread's searches in lockstep.
-  int lo[kItems];
-#pragma unroll
-  for (int k = 0; k < kItems; ++k) lo[k] = 0;
-  for (int len = count; len > 1;) {
-    const int half = len >> 1;
-#pragma unroll
-    for (int k = 0; k < kItems; ++k) lo[k] = tile_s[lo[k] + half] < qkey[k] ? lo[k] + half : lo[k];
-    len -= half;
-  }
   unsigned found = 0;
 #pragma unroll
   for (int k = 0; k < kItems; ++k) {
     const std::int64_t j = q0 + k * kBlock + threadIdx.x;
-    if (j >= q1) continue;
-    if (count > 0 && tile_s[lo[k]] < qkey[k]) ++lo[k];
+    if (j >= q1) break;
+    qcheck(j);
+    const std::uint64_t key = q[j];
     std::uint16_t pos = kNoMatch;
-    if (q_unique || prev[k] != qkey[k]) {  // the first of its run
-      const std::int64_t lb = s0 + lo[k];
-      if (lb < ns && (lo[k] < count ? tile_s[lo[k]] : s[lb]) == qkey[k])
-        pos = static_cast<std::uint16_t>(lo[k]);
+    if (q_unique || j == 0 || q[j - 1] != key) {
+      int lo = 0, hi = count;
+      while (lo < hi) {
+        const int mid = (lo + hi) / 2;
+        if (tile_s[mid] < key) lo = mid + 1;
+        else hi = mid;
+      }
+      const std::int64_t lb = s0 + lo;
+      if (lb < ns && (lo < count ? tile_s[lo] : s[lb]) == key) pos = static_cast<std::uint16_t>(lo);
     }
     rel[j] = pos;
     found += pos != kNoMatch ? 1u : 0u;

@@ -31,8 +31,11 @@
 // dtypes or index types, mixed host/device inputs, a result type that does not match the
 // inputs' memory, and, unless SparseOptions::validate_indices is false, every index: a row
 // outside [0, nrows) or a column outside [0, ncols), and a matrix marked canonical whose
-// entries are not strictly increasing by absolute index. On the GPU that check is one pass over
-// the indices; the first bad entry is reported. Skipping it on bad input is undefined behaviour.
+// entries are not strictly increasing by absolute index. On the GPU that check runs inside a
+// pass that reads the indices anyway (sort keys, bitmap, merge), or in a pass of its own; the
+// first bad entry is reported, and the status is read at the pipeline's first synchronization,
+// before anything is written at an index-derived address. Skipping it on bad input is undefined
+// behaviour.
 #pragma once
 
 #include <cuda_runtime_api.h>

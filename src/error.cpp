@@ -51,6 +51,9 @@ void throw_invalid(const char* file, int line, const std::string& message) {
 }
 
 void throw_cuda(int code, const char* call, const char* file, int line) {
+  // The runtime also records a failed call as its last error; clear it, or the next launch
+  // check would report this error again (a sticky error stays and is reported again anyway).
+  (void)cudaGetLastError();
   throw CudaError(code, call, file, line);
 }
 

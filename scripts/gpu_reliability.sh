@@ -65,6 +65,7 @@ for step in "${steps[@]}"; do
     soak)
       secs="${SOAK_SECONDS:-120}"
       [[ $secs == rest ]] && secs=$(($(left) - 20))
+      [[ $secs -lt 30 ]] && secs=30
       run_step soak "$build/tools/ewise_soak" --seconds "$secs" --report 30 ;;
     sanitize)
       run_step sanitize env SANITIZE_LOG_DIR="$logs/sanitize" "$root/scripts/sanitize_gpu.sh" \

@@ -39,19 +39,24 @@ Status::Status(cudaStream_t stream)
 }
 
 EntryCheck Status::fused(const CooView& m, const char* what, bool enabled) {
-  EntryCheck c;
-  if (!enabled || m.desc.nnz == 0) return c;
+  if (!enabled || m.desc.nnz == 0) return EntryCheck{};
   EWISE_EXPECTS(nchecked_ < kChecks, "sparse status: too many checks");
   const int slot = nchecked_++;
   checked_[slot] = m;
   what_[slot] = what;
+  return check_of(slot);
+}
+
+EntryCheck Status::check_of(int slot) const {
+  const CooView& m = checked_[slot];
+  EntryCheck c;
   c.rows = index_array(m.rows, m.desc.index);
   c.cols = index_array(m.cols, m.desc.index);
   c.nrows = m.desc.nrows;
   c.ncols = m.desc.ncols;
   c.canonical = m.desc.canonical;
   // Words no check has set stay all ones (-1 as int64).
-  c.words = static_cast<unsigned long long*>(words_.data()) + 2 * slot;
+  c.words = static_cast<unsigned long long*>(const_cast<void*>(words_.data())) + 2 * slot;
   return c;
 }
 
@@ -64,6 +69,13 @@ void Status::check(const CooView& m, const char* what, bool enabled) {
 
 std::int64_t* Status::total_slot(int i) const {
   return static_cast<std::int64_t*>(const_cast<void*>(words_.data())) + 2 * kChecks + i;
+}
+
+void Status::recheck() {
+  for (int s = 0; s < nchecked_; ++s)
+    detail::launch("sparse check_indices", check_indices_kernel, dim3(blocks_for(checked_[s].desc.nnz)),
+                   dim3(kBlock), 0, stream_, check_of(s), checked_[s].desc.nnz);
+  read();
 }
 
 void Status::read() {
@@ -84,16 +96,7 @@ void Status::read() {
 // ---- compaction ----------------------------------------------------------------------------
 
 Compaction::Compaction(std::int64_t n, cudaStream_t stream)
-    : tiles_(tiles_for(n)), tiling_{n, nullptr}, stream_(stream) {
-  allocate();
-}
-
-Compaction::Compaction(std::int64_t tiles, const std::int64_t* starts, cudaStream_t stream)
-    : tiles_(tiles), tiling_{0, starts}, stream_(stream) {
-  allocate();
-}
-
-void Compaction::allocate() {
+    : tiles_(tiles_for(n)), tiling_{n}, stream_(stream) {
   const auto words = static_cast<std::size_t>(tiles_ + 1) * sizeof(std::int64_t);
   ws_ = Workspace({words, words, exclusive_sum_temp_bytes(tiles_ + 1)}, stream_);
   // The entry past the last tile counts nothing, so the scan ends with the total.
@@ -176,42 +179,15 @@ namespace {
 
 template <class T>
 __global__ void finalize_kernel(FinalizeArgs a) {
-  using C = detail::compute_t<T>;
-  const auto* qv = static_cast<const T*>(a.qvals);
-  const auto* sv = static_cast<const T*>(a.svals);
   for (std::int64_t u = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; u < a.nout;
        u += std::int64_t{gridDim.x} * blockDim.x) {
     const std::int64_t j = a.heads ? a.heads[u] : u;
-    const std::int64_t q = a.qperm.p ? static_cast<std::int64_t>(a.qperm[j]) : j;
-    const std::int64_t row = a.qrows[q], col = a.qcols[q];
-    const std::uint64_t key = static_cast<std::uint64_t>(row) * a.ncols + static_cast<std::uint64_t>(col);
-    C acc = detail::to_compute(qv[q]);
-    if (!a.q_unique)
-      for (std::int64_t jj = j + 1; jj < a.nq && a.qkeys[jj] == key; ++jj)
-        acc = ops::Add{}(acc, detail::to_compute(qv[a.qperm.p ? static_cast<std::int64_t>(a.qperm[jj]) : jj]));
+    std::int64_t p = 0;
     if (a.factor == Factor::sparse) {
-      const std::int64_t p =
-          a.matchpos[a.match_index == MatchIndex::storage ? q : a.match_index == MatchIndex::output ? u : j];
-      C s = detail::to_compute(sv[a.sperm.p ? static_cast<std::int64_t>(a.sperm[p]) : p]);
-      if (!a.s_unique)
-        for (std::int64_t pp = p + 1; pp < a.ns; ++pp) {
-          if (a.skeys[pp] == key)
-            s = ops::Add{}(s, detail::to_compute(sv[a.sperm.p ? static_cast<std::int64_t>(a.sperm[pp]) : pp]));
-          else if (a.s_sorted)
-            break;
-        }
-      acc = ops::Mul{}(acc, s);
-    } else if (a.factor == Factor::dense) {
-      const T d = static_cast<const T*>(a.dense)[row * a.dense_row_stride + col * a.dense_col_stride];
-      acc = ops::Mul{}(acc, detail::to_compute(d));
+      const std::int64_t q = a.qperm.p ? static_cast<std::int64_t>(a.qperm[j]) : j;
+      p = a.matchpos[a.match_index == MatchIndex::storage ? q : j];
     }
-    if (a.out_dense) {
-      static_cast<T*>(a.out_dense)[row * static_cast<std::int64_t>(a.ncols) + col] = detail::from_compute<T>(acc);
-    } else {
-      a.out_rows.set(u, row);
-      a.out_cols.set(u, col);
-      static_cast<T*>(a.out_vals)[u] = detail::from_compute<T>(acc);
-    }
+    finalize_entry<T>(a, u, j, p);
   }
 }
 
@@ -277,7 +253,7 @@ struct NonzeroEntries {
   __device__ bool flag(std::int64_t i) const {
     return detail::to_compute(vals[i]) != detail::compute_t<T>(0);
   }
-  __device__ void write(std::int64_t i, std::int64_t slot, std::int64_t) const {
+  __device__ void write(std::int64_t i, std::int64_t slot) const {
     out_rows.set(slot, rows[i]);
     out_cols.set(slot, cols[i]);
     out_vals[slot] = vals[i];

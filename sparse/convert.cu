@@ -22,7 +22,7 @@ struct DenseNonzeros {
     std::int64_t r, c;
     return detail::to_compute(at(i, &r, &c)) != detail::compute_t<T>(0);
   }
-  __device__ void write(std::int64_t i, std::int64_t slot, std::int64_t) const {
+  __device__ void write(std::int64_t i, std::int64_t slot) const {
     std::int64_t r, c;
     vals[slot] = at(i, &r, &c);
     rows.set(slot, r);

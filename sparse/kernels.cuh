@@ -10,6 +10,7 @@
 
 #include "ewise/detail/launch.cuh"
 #include "ewise/detail/types.cuh"
+#include "ewise/ops.hpp"
 #include "internal.hpp"
 
 namespace ewise::sparse_detail {
@@ -41,18 +42,35 @@ __device__ __forceinline__ void store_block_sum(unsigned c, std::int64_t* out) {
 
 // ---- typed key access for the hot kernels ---------------------------------------------------
 
+// Besides operator[], each accessor splits a lookup into load(i) (the memory reads, so that a
+// kernel can issue several before using any) and key(raw); in_range(raw) is false for an entry
+// outside the shape (stored keys were range-checked when they were made).
 template <class K>
 struct StoredKeys {
   const K* k;
+  using Raw = K;
   __device__ __forceinline__ std::uint64_t operator[](std::int64_t i) const { return k[i]; }
+  __device__ __forceinline__ Raw load(std::int64_t i) const { return k[i]; }
+  __device__ __forceinline__ std::uint64_t key(Raw x) const { return x; }
+  __device__ __forceinline__ bool in_range(Raw, std::int64_t, std::int64_t) const { return true; }
 };
 template <class I>
 struct ImplicitKeys {
   const I* r;
   const I* c;
   std::uint64_t ncols;
+  struct Raw {
+    I r = 0, c = 0;
+  };
   __device__ __forceinline__ std::uint64_t operator[](std::int64_t i) const {
     return static_cast<std::uint64_t>(r[i]) * ncols + static_cast<std::uint64_t>(c[i]);
+  }
+  __device__ __forceinline__ Raw load(std::int64_t i) const { return {r[i], c[i]}; }
+  __device__ __forceinline__ std::uint64_t key(Raw x) const {
+    return static_cast<std::uint64_t>(x.r) * ncols + static_cast<std::uint64_t>(x.c);
+  }
+  __device__ __forceinline__ bool in_range(Raw x, std::int64_t nrows, std::int64_t nc) const {
+    return x.r >= 0 && x.r < nrows && x.c >= 0 && x.c < nc;
   }
 };
 
@@ -113,9 +131,13 @@ class Status {
   std::int64_t* total_slot(int i) const;
   /// Reads every word back (synchronizes) and throws InvalidArgument for a failed check.
   void read();
+  /// Runs the registered checks again over every entry, then read().
+  void recheck();
   std::int64_t total(int i) const { return host_[2 * kChecks + i]; }
 
  private:
+  EntryCheck check_of(int slot) const;  ///< the check of registered matrix `slot`
+
   cudaStream_t stream_;
   DeviceBuffer words_;
   std::int64_t host_[2 * kChecks + kTotals] = {};
@@ -126,23 +148,16 @@ class Status {
 
 // ---- compaction: count per tile → CUB exclusive scan → write -------------------------------
 //
-// An Op has `bool flag(i)` and `void write(i, slot, tile)`; every flagged i is written to its
-// slot, slots in increasing order of i. Tiles are uniform — tile t covers [t * kTile,
-// (t + 1) * kTile) of [0, n) — or given by starts: [starts[t], starts[t + 1]), at most kTile
-// entries. Within a tile, thread x handles entries begin + k * kBlock + x for k < kItems.
+// An Op has `bool flag(i)` and `void write(i, slot)`; every flagged i is written to its slot,
+// slots in increasing order of i. Tile t covers [t * kTile, (t + 1) * kTile) of [0, n); within
+// a tile, thread x handles entries begin + k * kBlock + x for k < kItems.
 
 struct Tiles {
   std::int64_t n = 0;
-  const std::int64_t* starts = nullptr;
 
   __device__ void range(std::int64_t t, std::int64_t* begin, std::int64_t* end) const {
-    if (starts) {
-      *begin = starts[t];
-      *end = starts[t + 1];
-    } else {
-      *begin = t * kTile;
-      *end = *begin + kTile < n ? *begin + kTile : n;
-    }
+    *begin = t * kTile;
+    *end = *begin + kTile < n ? *begin + kTile : n;
   }
 };
 
@@ -192,17 +207,14 @@ __global__ void __launch_bounds__(kBlock) write_tiles_kernel(Tiles tiles, Op op,
 #pragma unroll
   for (int k = 0; k < kItems; ++k)
     if ((ballots[k] >> lane) & 1u)
-      op.write(base + k * kBlock, tile_offset + before[k * kWarps + warp] + __popc(ballots[k] & lower),
-               static_cast<std::int64_t>(blockIdx.x));
+      op.write(base + k * kBlock, tile_offset + before[k * kWarps + warp] + __popc(ballots[k] & lower));
 }
 
 /// Per-tile counts, their exclusive scan and the write.
 class Compaction {
  public:
-  /// Uniform tiles over [0, n).
+  /// Tiles over [0, n).
   Compaction(std::int64_t n, cudaStream_t stream);
-  /// `tiles` tiles given by starts (tiles + 1 entries; device memory that outlives this).
-  Compaction(std::int64_t tiles, const std::int64_t* starts, cudaStream_t stream);
 
   std::int64_t tiles() const { return tiles_; }
   /// Per-tile counts, for a kernel that counts on its own (tile layout as above).
@@ -227,7 +239,6 @@ class Compaction {
   }
 
  private:
-  void allocate();
   std::int64_t tiles_;
   Tiles tiling_;
   cudaStream_t stream_;
@@ -242,14 +253,14 @@ struct MatchFlag {
 /// Writes the positions of matched entries.
 struct WriteMatchPositions : MatchFlag {
   std::int64_t* out;
-  __device__ void write(std::int64_t i, std::int64_t slot, std::int64_t) const { out[slot] = i; }
+  __device__ void write(std::int64_t i, std::int64_t slot) const { out[slot] = i; }
 };
 /// Flags the first entry of each run of equal keys; writes its position.
 struct RunHeads {
   KeySeq keys;
   std::int64_t* out;
   __device__ bool flag(std::int64_t j) const { return j == 0 || keys[j] != keys[j - 1]; }
-  __device__ void write(std::int64_t j, std::int64_t slot, std::int64_t) const { out[slot] = j; }
+  __device__ void write(std::int64_t j, std::int64_t slot) const { out[slot] = j; }
 };
 
 // ---- sorted entry sequences ----------------------------------------------------------------
@@ -275,7 +286,7 @@ SortedSeq storage_keys(const CooView& m, cudaStream_t stream);
 // ---- finalize: sum duplicates, multiply, write ---------------------------------------------
 
 enum class Factor : std::uint8_t { none, sparse, dense };
-enum class MatchIndex : std::uint8_t { position, storage, output };
+enum class MatchIndex : std::uint8_t { position, storage };
 
 /// Output u comes from the run of equal keys starting at position heads[u] (u when heads is
 /// null) of the Q sequence: its values summed in sequence order, times the factor, rounded
@@ -294,7 +305,7 @@ struct FinalizeArgs {
   // factor
   Factor factor = Factor::none;
   const std::int64_t* matchpos = nullptr;  ///< S position of each Q run's match, indexed by
-  MatchIndex match_index = MatchIndex::position;  ///< the run's position, storage index or output
+  MatchIndex match_index = MatchIndex::position;  ///< the run's position or storage index
   KeySeq skeys;
   WordArray sperm;
   std::int64_t ns = 0;
@@ -308,6 +319,43 @@ struct FinalizeArgs {
   void* out_dense = nullptr;  ///< when set: row-major nrows x ncols, instead of the COO arrays
 };
 void finalize(const FinalizeArgs& args, DType dtype, cudaStream_t stream);
+
+/// Output u of finalize: the Q run starting at sequence position j, matched (Factor::sparse)
+/// at S position p. For kernels that know j and p themselves (heads and matchpos unused).
+template <class T>
+__device__ void finalize_entry(const FinalizeArgs& a, std::int64_t u, std::int64_t j, std::int64_t p) {
+  using C = detail::compute_t<T>;
+  const auto* qv = static_cast<const T*>(a.qvals);
+  const auto* sv = static_cast<const T*>(a.svals);
+  const std::int64_t q = a.qperm.p ? static_cast<std::int64_t>(a.qperm[j]) : j;
+  const std::int64_t row = a.qrows[q], col = a.qcols[q];
+  const std::uint64_t key = static_cast<std::uint64_t>(row) * a.ncols + static_cast<std::uint64_t>(col);
+  C acc = detail::to_compute(qv[q]);
+  if (!a.q_unique)
+    for (std::int64_t jj = j + 1; jj < a.nq && a.qkeys[jj] == key; ++jj)
+      acc = ops::Add{}(acc, detail::to_compute(qv[a.qperm.p ? static_cast<std::int64_t>(a.qperm[jj]) : jj]));
+  if (a.factor == Factor::sparse) {
+    C s = detail::to_compute(sv[a.sperm.p ? static_cast<std::int64_t>(a.sperm[p]) : p]);
+    if (!a.s_unique)
+      for (std::int64_t pp = p + 1; pp < a.ns; ++pp) {
+        if (a.skeys[pp] == key)
+          s = ops::Add{}(s, detail::to_compute(sv[a.sperm.p ? static_cast<std::int64_t>(a.sperm[pp]) : pp]));
+        else if (a.s_sorted)
+          break;
+      }
+    acc = ops::Mul{}(acc, s);
+  } else if (a.factor == Factor::dense) {
+    const T d = static_cast<const T*>(a.dense)[row * a.dense_row_stride + col * a.dense_col_stride];
+    acc = ops::Mul{}(acc, detail::to_compute(d));
+  }
+  if (a.out_dense) {
+    static_cast<T*>(a.out_dense)[row * static_cast<std::int64_t>(a.ncols) + col] = detail::from_compute<T>(acc);
+  } else {
+    a.out_rows.set(u, row);
+    a.out_cols.set(u, col);
+    static_cast<T*>(a.out_vals)[u] = detail::from_compute<T>(acc);
+  }
+}
 
 /// A matrix's runs of equal coordinates: canonical input needs none (heads null, one output per
 /// entry); otherwise its sorted sequence and the start of each run. Checks m's indices (unless

@@ -265,6 +265,36 @@ TEST_F(SparseGpu, KeyWidths) {
   check_multiply_all(last, last, "last coordinate");
 }
 
+// Merge tiles hold 2048 entries of both operands together: overlaps whose merged length falls
+// just before, on and after tile edges, matches at the last position of a tile (looked up in
+// the next tile's first S entry), runs of duplicates across tile edges.
+TEST_F(SparseGpu, MergeTileEdges) {
+  EWISE_REQUIRE_GPU();
+  const CooDesc shape{64, 4096, 0, IndexType::i32, DType::f32, true};
+  const std::vector<Raw> vals = raw_entries(verify::random_coo(1, 20000, 1.0, seed_));
+  // Entries at keys first, first + step, ... (n of them), each stored `copies` times in a row.
+  const auto band = [&](std::int64_t n, std::int64_t first, std::int64_t step, int copies, std::size_t v0) {
+    std::vector<Raw> e;
+    for (std::int64_t k = 0; k < n; ++k)
+      for (int c = 0; c < copies; ++c) {
+        Raw x = vals[(v0 + e.size()) % vals.size()];
+        const std::int64_t key = first + k * step;
+        x.r = key / 4096;
+        x.c = key % 4096;
+        e.push_back(x);
+      }
+    return assemble(shape, e, copies == 1);
+  };
+  for (const std::int64_t n : {1, 1023, 1024, 1025, 2047, 2048, 2049, 3000, 4097}) {
+    const std::string at = " n=" + std::to_string(n);
+    check_multiply_all(band(n, 0, 1, 1, 0), band(n, 0, 1, 1, 7), "same keys" + at);
+    check_multiply_all(band(n, 0, 2, 1, 0), band(n, 1, 2, 1, 7), "interleaved, no match" + at);
+    check_multiply_all(band(n, 0, 1, 1, 0), band(n, n - 1, 1, 1, 7), "one match at the end" + at);
+    check_multiply_all(band(n, 0, 2, 1, 0), band(2 * n, 0, 1, 1, 7), "every other key" + at);
+    check_multiply_all(band(n, 5, 3, 3, 0), band(n, 5, 1, 2, 7), "duplicate runs" + at);
+  }
+}
+
 TEST_F(SparseGpu, EmptyAndDegenerate) {
   EWISE_REQUIRE_GPU();
   const HostCoo some = verify::random_coo(50, 40, 0.1, seed_);
@@ -550,6 +580,25 @@ TEST_F(SparseGpu, BadIndicesThrowBeforeWriting) {
     expect_same(coalesce(g, trusted), reference_coalesce(good), "trusted coalesce");
     EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   }
+}
+
+// A matrix marked canonical whose entries go backwards: the merge's partition of the two
+// operands cannot be consistent, and the check still names the first entry out of order.
+TEST_F(SparseGpu, BrokenCanonicalPromiseInMerge) {
+  EWISE_REQUIRE_GPU();
+  const HostCoo good = verify::random_coo(200, 200, 0.2, seed_);
+  std::vector<Raw> e = raw_entries(good);
+  std::reverse(e.begin(), e.end());
+  const DeviceCoo g = to_device(good), back = to_device(assemble(good.desc(), e, true));
+  SparseOptions o;
+  o.algorithm = CooAlgorithm::merge;
+  expect_invalid([&] { multiply(g, back, o); }, {"b is marked canonical", "entry 1 "});
+  expect_invalid([&] { multiply(back, g, o); }, {"a is marked canonical", "entry 1 "});
+  expect_invalid([&] { multiply(back, back, o); }, {"a is marked canonical", "entry 1 "});
+  // Unchecked, broken input gives some result but stays inside its buffers (memcheck).
+  o.validate_indices = false;
+  EXPECT_NO_THROW(multiply(g, back, o));
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
 }
 
 TEST_F(SparseGpu, ArgumentChecks) {

@@ -120,6 +120,8 @@ TensorDesc TensorDesc::strided(DType dtype, const Dims& shape, const Dims& strid
 }
 
 bool TensorDesc::is_contiguous() const noexcept {
+  for (int i = 0; i < rank(); ++i)
+    if (shape[i] == 0) return true;  // no elements: any strides describe it
   std::int64_t expected = 1;
   for (int i = rank() - 1; i >= 0; --i) {
     if (shape[i] == 1) continue;

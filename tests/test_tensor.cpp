@@ -50,6 +50,8 @@ TEST(TensorDesc, ContiguousLayout) {
   EXPECT_EQ(d.min_offset(), 0);
   EXPECT_EQ(d.max_offset(), 23);
   EXPECT_TRUE(d.is_non_overlapping());
+  EXPECT_TRUE(TensorDesc::contiguous(DType::f32, {5, 0}).is_contiguous());
+  EXPECT_TRUE(TensorDesc::contiguous(DType::f32, {3, 0, 4}).is_contiguous());
   const TensorDesc scalar = TensorDesc::contiguous(DType::f64, {});
   EXPECT_EQ(scalar.numel(), 1);
   EXPECT_EQ(scalar.rank(), 0);

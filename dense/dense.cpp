@@ -20,17 +20,16 @@ namespace ewise {
 
 namespace {
 
-constexpr const char* kKernelNames[] = {"automatic",  "general",   "vectorized",
-                                        "sliding",    "sliding_shared", "continuous",
-                                        "alternate",  "baseline",  "row_vectorized",
-                                        "tiled"};
+constexpr const char* kKernelNames[] = {"automatic",      "general",    "vectorized", "sliding",
+                                        "sliding_shared", "continuous", "alternate",  "baseline",
+                                        "row_vectorized", "tiled"};
 constexpr int kKernelCount = static_cast<int>(sizeof kKernelNames / sizeof kKernelNames[0]);
 
 bool valid_kernel(Kernel k) { return static_cast<int>(k) < kKernelCount; }
 
 std::string describe(const BroadcastPlan& p) {
-  return detail::concat("plan shape ", p.shape.str(), ", strides out ", p.strides[0].str(),
-                        " a ", p.strides[1].str(), " b ", p.strides[2].str());
+  return detail::concat("plan shape ", p.shape.str(), ", strides out ", p.strides[0].str(), " a ",
+                        p.strides[1].str(), " b ", p.strides[2].str());
 }
 
 /// The plan with dims ordered by the output's |stride|, largest first (stable): a permutation of
@@ -44,7 +43,8 @@ BroadcastPlan sort_by_output(const BroadcastPlan& p) {
   BroadcastPlan s;
   for (int d = 0; d < p.rank(); ++d) {
     s.shape.push_back(p.shape[order[d]]);
-    for (int k = 0; k < BroadcastPlan::kOperands; ++k) s.strides[k].push_back(p.strides[k][order[d]]);
+    for (int k = 0; k < BroadcastPlan::kOperands; ++k)
+      s.strides[k].push_back(p.strides[k][order[d]]);
   }
   return s;
 }
@@ -96,7 +96,8 @@ namespace detail {
 std::string kernel_rejects(Kernel kernel, const BroadcastPlan& p, DenseLaunch* launch) {
   const int rank = p.rank(), r = rank - 1;
   const auto inner_ok = [&] {  // output inner stride 1, inputs 0 or 1
-    if (p.strides[0][r] != 1) return detail::concat("the output's inner stride is ", p.strides[0][r], ", not 1");
+    if (p.strides[0][r] != 1)
+      return detail::concat("the output's inner stride is ", p.strides[0][r], ", not 1");
     for (int k = 1; k <= 2; ++k)
       if (p.strides[k][r] != 0 && p.strides[k][r] != 1)
         return detail::concat("input ", k == 1 ? "a" : "b", " has inner stride ", p.strides[k][r],
@@ -159,12 +160,16 @@ Kernel select(const BroadcastPlan& p) {
   if (p.rank() == 1 && kernel_rejects(Kernel::vectorized, p, &scratch).empty())
     return Kernel::vectorized;
   if (kernel_rejects(Kernel::row_vectorized, p, &scratch).empty()) return Kernel::row_vectorized;
+  // A matrix-vector plan whose matrix is not read along rows (a transposed view): the sliding
+  // kernel, whose strided reads the L2 absorbs, beats the tiles here (H200, f32 16384^2
+  // transposed + row vector: sliding 1874 GB/s, tiled 1369 GB/s; notes/dense.md).
+  if (p.rank() == 2 && kernel_rejects(Kernel::sliding, p, &scratch).empty()) return Kernel::sliding;
   const int r = p.rank() - 1;
-  if (r >= 1 && p.strides[0][r] == 1 && p.shape[r] >= kTile / 2) {
+  if (r >= 1 && p.strides[0][r] == 1 && p.shape[r] >= kMinTiledExtent) {
     for (int k = 1; k <= 2; ++k) {
       if (p.strides[k][r] == 0 || p.strides[k][r] == 1) continue;
       for (int d = 0; d < r; ++d)
-        if (std::llabs(p.strides[k][d]) == 1 && p.shape[d] >= kTile / 2) return Kernel::tiled;
+        if (std::llabs(p.strides[k][d]) == 1 && p.shape[d] >= kMinTiledExtent) return Kernel::tiled;
     }
   }
   return Kernel::general;
@@ -182,8 +187,8 @@ void check_options(const DenseOptions& o) {
 
 }  // namespace
 
-DenseLaunch plan_dense(const ConstTensorView& a, const ConstTensorView& b,
-                       const TensorView& out, const DenseOptions& options) {
+DenseLaunch plan_dense(const ConstTensorView& a, const ConstTensorView& b, const TensorView& out,
+                       const DenseOptions& options) {
   const BroadcastPlan raw = plan_binary(a, b, out);
   check_options(options);
   DenseLaunch L;
@@ -197,7 +202,8 @@ DenseLaunch plan_dense(const ConstTensorView& a, const ConstTensorView& b,
   L.numel = raw.numel();
   const auto elem = static_cast<std::int64_t>(dtype_size(L.dtype));
   if (out.memory == Memory::device && L.numel > 0) {
-    const std::pair<const void*, const char*> views[] = {{a.data, "a"}, {b.data, "b"}, {out.data, "out"}};
+    const std::pair<const void*, const char*> views[] = {
+        {a.data, "a"}, {b.data, "b"}, {out.data, "out"}};
     for (const auto& [ptr, what] : views)
       EWISE_EXPECTS(aligned(ptr, elem), what, " data ", ptr, " is not aligned to its ", elem,
                     "-byte ", dtype_name(L.dtype), " elements");
@@ -225,18 +231,22 @@ DenseLaunch plan_dense(const ConstTensorView& a, const ConstTensorView& b,
                 b.desc.strides.str(), "), out strides ", out.desc.strides.str(), ": ", why, " (",
                 describe(p), ")");
   constexpr std::int64_t kNarrow = std::numeric_limits<std::int32_t>::max();
-  L.wide = L.numel > kNarrow || span(p, 0) > kNarrow || span(p, 1) > kNarrow || span(p, 2) > kNarrow;
+  L.wide =
+      L.numel > kNarrow || span(p, 0) > kNarrow || span(p, 1) > kNarrow || span(p, 2) > kNarrow;
 
   const std::int64_t V = kVectorBytes / elem;
   const int r = p.rank() - 1;
   if (L.kernel == Kernel::vectorized) {
     // Scalar head up to the output's first 16-byte boundary; vectors only if every stride-1
     // input sits at the same offset within 16 bytes as the output.
-    const auto mis = [](const void* ptr) { return reinterpret_cast<std::uintptr_t>(ptr) % kVectorBytes; };
+    const auto mis = [](const void* ptr) {
+      return reinterpret_cast<std::uintptr_t>(ptr) % kVectorBytes;
+    };
     bool same = true;
     if (p.strides[1][r] == 1) same = same && mis(L.a) == mis(L.out);
     if (p.strides[2][r] == 1) same = same && mis(L.b) == mis(L.out);
-    const std::int64_t head = static_cast<std::int64_t>((kVectorBytes - mis(L.out)) % kVectorBytes) / elem;
+    const std::int64_t head =
+        static_cast<std::int64_t>((kVectorBytes - mis(L.out)) % kVectorBytes) / elem;
     L.head = same ? std::min(head, L.numel) : L.numel;
   }
   if (L.kernel == Kernel::row_vectorized) {
@@ -252,8 +262,8 @@ DenseLaunch plan_dense(const ConstTensorView& a, const ConstTensorView& b,
   return L;
 }
 
-DenseLaunch prepare_dense(const ConstTensorView& a, const ConstTensorView& b,
-                          const TensorView& out, const DenseOptions& options) {
+DenseLaunch prepare_dense(const ConstTensorView& a, const ConstTensorView& b, const TensorView& out,
+                          const DenseOptions& options) {
   DenseLaunch L = plan_dense(a, b, out, options);
   EWISE_EXPECTS(out.memory == Memory::device, "dense kernels need device views, got ",
                 memory_name(out.memory), " memory");
@@ -261,17 +271,18 @@ DenseLaunch prepare_dense(const ConstTensorView& a, const ConstTensorView& b,
   int device = 0, sms = 0, threads_per_sm = 0;
   EWISE_CUDA_CHECK(cudaGetDevice(&device));
   EWISE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  EWISE_CUDA_CHECK(cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device));
+  EWISE_CUDA_CHECK(
+      cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device));
   if (L.threads == 0) L.threads = kDenseThreads;
   L.sm_count = sms;
   if (L.sliding_factor == 0 && L.plan.rank() == 2) {
     // The smallest factor that leaves about two waves of threads: reuse without idle SMs.
     const std::int64_t rows = L.plan.shape[0], cols = L.plan.shape[1];
     const std::int64_t target = 2 * static_cast<std::int64_t>(sms) * threads_per_sm;
-    const std::int64_t most = L.row_vector ? (rows + L.threads / 32 - 1) / (L.threads / 32)
-                                           : (cols + 31) / 32;
-    L.sliding_factor = static_cast<int>(std::clamp<std::int64_t>((rows * cols + target - 1) / target, 1,
-                                                                 std::max<std::int64_t>(most, 1)));
+    const std::int64_t most =
+        L.row_vector ? (rows + L.threads / 32 - 1) / (L.threads / 32) : (cols + 31) / 32;
+    L.sliding_factor = static_cast<int>(std::clamp<std::int64_t>(
+        (rows * cols + target - 1) / target, 1, std::max<std::int64_t>(most, 1)));
   }
   if (L.sliding_factor == 0) L.sliding_factor = 1;
   return L;
@@ -291,8 +302,8 @@ DeviceTensor allocate_dense_output(const ConstTensorView& a, const ConstTensorVi
 
 }  // namespace detail
 
-void binary(BinaryOp op, const ConstTensorView& a, const ConstTensorView& b,
-            const TensorView& out, const DenseOptions& options, cudaStream_t stream) {
+void binary(BinaryOp op, const ConstTensorView& a, const ConstTensorView& b, const TensorView& out,
+            const DenseOptions& options, cudaStream_t stream) {
   EWISE_EXPECTS(static_cast<int>(op) <= static_cast<int>(BinaryOp::max), "unknown binary op ",
                 static_cast<int>(op));
   if (out.memory == Memory::host && a.memory == Memory::host && b.memory == Memory::host) {
@@ -303,12 +314,18 @@ void binary(BinaryOp op, const ConstTensorView& a, const ConstTensorView& b,
   const detail::DenseLaunch L = detail::prepare_dense(a, b, out, options);
   if (L.numel == 0) return;
   switch (L.dtype) {
-    case DType::f16: return detail::run_builtin<DType::f16>(op, L, stream);
-    case DType::bf16: return detail::run_builtin<DType::bf16>(op, L, stream);
-    case DType::f32: return detail::run_builtin<DType::f32>(op, L, stream);
-    case DType::f64: return detail::run_builtin<DType::f64>(op, L, stream);
-    case DType::i32: return detail::run_builtin<DType::i32>(op, L, stream);
-    case DType::i64: return detail::run_builtin<DType::i64>(op, L, stream);
+    case DType::f16:
+      return detail::run_builtin<DType::f16>(op, L, stream);
+    case DType::bf16:
+      return detail::run_builtin<DType::bf16>(op, L, stream);
+    case DType::f32:
+      return detail::run_builtin<DType::f32>(op, L, stream);
+    case DType::f64:
+      return detail::run_builtin<DType::f64>(op, L, stream);
+    case DType::i32:
+      return detail::run_builtin<DType::i32>(op, L, stream);
+    case DType::i64:
+      return detail::run_builtin<DType::i64>(op, L, stream);
   }
   EWISE_EXPECTS(false, "unknown dtype ", static_cast<int>(L.dtype));
 }

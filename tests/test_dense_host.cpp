@@ -27,8 +27,8 @@ void check_divmod(std::uint64_t seed) {
   using D = detail::FastDivmod<U>;
   std::mt19937_64 rng(seed);
   const U max_n = D::kMaxNumerator;
-  std::vector<std::uint64_t> divisors = {1, 2, 3, 5, 7, 10, 31, 32, 33, 1000, 65535, 65536, 65537,
-                                         (1ull << 31) - 1, 1ull << 31};
+  std::vector<std::uint64_t> divisors = {
+      1, 2, 3, 5, 7, 10, 31, 32, 33, 1000, 65535, 65536, 65537, (1ull << 31) - 1, 1ull << 31};
   if constexpr (sizeof(U) == 8)
     for (std::uint64_t d : {(1ull << 32) - 1, 1ull << 32, (1ull << 32) + 1, (1ull << 62) + 3,
                             (1ull << 63) - 1, 1ull << 63})
@@ -43,7 +43,8 @@ void check_divmod(std::uint64_t seed) {
     std::vector<U> numerators = {0, 1, d - 1, d, max_n, max_n - 1};
     if (d < max_n) numerators.push_back(d + 1);
     if (d <= max_n / 2) numerators.push_back(2 * d - 1);
-    for (int i = 0; i < 500; ++i) numerators.push_back(static_cast<U>(rng() % (std::uint64_t{max_n} + 1)));
+    for (int i = 0; i < 500; ++i)
+      numerators.push_back(static_cast<U>(rng() % (std::uint64_t{max_n} + 1)));
     for (U n : numerators) {
       U q, r;
       div.divmod(n, q, r);
@@ -87,8 +88,9 @@ TensorView fake(std::uintptr_t address, DType t, const Dims& shape, const Dims& 
                 Memory m = Memory::device) {
   TensorView v;
   v.data = reinterpret_cast<void*>(address);
-  v.desc = strides.size() == shape.size() && shape.size() > 0 ? TensorDesc::strided(t, shape, strides)
-                                                               : TensorDesc::contiguous(t, shape);
+  v.desc = strides.size() == shape.size() && shape.size() > 0
+               ? TensorDesc::strided(t, shape, strides)
+               : TensorDesc::contiguous(t, shape);
   v.memory = m;
   return v;
 }
@@ -106,19 +108,25 @@ Kernel pick(const Dims& as, const Dims& bs, const Dims& outs, const Dims& a_stri
 TEST(DenseHost, AutomaticPicksByPattern) {
   EXPECT_EQ(pick({4096, 4096}, {4096, 4096}, {4096, 4096}), Kernel::vectorized);   // same shape
   EXPECT_EQ(pick({4096, 4096}, {1}, {4096, 4096}), Kernel::vectorized);            // scalar
-  EXPECT_EQ(pick({}, {}, {}), Kernel::vectorized);                                  // rank 0
+  EXPECT_EQ(pick({}, {}, {}), Kernel::vectorized);                                 // rank 0
   EXPECT_EQ(pick({4096, 4096}, {1, 4096}, {4096, 4096}), Kernel::row_vectorized);  // bias add
   EXPECT_EQ(pick({4096, 4096}, {4096, 1}, {4096, 4096}), Kernel::row_vectorized);  // column
   EXPECT_EQ(pick({4096, 1}, {1, 4096}, {4096, 4096}), Kernel::row_vectorized);     // outer
   EXPECT_EQ(pick({64, 256, 64, 64}, {1, 256, 1, 1}, {64, 256, 64, 64}), Kernel::row_vectorized);
   EXPECT_EQ(pick({64, 1, 256, 1}, {1, 128, 1, 512}, {64, 128, 256, 512}), Kernel::row_vectorized);
-  // A transposed view plus a row vector: shared-memory tiles.
-  EXPECT_EQ(pick({4096, 4096}, {1, 4096}, {4096, 4096}, {1, 4096}), Kernel::tiled);
+  // A transposed view plus a row vector: the sliding kernel (measured faster than the tiles).
+  EXPECT_EQ(pick({4096, 4096}, {1, 4096}, {4096, 4096}, {1, 4096}), Kernel::sliding);
+  // A transposed view plus a full matrix (no vector): shared-memory tiles; also in N-d.
+  EXPECT_EQ(pick({4096, 4096}, {4096, 4096}, {4096, 4096}, {1, 4096}), Kernel::tiled);
+  EXPECT_EQ(pick({8, 64, 64}, {8, 64, 64}, {8, 64, 64}, {4096, 1, 64}), Kernel::tiled);
+  // Too short to tile: general.
+  EXPECT_EQ(pick({4096, 8}, {4096, 8}, {4096, 8}, {1, 4096}), Kernel::general);
   // A transposed output over contiguous inputs: the plan follows the output, so the inputs are
   // the transposed ones.
   EXPECT_EQ(pick({4096, 4096}, {4096, 4096}, {4096, 4096}, {}, {1, 4096}), Kernel::tiled);
-  // Reversed innermost dim: no vector access, no tile: general.
-  EXPECT_EQ(pick({4096, 4096}, {1, 4096}, {4096, 4096}, {4096, -1}), Kernel::general);
+  // Reversed innermost dim: no vector access, no tile: general; with a vector, sliding.
+  EXPECT_EQ(pick({4096, 4096}, {4096, 4096}, {4096, 4096}, {4096, -1}), Kernel::general);
+  EXPECT_EQ(pick({4096, 4096}, {1, 4096}, {4096, 4096}, {4096, -1}), Kernel::sliding);
   // Every other element: general.
   EXPECT_EQ(pick({4096, 4096}, {4096, 4096}, {4096, 4096}, {8192, 2}), Kernel::general);
 }
@@ -178,8 +186,9 @@ TEST(DenseHost, PlanDecisions) {
 
   // row_vectorized: 16-byte rows need rows of a multiple of 4 f32 and aligned bases.
   const auto rv = [](std::uintptr_t a_off, std::int64_t cols) {
-    return detail::plan_dense(fake(kA + a_off, DType::f32, {8, cols}), fake(kB, DType::f32, {1, cols}),
-                              fake(kOut, DType::f32, {8, cols}), {});
+    return detail::plan_dense(fake(kA + a_off, DType::f32, {8, cols}),
+                              fake(kB, DType::f32, {1, cols}), fake(kOut, DType::f32, {8, cols}),
+                              {});
   };
   EXPECT_TRUE(rv(0, 64).row_vector_ok);
   EXPECT_FALSE(rv(4, 64).row_vector_ok);
@@ -193,7 +202,7 @@ TEST(DenseHost, PlanDecisions) {
   EXPECT_FALSE(L.row_vector);
   // Tiled: the dim where the transposed input has stride 1, staged through shared memory.
   L = detail::plan_dense(fake(kA, DType::f32, {100, 200}, {1, 100}), fake(kB, DType::f32, {1, 200}),
-                         fake(kOut, DType::f32, {100, 200}), {});
+                         fake(kOut, DType::f32, {100, 200}), {Kernel::tiled});
   EXPECT_EQ(L.kernel, Kernel::tiled);
   EXPECT_EQ(L.tile_dim, 0);
   EXPECT_TRUE(L.staged_a);
@@ -210,7 +219,8 @@ void expect_invalid(F&& f, std::initializer_list<const char*> parts) {
     ADD_FAILURE() << "no exception";
   } catch (const InvalidArgument& e) {
     for (const char* p : parts)
-      EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << "'" << p << "' not in: " << e.what();
+      EXPECT_NE(std::string(e.what()).find(p), std::string::npos)
+          << "'" << p << "' not in: " << e.what();
   } catch (const std::exception& e) {
     ADD_FAILURE() << "wrong exception: " << e.what();
   }
@@ -219,26 +229,47 @@ void expect_invalid(F&& f, std::initializer_list<const char*> parts) {
 TEST(DenseHost, ValidationErrorsBeforeLaunch) {
   const auto a = fake(kA, DType::f32, {3, 4}), b = fake(kB, DType::f32, {1, 4});
   const auto out = fake(kOut, DType::f32, {3, 4});
-  expect_invalid([&] { binary(BinaryOp::add, a, b, fake(kOut, DType::f32, {3, 5})); },
-                 {"(3,5)", "(3,4)"});
-  expect_invalid([&] { binary(BinaryOp::add, a, fake(kB, DType::f32, {5, 4}), out); },
-                 {"(3,4)", "(5,4)"});
-  expect_invalid([&] { binary(BinaryOp::add, a, fake(kB, DType::f16, {1, 4}), out); },
-                 {"f32", "f16"});
+  expect_invalid(
+      [&] {
+        binary(BinaryOp::add, a, b, fake(kOut, DType::f32, {3, 5}));
+      },
+      {"(3,5)", "(3,4)"});
+  expect_invalid(
+      [&] {
+        binary(BinaryOp::add, a, fake(kB, DType::f32, {5, 4}), out);
+      },
+      {"(3,4)", "(5,4)"});
+  expect_invalid(
+      [&] {
+        binary(BinaryOp::add, a, fake(kB, DType::f16, {1, 4}), out);
+      },
+      {"f32", "f16"});
   // out overlapping a partially: a shifted by one element.
-  expect_invalid([&] { binary(BinaryOp::add, fake(kOut + 4, DType::f32, {3, 4}), b, out); },
-                 {"overlap"});
+  expect_invalid(
+      [&] {
+        binary(BinaryOp::add, fake(kOut + 4, DType::f32, {3, 4}), b, out);
+      },
+      {"overlap"});
   // out overlapping itself (a zero stride).
-  expect_invalid([&] { binary(BinaryOp::add, a, b, fake(kOut, DType::f32, {3, 4}, {0, 1})); },
-                 {"overlaps itself"});
+  expect_invalid(
+      [&] {
+        binary(BinaryOp::add, a, b, fake(kOut, DType::f32, {3, 4}, {0, 1}));
+      },
+      {"overlaps itself"});
   // Null data with elements.
   expect_invalid([&] { binary(BinaryOp::add, fake(0, DType::f32, {3, 4}), b, out); }, {"null"});
   // Mixed memories.
-  expect_invalid([&] { binary(BinaryOp::add, fake(kA, DType::f32, {3, 4}, {}, Memory::host), b, out); },
-                 {"host", "device"});
+  expect_invalid(
+      [&] {
+        binary(BinaryOp::add, fake(kA, DType::f32, {3, 4}, {}, Memory::host), b, out);
+      },
+      {"host", "device"});
   // Device data not aligned to the element size.
-  expect_invalid([&] { binary(BinaryOp::add, fake(kA + 2, DType::f32, {3, 4}), b, out); },
-                 {"aligned"});
+  expect_invalid(
+      [&] {
+        binary(BinaryOp::add, fake(kA + 2, DType::f32, {3, 4}), b, out);
+      },
+      {"aligned"});
   // Options out of range.
   expect_invalid([&] { binary(BinaryOp::add, a, b, out, {Kernel::general, 0, 48}); }, {"48"});
   expect_invalid([&] { binary(BinaryOp::add, a, b, out, {Kernel::general, 0, 0, -1}); }, {"-1"});
@@ -247,8 +278,11 @@ TEST(DenseHost, ValidationErrorsBeforeLaunch) {
   // A kernel asked for a plan it cannot run names the kernel and the shapes.
   expect_invalid([&] { binary(BinaryOp::add, a, b, out, {Kernel::vectorized}); },
                  {"vectorized", "(3,4)", "(1,4)"});
-  expect_invalid([&] { binary(BinaryOp::add, a, fake(kB, DType::f32, {3, 4}), out, {Kernel::tiled}); },
-                 {"tiled", "rank"});
+  expect_invalid(
+      [&] {
+        binary(BinaryOp::add, a, fake(kB, DType::f32, {3, 4}), out, {Kernel::tiled});
+      },
+      {"tiled", "rank"});
   // Rank over 8 cannot be described at all.
   EXPECT_THROW((Dims{1, 2, 3, 4, 5, 6, 7, 8, 9}), InvalidArgument);
   EXPECT_THROW(Dims::of_rank(9, 1), InvalidArgument);
@@ -261,7 +295,8 @@ TEST(DenseHost, EmptyIsANoOpWithoutTheGpu) {
   // Null data is fine with no elements; nothing is launched, so this passes without a GPU.
   const auto a = fake(0, DType::f32, {0, 4}), b = fake(kB, DType::f32, {1, 4});
   for (Kernel k : kAllKernels)
-    EXPECT_NO_THROW(binary(BinaryOp::add, a, b, fake(0, DType::f32, {0, 4}), {k})) << kernel_name(k);
+    EXPECT_NO_THROW(binary(BinaryOp::add, a, b, fake(0, DType::f32, {0, 4}), {k}))
+        << kernel_name(k);
 }
 
 // ---- the CPU fallback for host views -------------------------------------------------------
@@ -276,19 +311,19 @@ HostTensor host_tensor(DType t, const Dims& shape, std::initializer_list<T> valu
 TEST(DenseHost, HostViewsRunOnTheCpu) {
   const HostTensor a = host_tensor<std::int32_t>(DType::i32, {2, 3}, {1, -2, 3, 4, 5, -6});
   const HostTensor b = host_tensor<std::int32_t>(DType::i32, {3}, {10, 0, -3});
-  const std::int32_t want[6][6] = {
-      {11, -2, 0, 14, 5, -9},        // add
-      {-9, -2, 6, -6, 5, -3},        // sub
-      {10, 0, -9, 40, 0, 18},        // mul
-      {0, 0, -1, 0, 0, 2},           // div: truncation, x/0 == 0
-      {1, -2, -3, 4, 0, -6},         // min
-      {10, 0, 3, 10, 5, -3}};        // max
+  const std::int32_t want[6][6] = {{11, -2, 0, 14, 5, -9},  // add
+                                   {-9, -2, 6, -6, 5, -3},  // sub
+                                   {10, 0, -9, 40, 0, 18},  // mul
+                                   {0, 0, -1, 0, 0, 2},     // div: truncation, x/0 == 0
+                                   {1, -2, -3, 4, 0, -6},   // min
+                                   {10, 0, 3, 10, 5, -3}};  // max
   for (int o = 0; o < 6; ++o) {
     HostTensor out(DType::i32, {2, 3});
     verify::poison(out.view());
     binary(kAllOps[o], a.view(), b.view(), out.view());
     const auto* got = out.data_as<std::int32_t>();
-    for (int i = 0; i < 6; ++i) EXPECT_EQ(got[i], want[o][i]) << op_name(kAllOps[o]) << " element " << i;
+    for (int i = 0; i < 6; ++i)
+      EXPECT_EQ(got[i], want[o][i]) << op_name(kAllOps[o]) << " element " << i;
   }
   // Float, with a transposed (strided) host view and an explicit kernel name (checked, then run
   // on the CPU).
@@ -301,7 +336,8 @@ TEST(DenseHost, HostViewsRunOnTheCpu) {
   const float want_f[4] = {3.f, -0.75f, 4.f, 2.f};
   for (int i = 0; i < 4; ++i) EXPECT_EQ(out.data_as<float>()[i], want_f[i]) << i;
   // The kernel is checked even on the host.
-  EXPECT_THROW(binary(BinaryOp::div, xt, y.view(), out.view(), {Kernel::vectorized}), InvalidArgument);
+  EXPECT_THROW(binary(BinaryOp::div, xt, y.view(), out.view(), {Kernel::vectorized}),
+               InvalidArgument);
 }
 
 TEST(DenseHost, HostInPlaceAndRankZero) {

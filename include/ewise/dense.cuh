@@ -34,16 +34,18 @@ constexpr unsigned dtype_mask(std::initializer_list<DType> dtypes) {
   for (DType t : dtypes) m |= 1u << static_cast<unsigned>(t);
   return m;
 }
-inline constexpr unsigned kAllDTypesMask = dtype_mask(
-    {DType::f16, DType::bf16, DType::f32, DType::f64, DType::i32, DType::i64});
+inline constexpr unsigned kAllDTypesMask =
+    dtype_mask({DType::f16, DType::bf16, DType::f32, DType::f64, DType::i32, DType::i64});
 
 namespace detail {
 
 /// Throws unless `dtype` is in `Mask`.
 template <unsigned Mask>
 void check_functor_dtype(DType dtype) {
-  EWISE_EXPECTS((Mask >> static_cast<unsigned>(dtype)) & 1u, "this functor entry was not "
-                "instantiated for dtype ", dtype_name(dtype), " (its dtype mask is ", Mask, ")");
+  EWISE_EXPECTS((Mask >> static_cast<unsigned>(dtype)) & 1u,
+                "this functor entry was not "
+                "instantiated for dtype ",
+                dtype_name(dtype), " (its dtype mask is ", Mask, ")");
 }
 
 }  // namespace detail
@@ -51,9 +53,8 @@ void check_functor_dtype(DType dtype) {
 /// out = f(a, b) with broadcasting, on device views, asynchronously on `stream`.
 template <unsigned Mask = kAllDTypesMask, class F,
           std::enable_if_t<!std::is_same_v<std::decay_t<F>, BinaryOp>, int> = 0>
-void binary(const F& f, const ConstTensorView& a, const ConstTensorView& b,
-            const TensorView& out, const DenseOptions& options = {},
-            cudaStream_t stream = nullptr) {
+void binary(const F& f, const ConstTensorView& a, const ConstTensorView& b, const TensorView& out,
+            const DenseOptions& options = {}, cudaStream_t stream = nullptr) {
   const detail::DenseLaunch L = detail::prepare_dense(a, b, out, options);
   detail::check_functor_dtype<Mask>(L.dtype);
   if (L.numel == 0) return;

@@ -54,9 +54,10 @@ enum class Kernel : std::uint8_t {
                    ///< column broadcast, per-channel scale, outer product, mixed N-D). 16-byte
                    ///< when rows are a multiple of 16 bytes and every stride-1 operand's rows
                    ///< start 16-byte aligned; element-wise otherwise
-  tiled,           ///< rank >= 2: 32x32 tiles of the innermost dim and another, inputs that
-                   ///< run along that other dim (a transposed view) staged through shared
-                   ///< memory so that reads and writes are both coalesced
+  tiled,           ///< rank >= 2: square tiles (64, or 32 for 8-byte types) of the innermost
+                   ///< dim and another; inputs that run along that other dim (a transposed
+                   ///< view) staged through shared memory so that reads and writes are both
+                   ///< coalesced
 };
 
 inline constexpr Kernel kAllKernels[] = {
@@ -77,7 +78,8 @@ struct DenseOptions {
   /// sliding, sliding_shared: rows (row vector) or columns (column vector) per thread. 0 picks
   /// the smallest factor that still fills the device about twice.
   int sliding_factor = 0;
-  /// Threads per block (nt): a multiple of 32 in 32..1024; 0 = 256.
+  /// Threads per block (nt): a multiple of 32 in 32..1024; 0 = 256. The tiled kernel always
+  /// runs 32 x 8 threads.
   int threads = 0;
   /// Blocks (nb) of the grid-stride kernels (general, vectorized, row_vectorized, tiled,
   /// continuous, alternate, baseline), capped at what the work needs; 0 = enough to fill the
@@ -98,8 +100,10 @@ DeviceTensor binary(BinaryOp op, const ConstTensorView& a, const ConstTensorView
 
 /// The kernel `automatic` picks for these operands (host or device views; nothing runs):
 /// vectorized for rank <= 1 plans it accepts; row_vectorized when every inner stride is 0 or 1
-/// (output 1); tiled when the output's inner stride is 1, an input's is neither 0 nor 1, and
-/// that input has stride +-1 along another dim (a transposed view); general otherwise.
+/// (output 1); sliding for other rank-2 plans with a vector (e.g. a transposed matrix plus a
+/// vector); tiled when the output's inner stride is 1, an input's is neither 0 nor 1, and that
+/// input has stride +-1 along another dim (a transposed view), both dims at least 16 long;
+/// general otherwise.
 /// Throws InvalidArgument for operands binary() would reject.
 Kernel select_kernel(const ConstTensorView& a, const ConstTensorView& b, const TensorView& out);
 

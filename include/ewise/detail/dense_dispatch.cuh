@@ -35,18 +35,20 @@ Strided<Index> make_strided(const BroadcastPlan& plan, const int* dims, int n) {
 /// no block waits for another to finish).
 template <class... Params>
 unsigned grid_blocks(void (*kernel)(Params...), std::int64_t need, const DenseLaunch& L,
-                     std::size_t smem = 0) {
+                     int threads) {
   std::int64_t cap = L.blocks;
   if (cap == 0) {
     int per_sm = 0;
-    EWISE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, L.threads, smem));
+    EWISE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0));
     cap = static_cast<std::int64_t>(std::max(per_sm, 1)) * L.sm_count;
   }
   return static_cast<unsigned>(std::clamp<std::int64_t>(need, 1, cap));
 }
 
 /// Blocks of `threads` for `work` threads.
-inline std::int64_t blocks_for(std::int64_t work, int threads) { return (work + threads - 1) / threads; }
+inline std::int64_t blocks_for(std::int64_t work, int threads) {
+  return (work + threads - 1) / threads;
+}
 
 template <class T, class F, class Index>
 void launch_general(const F& f, const DenseLaunch& L, cudaStream_t stream) {
@@ -54,7 +56,8 @@ void launch_general(const F& f, const DenseLaunch& L, cudaStream_t stream) {
   for (int d = 0; d < L.plan.rank(); ++d) dims[d] = d;
   const auto p = make_strided<Index>(L.plan, dims, L.plan.rank());
   const auto kernel = general_kernel<T, F, Index>;
-  launch("general", kernel, grid_blocks(kernel, blocks_for(L.numel, L.threads), L), L.threads, 0, stream, f, p, static_cast<Index>(L.numel), static_cast<T*>(L.out),
+  launch("general", kernel, grid_blocks(kernel, blocks_for(L.numel, L.threads), L, L.threads),
+         L.threads, 0, stream, f, p, static_cast<Index>(L.numel), static_cast<T*>(L.out),
          static_cast<const T*>(L.a), static_cast<const T*>(L.b));
 }
 
@@ -68,9 +71,13 @@ void launch_vectorized(const F& f, const DenseLaunch& L, cudaStream_t stream) {
   const int r = L.plan.rank() - 1;
   p.a_full = r >= 0 && L.plan.strides[1][r] == 1;
   p.b_full = r >= 0 && L.plan.strides[2][r] == 1;
-  const std::int64_t work = L.head == L.numel ? L.numel : std::max<std::int64_t>((p.vectors + 1) / 2, V);
+  const std::int64_t work =
+      L.head == L.numel
+          ? L.numel
+          : std::max<std::int64_t>((p.vectors + kVectorUnroll<T> - 1) / kVectorUnroll<T>, V);
   const auto kernel = vectorized_kernel<T, F>;
-  launch("vectorized", kernel, grid_blocks(kernel, blocks_for(work, L.threads), L), L.threads, 0, stream, f, p, static_cast<T*>(L.out), static_cast<const T*>(L.a),
+  launch("vectorized", kernel, grid_blocks(kernel, blocks_for(work, L.threads), L, L.threads),
+         L.threads, 0, stream, f, p, static_cast<T*>(L.out), static_cast<const T*>(L.a),
          static_cast<const T*>(L.b));
 }
 
@@ -88,8 +95,10 @@ void launch_row_vectorized(const F& f, const DenseLaunch& L, cudaStream_t stream
   p.a_full = L.plan.strides[1][r] == 1;
   p.b_full = L.plan.strides[2][r] == 1;
   const auto kernel = row_vectorized_kernel<T, F, Index, V>;
-  const std::int64_t work = (static_cast<std::int64_t>(p.slots) + 1) / 2;
-  launch("row_vectorized", kernel, grid_blocks(kernel, blocks_for(work, L.threads), L), L.threads, 0, stream, f, p, static_cast<T*>(L.out), static_cast<const T*>(L.a),
+  const std::int64_t work =
+      (static_cast<std::int64_t>(p.slots) + kVectorUnroll<T> - 1) / kVectorUnroll<T>;
+  launch("row_vectorized", kernel, grid_blocks(kernel, blocks_for(work, L.threads), L, L.threads),
+         L.threads, 0, stream, f, p, static_cast<T*>(L.out), static_cast<const T*>(L.a),
          static_cast<const T*>(L.b));
 }
 
@@ -103,10 +112,14 @@ void launch_tiled(const F& f, const DenseLaunch& L, cudaStream_t stream) {
     p.row_stride[k] = L.plan.strides[k][t];
     p.col_stride[k] = L.plan.strides[k][r];
   }
-  const std::int64_t col_tiles = (p.cols + kTile - 1) / kTile, row_tiles = (p.rows + kTile - 1) / kTile;
+  constexpr int E = kTileEdge<T>;
+  const std::int64_t col_tiles = (p.cols + E - 1) / E, row_tiles = (p.rows + E - 1) / E;
   p.tiles = L.numel / (p.rows * p.cols) * row_tiles * col_tiles;
-  p.col_tiles = FastDivmod<std::uint64_t>(static_cast<std::uint64_t>(col_tiles));
-  p.row_tiles = FastDivmod<std::uint64_t>(static_cast<std::uint64_t>(row_tiles));
+  p.per_batch = FastDivmod<std::uint64_t>(static_cast<std::uint64_t>(row_tiles * col_tiles));
+  p.per_band = FastDivmod<std::uint64_t>(static_cast<std::uint64_t>(kBand * col_tiles));
+  p.full_bands = static_cast<std::uint64_t>(row_tiles / kBand);
+  const std::int64_t last = row_tiles % kBand;
+  p.last_band = FastDivmod<std::uint64_t>(static_cast<std::uint64_t>(last > 0 ? last : kBand));
   int dims[kMaxRank], n = 0;
   for (int d = 0; d < r; ++d)
     if (d != t) dims[n++] = d;
@@ -114,8 +127,9 @@ void launch_tiled(const F& f, const DenseLaunch& L, cudaStream_t stream) {
   p.staged_a = L.staged_a;
   p.staged_b = L.staged_b;
   const auto kernel = tiled_kernel<T, F>;
-  launch("tiled", kernel, grid_blocks(kernel, p.tiles, L), dim3(32, L.threads / 32), 0, stream, f, p,
-         static_cast<T*>(L.out), static_cast<const T*>(L.a), static_cast<const T*>(L.b));
+  launch("tiled", kernel, grid_blocks(kernel, p.tiles, L, 32 * kTileRows), dim3(32, kTileRows), 0,
+         stream, f, p, static_cast<T*>(L.out), static_cast<const T*>(L.a),
+         static_cast<const T*>(L.b));
 }
 
 /// The matrix-vector view of a launch's rank-2 plan.
@@ -157,10 +171,13 @@ void launch_sliding(const F& f, const DenseLaunch& L, cudaStream_t stream) {
   const std::int64_t by = L.threads / 32, factor = L.sliding_factor;
   const auto rows = static_cast<std::int64_t>(p.rows), cols = static_cast<std::int64_t>(p.cols);
   // Row vector: tiles of 32 columns x by*factor rows; column vector: by rows x 32*factor columns.
-  const std::int64_t tiles_x = L.row_vector ? (cols + 31) / 32 : (cols + 32 * factor - 1) / (32 * factor);
-  const std::int64_t tiles_y = L.row_vector ? (rows + by * factor - 1) / (by * factor) : (rows + by - 1) / by;
-  const dim3 grid(static_cast<unsigned>(std::min<std::int64_t>(tiles_x, std::numeric_limits<int>::max())),
-                  static_cast<unsigned>(std::min<std::int64_t>(tiles_y, 65535)));
+  const std::int64_t tiles_x =
+      L.row_vector ? (cols + 31) / 32 : (cols + 32 * factor - 1) / (32 * factor);
+  const std::int64_t tiles_y =
+      L.row_vector ? (rows + by * factor - 1) / (by * factor) : (rows + by - 1) / by;
+  const dim3 grid(
+      static_cast<unsigned>(std::min<std::int64_t>(tiles_x, std::numeric_limits<int>::max())),
+      static_cast<unsigned>(std::min<std::int64_t>(tiles_y, 65535)));
   launch(kShared ? "sliding_shared" : "sliding", sliding_kernel<T, F, kShared>, grid,
          dim3(32, static_cast<unsigned>(by)), 0, stream, f, p, tiles_x, tiles_y, ptr.out, ptr.mat,
          ptr.vec);
@@ -174,15 +191,18 @@ void launch_schedule(const F& f, const DenseLaunch& L, cudaStream_t stream) {
   // d2ltvm: with more elements than nb*nt threads, nb blocks and several elements per thread;
   // otherwise one element per thread.
   const auto run = [&](const char* name, auto kernel) {
-    const std::int64_t nb = grid_blocks(kernel, blocks_for(n, L.threads), L);
+    const std::int64_t nb = grid_blocks(kernel, blocks_for(n, L.threads), L, L.threads);
     if (L.kernel == Kernel::continuous) p.chunk = static_cast<Index>((n + nb * nt - 1) / (nb * nt));
     launch(name, kernel, static_cast<unsigned>(nb), L.threads, 0, stream, f, p, ptr.out, ptr.mat,
            ptr.vec);
   };
   switch (L.kernel) {
-    case Kernel::continuous: return run("continuous", continuous_kernel<T, F, Index>);
-    case Kernel::alternate: return run("alternate", alternate_kernel<T, F, Index>);
-    default: return run("baseline", baseline_kernel<T, F, Index>);
+    case Kernel::continuous:
+      return run("continuous", continuous_kernel<T, F, Index>);
+    case Kernel::alternate:
+      return run("alternate", alternate_kernel<T, F, Index>);
+    default:
+      return run("baseline", baseline_kernel<T, F, Index>);
   }
 }
 
@@ -193,19 +213,25 @@ void launch_dense(const F& f, const DenseLaunch& L, cudaStream_t stream) {
   constexpr int V = kVectorBytes / sizeof(T);
   switch (L.kernel) {
     case Kernel::general:
-      if (L.wide) launch_general<T, F, std::uint64_t>(f, L, stream);
-      else launch_general<T, F, std::uint32_t>(f, L, stream);
+      if (L.wide)
+        launch_general<T, F, std::uint64_t>(f, L, stream);
+      else
+        launch_general<T, F, std::uint32_t>(f, L, stream);
       return;
     case Kernel::vectorized:
       launch_vectorized<T, F>(f, L, stream);
       return;
     case Kernel::row_vectorized:
       if (L.row_vector_ok) {
-        if (L.wide) launch_row_vectorized<T, F, std::uint64_t, V>(f, L, stream);
-        else launch_row_vectorized<T, F, std::uint32_t, V>(f, L, stream);
+        if (L.wide)
+          launch_row_vectorized<T, F, std::uint64_t, V>(f, L, stream);
+        else
+          launch_row_vectorized<T, F, std::uint32_t, V>(f, L, stream);
       } else {
-        if (L.wide) launch_row_vectorized<T, F, std::uint64_t, 1>(f, L, stream);
-        else launch_row_vectorized<T, F, std::uint32_t, 1>(f, L, stream);
+        if (L.wide)
+          launch_row_vectorized<T, F, std::uint64_t, 1>(f, L, stream);
+        else
+          launch_row_vectorized<T, F, std::uint32_t, 1>(f, L, stream);
       }
       return;
     case Kernel::tiled:
@@ -220,8 +246,10 @@ void launch_dense(const F& f, const DenseLaunch& L, cudaStream_t stream) {
     case Kernel::continuous:
     case Kernel::alternate:
     case Kernel::baseline:
-      if (L.wide) launch_schedule<T, F, std::uint64_t>(f, L, stream);
-      else launch_schedule<T, F, std::uint32_t>(f, L, stream);
+      if (L.wide)
+        launch_schedule<T, F, std::uint64_t>(f, L, stream);
+      else
+        launch_schedule<T, F, std::uint32_t>(f, L, stream);
       return;
     case Kernel::automatic:
       break;

@@ -30,6 +30,19 @@ struct alignas(sizeof(T) * V) Pack {
   T v[V];
 };
 
+/// Threads per block any dense kernel may be launched with (DenseOptions::threads).
+inline constexpr int kMaxThreads = 1024;
+
+/// Independent 16-byte accesses per operand each thread of the vectorized kernels issues before
+/// it stores any (a store may alias a later load, so the compiler cannot batch them itself).
+/// H200, f32: 4 beats 2 on same-shape and scalar patterns; for 2-byte types 2 beats 4 (register
+/// pressure of the f32 compute: 8 elements per access). Measured in notes/dense.md.
+template <class T>
+inline constexpr int kVectorUnroll = sizeof(T) >= 4 ? 4 : 2;
+/// Matrix elements each thread of the sliding kernels loads before it stores (H200, f32, the
+/// paper's workload: 8 beats 4 and 2).
+inline constexpr int kSlideUnroll = 8;
+
 /// Maps a linear row-major index over up to kMaxRank dims to the offsets of the three operands
 /// (0 = out, 1 = a, 2 = b). rank >= 1; extent[0] is the innermost dim.
 template <class Index>
@@ -59,6 +72,8 @@ struct Strided {
   }
 };
 
+EWISE_DEVICE std::int64_t min_of(std::int64_t x, std::int64_t y) { return x < y ? x : y; }
+
 template <class Index>
 EWISE_DEVICE Index global_thread() {
   return static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -71,7 +86,8 @@ EWISE_DEVICE Index grid_threads() {
 // ---- general: the paper's N-d algorithm ---------------------------------------------------
 
 template <class T, class F, class Index>
-__global__ void general_kernel(F f, Strided<Index> p, Index n, T* out, const T* a, const T* b) {
+__global__ void __launch_bounds__(kMaxThreads)
+    general_kernel(F f, Strided<Index> p, Index n, T* out, const T* a, const T* b) {
   for (Index i = global_thread<Index>(); i < n; i += grid_threads<Index>()) {
     typename Strided<Index>::Offset off[3];
     p.offsets(i, off);
@@ -90,7 +106,8 @@ struct VectorizedArgs {
 };
 
 template <class T, class F>
-__global__ void vectorized_kernel(F f, VectorizedArgs p, T* out, const T* a, const T* b) {
+__global__ void __launch_bounds__(kMaxThreads)
+    vectorized_kernel(F f, VectorizedArgs p, T* out, const T* a, const T* b) {
   constexpr int V = 16 / sizeof(T);
   using P = Pack<T, V>;
   const std::int64_t tid = global_thread<std::int64_t>(), nthreads = grid_threads<std::int64_t>();
@@ -102,21 +119,31 @@ __global__ void vectorized_kernel(F f, VectorizedArgs p, T* out, const T* a, con
   P* vout = reinterpret_cast<P*>(out + p.head);
   const P* va = reinterpret_cast<const P*>(a + p.head);
   const P* vb = reinterpret_cast<const P*>(b + p.head);
-  // Two vectors per thread per step, both loaded before either is used.
-  for (std::int64_t v = tid; v < p.vectors; v += 2 * nthreads) {
-    const std::int64_t w = v + nthreads;
-    const bool second = w < p.vectors;
-    P x0, x1, y0, y1;
-    if (p.a_full) { x0 = va[v]; if (second) x1 = va[w]; }
-    if (p.b_full) { y0 = vb[v]; if (second) y1 = vb[w]; }
-    P r;
+  // Each warp takes chunks of 32*U consecutive vectors (U per lane, 32 apart: every access
+  // coalesced, a warp's accesses within 512*U contiguous bytes), all loaded before any store.
+  constexpr int U = kVectorUnroll<T>;
+  const std::int64_t lane = threadIdx.x % 32;
+  const std::int64_t chunk_step = nthreads * U;  // nthreads is a multiple of 32
+  for (std::int64_t v0 = (tid - lane) * U + lane; v0 < p.vectors; v0 += chunk_step) {
+    P x[U], y[U];
 #pragma unroll
-    for (int e = 0; e < V; ++e) r.v[e] = apply(f, p.a_full ? x0.v[e] : a0, p.b_full ? y0.v[e] : b0);
-    vout[v] = r;
-    if (second) {
+    for (int u = 0; u < U; ++u) {
+      const std::int64_t w = v0 + u * 32;
+      if (w < p.vectors) {
+        if (p.a_full) x[u] = va[w];
+        if (p.b_full) y[u] = vb[w];
+      }
+    }
 #pragma unroll
-      for (int e = 0; e < V; ++e) r.v[e] = apply(f, p.a_full ? x1.v[e] : a0, p.b_full ? y1.v[e] : b0);
-      vout[w] = r;
+    for (int u = 0; u < U; ++u) {
+      const std::int64_t w = v0 + u * 32;
+      if (w < p.vectors) {
+        P r;
+#pragma unroll
+        for (int e = 0; e < V; ++e)
+          r.v[e] = apply(f, p.a_full ? x[u].v[e] : a0, p.b_full ? y[u].v[e] : b0);
+        vout[w] = r;
+      }
     }
   }
   for (std::int64_t i = p.head + p.vectors * V + tid; i < p.n; i += nthreads) scalar(i);
@@ -126,27 +153,29 @@ __global__ void vectorized_kernel(F f, VectorizedArgs p, T* out, const T* a, con
 
 template <class Index>
 struct RowArgs {
-  Index slots = 0;                ///< rows * vectors per row
-  FastDivmod<Index> per_row;      ///< vectors (of V elements) per row
-  Strided<Index> rows;            ///< the outer dims (a single extent-1 dim for rank-1 plans)
+  Index slots = 0;                    ///< rows * vectors per row
+  FastDivmod<Index> per_row;          ///< vectors (of V elements) per row
+  Strided<Index> rows;                ///< the outer dims (a single extent-1 dim for rank-1 plans)
   bool a_full = true, b_full = true;  ///< inner stride 1 (else 0: one value per row)
 };
 
 template <class T, class F, class Index, int V>
-__global__ void row_vectorized_kernel(F f, RowArgs<Index> p, T* out, const T* a, const T* b) {
+__global__ void __launch_bounds__(kMaxThreads)
+    row_vectorized_kernel(F f, RowArgs<Index> p, T* out, const T* a, const T* b) {
   using P = Pack<T, V>;
   using Offset = typename Strided<Index>::Offset;
   const Index tid = global_thread<Index>(), nthreads = grid_threads<Index>();
-  // Two slots per thread per step, both loaded before either is used.
-  for (Index s = tid; s < p.slots; s += 2 * nthreads) {
-    T* po[2];
-    P x[2], y[2];
-    bool live[2];
+  // Each warp takes chunks of 32*U consecutive slots (U per lane, 32 apart), all loaded before
+  // any store.
+  constexpr int U = kVectorUnroll<T>;
+  const Index lane = threadIdx.x % 32;
+  for (Index s0 = (tid - lane) * U + lane; s0 < p.slots; s0 += nthreads * U) {
+    T* po[U];
+    P x[U], y[U];
 #pragma unroll
-    for (int u = 0; u < 2; ++u) {
-      const Index slot = s + u * nthreads;
-      live[u] = u == 0 || slot < p.slots;
-      if (!live[u]) continue;
+    for (int u = 0; u < U; ++u) {
+      const Index slot = s0 + u * 32;
+      if (slot >= p.slots) continue;
       Index row, vec;
       p.per_row.divmod(slot, row, vec);
       Offset off[3];
@@ -169,8 +198,8 @@ __global__ void row_vectorized_kernel(F f, RowArgs<Index> p, T* out, const T* a,
       }
     }
 #pragma unroll
-    for (int u = 0; u < 2; ++u) {
-      if (!live[u]) continue;
+    for (int u = 0; u < U; ++u) {
+      if (s0 + u * 32 >= p.slots) continue;
       P r;
 #pragma unroll
       for (int e = 0; e < V; ++e) r.v[e] = apply(f, x[u].v[e], y[u].v[e]);
@@ -181,59 +210,109 @@ __global__ void row_vectorized_kernel(F f, RowArgs<Index> p, T* out, const T* a,
 
 // ---- tiled: an input transposed relative to the output ------------------------------------
 
+/// Row tiles per band: consecutive tile indices run down a band of kBand row tiles before moving
+/// to the next column, so the blocks resident at one time cover a roughly square patch of the
+/// matrix and both a transposed input and the output are touched in long contiguous runs.
+inline constexpr int kBand = 16;
+
 struct TiledArgs {
-  std::int64_t rows = 0, cols = 0;    ///< extents of the tile dim (rows) and innermost (cols)
+  std::int64_t rows = 0, cols = 0;  ///< extents of the tile dim (rows) and innermost (cols)
   std::int64_t row_stride[3] = {}, col_stride[3] = {};
-  std::int64_t tiles = 0;             ///< tiles over all batches
-  FastDivmod<std::uint64_t> col_tiles, row_tiles;
-  Strided<std::uint64_t> batch;       ///< the other dims (a single extent-1 dim if none)
+  std::int64_t tiles = 0;               ///< tiles over all batches
+  FastDivmod<std::uint64_t> per_batch;  ///< row tiles * col tiles
+  FastDivmod<std::uint64_t> per_band;   ///< kBand * col tiles
+  FastDivmod<std::uint64_t> last_band;  ///< row tiles in the last band (1..kBand)
+  std::uint64_t full_bands = 0;         ///< bands of kBand row tiles
+  Strided<std::uint64_t> batch;         ///< the other dims (a single extent-1 dim if none)
   bool staged_a = false, staged_b = false;
 };
 
-/// Uninitialised shared storage for a kTile x (kTile+1) tile of T (the +1 avoids bank
-/// conflicts when a column is read).
+/// Edge of the tiled kernel's square tiles: 64 for types of up to 4 bytes (16 elements per thread:
+/// enough loads in flight between the barriers), 32 for 8-byte types (shared memory).
 template <class T>
+inline constexpr int kTileEdge = sizeof(T) <= 4 ? 64 : 32;
+/// Block of the tiled kernel: 32 x kTileRows threads.
+inline constexpr int kTileRows = 8;
+
+/// Uninitialised shared storage for an E x (E+1) tile of T (the +1 avoids bank conflicts when a
+/// column is read).
+template <class T, int E>
 struct TileStorage {
-  alignas(T) unsigned char bytes[32 * 33 * sizeof(T)];
-  EWISE_DEVICE T (*tile())[33] { return reinterpret_cast<T(*)[33]>(bytes); }
+  alignas(T) unsigned char bytes[E * (E + 1) * sizeof(T)];
+  EWISE_DEVICE T (*tile())[E + 1] { return reinterpret_cast<T(*)[E + 1]>(bytes); }
 };
 
 template <class T, class F>
-__global__ void tiled_kernel(F f, TiledArgs p, T* out, const T* a, const T* b) {
-  __shared__ TileStorage<T> storage_a, storage_b;
-  T(*tile_a)[33] = storage_a.tile();
-  T(*tile_b)[33] = storage_b.tile();
+__global__ void __launch_bounds__(32 * kTileRows)
+    tiled_kernel(F f, TiledArgs p, T* out, const T* a, const T* b) {
+  constexpr int E = kTileEdge<T>, CX = E / 32, CY = E / kTileRows;  // per thread: CX x CY
+  __shared__ TileStorage<T, E> storage_a, storage_b;
+  T(*tile_a)[E + 1] = storage_a.tile();
+  T(*tile_b)[E + 1] = storage_b.tile();
   const int tx = threadIdx.x, ty = threadIdx.y;
   const bool staged = p.staged_a || p.staged_b;
   for (std::int64_t t = blockIdx.x; t < p.tiles; t += gridDim.x) {
-    std::uint64_t rest, col_tile, batch, row_tile;
-    p.col_tiles.divmod(static_cast<std::uint64_t>(t), rest, col_tile);
-    p.row_tiles.divmod(rest, batch, row_tile);
+    std::uint64_t batch, in_batch, band, in_band, col_tile, row_in_band;
+    p.per_batch.divmod(static_cast<std::uint64_t>(t), batch, in_batch);
+    p.per_band.divmod(in_batch, band, in_band);
+    if (band < p.full_bands) {
+      col_tile = in_band / kBand;
+      row_in_band = in_band % kBand;
+    } else {
+      p.last_band.divmod(in_band, col_tile, row_in_band);
+    }
+    const std::uint64_t row_tile = band * kBand + row_in_band;
     std::int64_t base[3];
     p.batch.offsets(batch, base);
-    const std::int64_t r0 = static_cast<std::int64_t>(row_tile) * 32;
-    const std::int64_t c0 = static_cast<std::int64_t>(col_tile) * 32;
+    const std::int64_t r0 = static_cast<std::int64_t>(row_tile) * E;
+    const std::int64_t c0 = static_cast<std::int64_t>(col_tile) * E;
     const auto at = [&](int k, std::int64_t r, std::int64_t c) {
       return base[k] + r * p.row_stride[k] + c * p.col_stride[k];
     };
     if (staged) {  // threads run along the tile dim: coalesced for the staged inputs
-      for (int j = ty; j < 32; j += blockDim.y) {
-        const std::int64_t r = r0 + tx, c = c0 + j;
-        if (r < p.rows && c < p.cols) {
-          if (p.staged_a) tile_a[j][tx] = a[at(1, r, c)];
-          if (p.staged_b) tile_b[j][tx] = b[at(2, r, c)];
+      T xs[CX][CY], ys[CX][CY];
+#pragma unroll
+      for (int i = 0; i < CX; ++i)
+#pragma unroll
+        for (int j = 0; j < CY; ++j) {
+          const std::int64_t r = r0 + tx + 32 * i, c = c0 + ty + kTileRows * j;
+          if (r < p.rows && c < p.cols) {
+            if (p.staged_a) xs[i][j] = a[at(1, r, c)];
+            if (p.staged_b) ys[i][j] = b[at(2, r, c)];
+          }
         }
-      }
+#pragma unroll
+      for (int i = 0; i < CX; ++i)
+#pragma unroll
+        for (int j = 0; j < CY; ++j) {
+          const int rl = tx + 32 * i, cl = ty + kTileRows * j;
+          if (r0 + rl < p.rows && c0 + cl < p.cols) {
+            if (p.staged_a) tile_a[cl][rl] = xs[i][j];
+            if (p.staged_b) tile_b[cl][rl] = ys[i][j];
+          }
+        }
       __syncthreads();
     }
-    for (int i = ty; i < 32; i += blockDim.y) {  // threads run along the innermost dim
-      const std::int64_t r = r0 + i, c = c0 + tx;
-      if (r < p.rows && c < p.cols) {
-        const T x = p.staged_a ? tile_a[tx][i] : a[at(1, r, c)];
-        const T y = p.staged_b ? tile_b[tx][i] : b[at(2, r, c)];
-        out[at(0, r, c)] = apply(f, x, y);
+    // Threads run along the innermost dim: coalesced for the output and unstaged inputs.
+    T x[CX][CY], y[CX][CY];
+#pragma unroll
+    for (int i = 0; i < CX; ++i)
+#pragma unroll
+      for (int j = 0; j < CY; ++j) {
+        const int cl = tx + 32 * i, rl = ty + kTileRows * j;
+        const std::int64_t r = r0 + rl, c = c0 + cl;
+        if (r < p.rows && c < p.cols) {
+          x[i][j] = p.staged_a ? tile_a[cl][rl] : a[at(1, r, c)];
+          y[i][j] = p.staged_b ? tile_b[cl][rl] : b[at(2, r, c)];
+        }
       }
-    }
+#pragma unroll
+    for (int i = 0; i < CX; ++i)
+#pragma unroll
+      for (int j = 0; j < CY; ++j) {
+        const std::int64_t r = r0 + ty + kTileRows * j, c = c0 + tx + 32 * i;
+        if (r < p.rows && c < p.cols) out[at(0, r, c)] = apply(f, x[i][j], y[i][j]);
+      }
     if (staged) __syncthreads();  // the tile is rewritten in the next iteration
   }
 }
@@ -267,15 +346,32 @@ EWISE_DEVICE T apply_mv(const F& f, const MatrixVector<Index>& p, T mat, T vec) 
 /// Shared: the block's vector elements are loaded by its first row (row vector) or first
 /// column (column vector) of threads into shared memory and read from there.
 template <class T, class F, bool kShared>
-__global__ void sliding_kernel(F f, MatrixVector<std::uint64_t> p, std::int64_t tiles_x,
-                               std::int64_t tiles_y, T* out, const T* mat, const T* vec) {
+__global__ void __launch_bounds__(kMaxThreads)
+    sliding_kernel(F f, MatrixVector<std::uint64_t> p, std::int64_t tiles_x, std::int64_t tiles_y,
+                   T* out, const T* mat, const T* vec) {
   __shared__ alignas(T) unsigned char shared_bytes[kShared ? 32 * sizeof(T) : 1];
   T* shared_vec = reinterpret_cast<T*>(shared_bytes);
   const std::int64_t tx = threadIdx.x, ty = threadIdx.y, by = blockDim.y;
   const auto rows = static_cast<std::int64_t>(p.rows), cols = static_cast<std::int64_t>(p.cols);
   const std::int64_t factor = p.sliding_factor;
-  const auto put = [&](std::int64_t r, std::int64_t c, T v) {
-    out[r * p.out_row + c * p.out_col] = apply_mv(f, p, mat[r * p.mat_row + c * p.mat_col], v);
+  // `count` elements from (r, c) in steps of (dr, dc): kSlideUnroll matrix loads before the stores.
+  const auto slide = [&](std::int64_t r, std::int64_t c, std::int64_t dr, std::int64_t dc,
+                         std::int64_t count, T v) {
+    const T* m = mat + r * p.mat_row + c * p.mat_col;
+    T* o = out + r * p.out_row + c * p.out_col;
+    const std::int64_t m_step = dr * p.mat_row + dc * p.mat_col;
+    const std::int64_t o_step = dr * p.out_row + dc * p.out_col;
+    for (std::int64_t k0 = 0; k0 < count; k0 += kSlideUnroll) {
+      T x[kSlideUnroll];
+#pragma unroll
+      for (int u = 0; u < kSlideUnroll; ++u)
+        if (k0 + u < count) x[u] = m[u * m_step];
+#pragma unroll
+      for (int u = 0; u < kSlideUnroll; ++u)
+        if (k0 + u < count) o[u * o_step] = apply_mv(f, p, x[u], v);
+      m += kSlideUnroll * m_step;
+      o += kSlideUnroll * o_step;
+    }
   };
   for (std::int64_t bty = blockIdx.y; bty < tiles_y; bty += gridDim.y) {
     for (std::int64_t btx = blockIdx.x; btx < tiles_x; btx += gridDim.x) {
@@ -289,9 +385,9 @@ __global__ void sliding_kernel(F f, MatrixVector<std::uint64_t> p, std::int64_t 
         } else {
           if (c < cols) v = vec[c * p.vec_stride];
         }
-        if (c < cols)
-          for (std::int64_t k = 0, r = bty * by * factor + ty; k < factor && r < rows; ++k, r += by)
-            put(r, c, v);
+        // rows r, r + by, ... below `rows`, at most `factor` of them
+        const std::int64_t r = bty * by * factor + ty;
+        if (c < cols && r < rows) slide(r, c, by, 0, min_of(factor, (rows - r + by - 1) / by), v);
       } else {
         const std::int64_t r = bty * by + ty;
         T v{};
@@ -302,9 +398,8 @@ __global__ void sliding_kernel(F f, MatrixVector<std::uint64_t> p, std::int64_t 
         } else {
           if (r < rows) v = vec[r * p.vec_stride];
         }
-        if (r < rows)
-          for (std::int64_t k = 0, c = btx * 32 * factor + tx; k < factor && c < cols; ++k, c += 32)
-            put(r, c, v);
+        const std::int64_t c = btx * 32 * factor + tx;
+        if (r < rows && c < cols) slide(r, c, 0, 32, min_of(factor, (cols - c + 31) / 32), v);
       }
       if constexpr (kShared) __syncthreads();  // shared_vec is rewritten for the next tile
     }
@@ -322,7 +417,8 @@ EWISE_DEVICE void contiguous_mv_element(const F& f, const MatrixVector<Index>& p
 
 /// d2ltvm continuous schedule: thread t computes elements [t*chunk, (t+1)*chunk).
 template <class T, class F, class Index>
-__global__ void continuous_kernel(F f, MatrixVector<Index> p, T* out, const T* mat, const T* vec) {
+__global__ void __launch_bounds__(kMaxThreads)
+    continuous_kernel(F f, MatrixVector<Index> p, T* out, const T* mat, const T* vec) {
   const Index n = p.rows * p.cols;
   const Index begin = global_thread<Index>() * p.chunk;
   const Index end = begin + p.chunk < n ? begin + p.chunk : n;
@@ -331,7 +427,8 @@ __global__ void continuous_kernel(F f, MatrixVector<Index> p, T* out, const T* m
 
 /// d2ltvm alternate schedule: thread t computes elements t, t + nb*nt, t + 2*nb*nt, ...
 template <class T, class F, class Index>
-__global__ void alternate_kernel(F f, MatrixVector<Index> p, T* out, const T* mat, const T* vec) {
+__global__ void __launch_bounds__(kMaxThreads)
+    alternate_kernel(F f, MatrixVector<Index> p, T* out, const T* mat, const T* vec) {
   const Index n = p.rows * p.cols;
   for (Index i = global_thread<Index>(); i < n; i += grid_threads<Index>())
     contiguous_mv_element(f, p, i, out, mat, vec);
@@ -340,7 +437,8 @@ __global__ void alternate_kernel(F f, MatrixVector<Index> p, T* out, const T* ma
 /// Knet's vector broadcast: z[i] = x[(i/sx)%nx] op y[i] with hardware division; sx = 1,
 /// nx = cols for a row vector, sx = cols, nx = rows for a column vector.
 template <class T, class F, class Index>
-__global__ void baseline_kernel(F f, MatrixVector<Index> p, T* out, const T* mat, const T* vec) {
+__global__ void __launch_bounds__(kMaxThreads)
+    baseline_kernel(F f, MatrixVector<Index> p, T* out, const T* mat, const T* vec) {
   const Index n = p.rows * p.cols;
   const Index sx = p.row_vector ? Index{1} : p.cols, nx = p.row_vector ? p.cols : p.rows;
   for (Index i = global_thread<Index>(); i < n; i += grid_threads<Index>()) {

@@ -20,8 +20,8 @@ namespace ewise::detail {
 
 /// Default threads per block of every dense kernel (nt).
 inline constexpr int kDenseThreads = 256;
-/// Shared-memory tile edge of the `tiled` kernel.
-inline constexpr int kTile = 32;
+/// Smallest extent of both tiled dims for which `automatic` picks the tiled kernel.
+inline constexpr int kMinTiledExtent = 16;
 /// Bytes per vector access of the vectorized kernels.
 inline constexpr int kVectorBytes = 16;
 
@@ -29,9 +29,9 @@ inline constexpr int kVectorBytes = 16;
 struct DenseLaunch {
   Kernel kernel = Kernel::general;  ///< resolved: never Kernel::automatic
   DType dtype = DType::f32;
-  BroadcastPlan plan;               ///< sorted and coalesced; rank >= 1 unless numel() == 0
-  std::int64_t numel = 0;           ///< 0: nothing to do
-  void* out = nullptr;              ///< element (0,...,0) of each operand
+  BroadcastPlan plan;      ///< sorted and coalesced; rank >= 1 unless numel() == 0
+  std::int64_t numel = 0;  ///< 0: nothing to do
+  void* out = nullptr;     ///< element (0,...,0) of each operand
   const void* a = nullptr;
   const void* b = nullptr;
   bool wide = false;  ///< 64-bit indices: numel or an operand's offset span exceeds int32
@@ -61,13 +61,13 @@ struct DenseLaunch {
 std::string kernel_rejects(Kernel kernel, const BroadcastPlan& p, DenseLaunch* launch);
 
 /// All checks and the plan; throws InvalidArgument. No CUDA call is made.
-DenseLaunch plan_dense(const ConstTensorView& a, const ConstTensorView& b,
-                       const TensorView& out, const DenseOptions& options);
+DenseLaunch plan_dense(const ConstTensorView& a, const ConstTensorView& b, const TensorView& out,
+                       const DenseOptions& options);
 
 /// plan_dense, then requires device views and fills the launch configuration from the current
 /// device (multiprocessor count): the last step before a launch.
-DenseLaunch prepare_dense(const ConstTensorView& a, const ConstTensorView& b,
-                          const TensorView& out, const DenseOptions& options);
+DenseLaunch prepare_dense(const ConstTensorView& a, const ConstTensorView& b, const TensorView& out,
+                          const DenseOptions& options);
 
 /// The contiguous device output of the allocating forms: checks a and b (device views, one
 /// dtype, shapes broadcast) and allocates their broadcast shape on `stream`.

@@ -27,8 +27,10 @@ EWISE_DIVMOD_HD U mulhi(U a, U b) {
   static_assert(std::is_same_v<U, std::uint32_t> || std::is_same_v<U, std::uint64_t>,
                 "mulhi: uint32_t or uint64_t");
 #if defined(__CUDA_ARCH__)
-  if constexpr (sizeof(U) == 4) return __umulhi(a, b);
-  else return __umul64hi(a, b);
+  if constexpr (sizeof(U) == 4)
+    return __umulhi(a, b);
+  else
+    return __umul64hi(a, b);
 #else
   if constexpr (sizeof(U) == 4) {
     return static_cast<U>((static_cast<std::uint64_t>(a) * b) >> 32);
@@ -62,7 +64,8 @@ struct FastDivmod {
     shift = 0;
     while ((std::uint64_t{1} << shift) < d) ++shift;
     if constexpr (kBits == 32) {
-      const std::uint64_t m = ((std::uint64_t{1} << 32) * ((std::uint64_t{1} << shift) - d)) / d + 1;
+      const std::uint64_t m =
+          ((std::uint64_t{1} << 32) * ((std::uint64_t{1} << shift) - d)) / d + 1;
       multiplier = static_cast<U>(m);
     } else {
       using W = unsigned __int128;

@@ -1,0 +1,837 @@
+// GPU tests of the dense half: every kernel against the CPU reference on random broadcasts of
+// random layouts (transposed, sliced, reversed, misaligned), tile and vector edges, in-place,
+// tunables, user functors, validation that leaves the output untouched, and a tensor of more
+// than 2^31 elements.
+//
+// Environment: EWISE_SEED replays a run; EWISE_DENSE_CASES sets the random cases per dtype
+// (default 200); EWISE_DENSE_SMALL=1 skips the multi-GiB test (for compute-sanitizer runs).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "ewise/broadcast.hpp"
+#include "ewise/buffer.hpp"
+#include "ewise/dense.cuh"
+#include "ewise/dense.hpp"
+#include "ewise/error.hpp"
+#include "ewise/half.hpp"
+#include "ewise/reference.hpp"
+#include "ewise/verify.hpp"
+#include "gpu_test.hpp"
+
+namespace ewise {
+namespace {
+
+int env_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? std::atoi(v) : fallback;
+}
+bool small_mode() { return env_int("EWISE_DENSE_SMALL", 0) == 1; }
+
+// ---- operands of any layout -----------------------------------------------------------------
+
+/// How a view sits in its buffer: dims stored in `perm` order (outermost first), every `step`th
+/// element along each dim, some dims reversed, and the first element `offset` elements in (an
+/// offset of 1 misaligns the data).
+struct Layout {
+  std::vector<int> perm;
+  std::vector<int> step;
+  std::vector<bool> reverse;
+  int offset = 0;
+
+  static Layout contiguous(int rank, int offset = 0) {
+    Layout l;
+    for (int d = 0; d < rank; ++d) {
+      l.perm.push_back(d);
+      l.step.push_back(1);
+      l.reverse.push_back(false);
+    }
+    l.offset = offset;
+    return l;
+  }
+  static Layout transposed(int rank) {  // the dims stored in reverse order
+    Layout l = contiguous(rank);
+    std::reverse(l.perm.begin(), l.perm.end());
+    return l;
+  }
+  static Layout random(int rank, std::mt19937_64& rng) {
+    Layout l = contiguous(rank);
+    std::uniform_real_distribution<double> u(0, 1);
+    if (u(rng) < 0.4) return l;
+    if (u(rng) < 0.5) std::shuffle(l.perm.begin(), l.perm.end(), rng);
+    for (int d = 0; d < rank; ++d) {
+      if (u(rng) < 0.2) l.step[d] = 2;
+      if (u(rng) < 0.2) l.reverse[d] = true;
+    }
+    l.offset = u(rng) < 0.3 ? 1 : 0;
+    return l;
+  }
+};
+
+/// A device view of `shape` laid out as `layout` in a buffer of its own.
+struct Operand {
+  DeviceBuffer buf;
+  std::int64_t buffer_elements = 0;
+  TensorView view;
+  std::int64_t base = 0;  ///< element offset of the view's first element in the buffer
+
+  Operand(DType t, const Dims& shape, const Layout& l) {
+    const int rank = shape.size();
+    Dims storage_stride = Dims::of_rank(rank, 0);
+    std::int64_t total = 1;
+    for (int j = rank - 1; j >= 0; --j) {
+      const int d = l.perm[j];
+      storage_stride[d] = total;
+      total *= std::max<std::int64_t>(shape[d], 1) * l.step[d];
+    }
+    Dims strides = Dims::of_rank(rank, 0);
+    base = l.offset;
+    for (int d = 0; d < rank; ++d) {
+      strides[d] = storage_stride[d] * l.step[d] * (l.reverse[d] ? -1 : 1);
+      if (l.reverse[d] && shape[d] > 0) base += (shape[d] - 1) * storage_stride[d] * l.step[d];
+    }
+    buffer_elements = total + l.offset;
+    buf = DeviceBuffer(static_cast<std::size_t>(buffer_elements) * dtype_size(t));
+    view = TensorView{
+        static_cast<std::byte*>(buf.data()) + base * static_cast<std::int64_t>(dtype_size(t)),
+        TensorDesc::strided(t, shape, strides), Memory::device};
+  }
+  /// The whole buffer as a 1-d view.
+  TensorView whole() {
+    return TensorView{buf.data(), TensorDesc::contiguous(view.desc.dtype, {buffer_elements}),
+                      Memory::device};
+  }
+};
+
+std::string layout_str(const TensorView& v, const Operand& o) {
+  return detail::concat(v.desc.shape.str(), " strides ", v.desc.strides.str(), " +", o.base);
+}
+
+/// Calls f(offset) for the buffer offset of every element of a view with the given strides.
+template <class F>
+void for_each_offset(const Dims& shape, const Dims& strides, std::int64_t base, F&& f) {
+  const int rank = shape.size();
+  for (int d = 0; d < rank; ++d)
+    if (shape[d] == 0) return;
+  std::vector<std::int64_t> c(rank, 0);
+  while (true) {
+    std::int64_t off = base;
+    for (int d = 0; d < rank; ++d) off += c[d] * strides[d];
+    f(off);
+    int d = rank - 1;
+    for (; d >= 0; --d) {
+      if (++c[d] < shape[d]) break;
+      c[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
+// ---- one problem: operands, host copies, reference result -----------------------------------
+
+struct Problem {
+  BinaryOp op;
+  DType dtype;
+  Operand a, b, out;
+  HostTensor want;
+  std::uint64_t seed;
+  bool in_place_a = false;  ///< out is a's view (a is then not separately allocated)
+
+  Problem(BinaryOp op_, DType t, const Dims& as, const Layout& la, const Dims& bs, const Layout& lb,
+          const Layout& lo, std::uint64_t seed_)
+      : op(op_),
+        dtype(t),
+        a(t, as, la),
+        b(t, bs, lb),
+        out(t, broadcast_shapes(as, bs), lo),
+        seed(seed_) {
+    refill();
+  }
+
+  /// Fresh random inputs and the reference result.
+  void refill() {
+    verify::fill_random(a.view, seed);
+    verify::fill_random(b.view, seed ^ 0x9E3779B97F4A7C15ull);
+    const HostTensor ha = to_host(a.view), hb = to_host(b.view);
+    want = HostTensor(dtype, out.view.desc.shape);
+    reference_binary(op, ha, hb, want.view());
+  }
+
+  std::string describe(const DenseOptions& o) const {
+    return detail::concat(op_name(op), " ", dtype_name(dtype), " kernel ", kernel_name(o.kernel),
+                          " (factor ", o.sliding_factor, " threads ", o.threads, " blocks ",
+                          o.blocks, ") a ", layout_str(a.view, a), " b ", layout_str(b.view, b),
+                          " out ", layout_str(out.view, out), " seed ", seed);
+  }
+};
+
+/// Runs the problem with `o` on a poisoned output buffer; returns "" or what went wrong: wrong
+/// values (the harness report) or a write outside the output view.
+std::string run_and_check(Problem& p, const DenseOptions& o, cudaStream_t stream = nullptr) {
+  verify::poison(p.out.whole(), stream);
+  binary(p.op, p.a.view, p.b.view, p.out.view, o, stream);
+  EWISE_CUDA_CHECK(cudaStreamSynchronize(stream));
+  const verify::CompareReport r =
+      verify::compare(p.out.view, p.want.view(), verify::Tolerance{}, stream);
+  if (!r.ok()) return p.describe(o) + ": " + r.str();
+  // Every element of the buffer outside the view still holds the poison.
+  const HostTensor whole = to_host(p.out.whole(), stream);
+  std::vector<char> inside(static_cast<std::size_t>(p.out.buffer_elements), 0);
+  for_each_offset(p.out.view.desc.shape, p.out.view.desc.strides, p.out.base,
+                  [&](std::int64_t off) { inside[static_cast<std::size_t>(off)] = 1; });
+  const auto* bytes = static_cast<const std::byte*>(whole.data());
+  const std::size_t elem = dtype_size(p.dtype);
+  for (std::int64_t i = 0; i < p.out.buffer_elements; ++i)
+    if (!inside[static_cast<std::size_t>(i)] && !verify::is_poison(p.dtype, bytes + i * elem))
+      return p.describe(o) + ": wrote buffer element " + std::to_string(i) +
+             " outside the output view";
+  return "";
+}
+
+/// Runs every kernel that supports the problem (automatic included) with options `o`; returns
+/// the number of kernels run. Failures are reported through gtest.
+int check_all_kernels(Problem& p, DenseOptions o = {}, std::initializer_list<Kernel> only = {}) {
+  int ran = 0;
+  for (Kernel k : kAllKernels) {
+    if (only.size() && std::find(only.begin(), only.end(), k) == only.end()) continue;
+    if (!kernel_supports(k, p.a.view, p.b.view, p.out.view)) continue;
+    o.kernel = k;
+    const std::string failure = run_and_check(p, o);
+    EXPECT_EQ(failure, "");
+    ++ran;
+  }
+  return ran;
+}
+
+std::uint64_t test_seed() {
+  const std::uint64_t seed = verify::seed_from_env_or_random();
+  std::cout << "[ seed     ] EWISE_SEED=" << seed << "\n";
+  return seed;
+}
+
+// ---- random broadcasts of random layouts -----------------------------------------------------
+
+class DenseRandom : public ::testing::TestWithParam<DType> {};
+
+/// A random output shape of rank 0..8 (mostly <= 5) of at most ~40k elements, with extents
+/// around vector widths and tile edges; a and b take each dim or 1, and may be of lower rank.
+void random_shapes(std::mt19937_64& rng, Dims* as, Dims* bs) {
+  static const std::int64_t kExtents[] = {1,  1,  2,  3,  4,  5,  7,  8,  9,   15,
+                                          16, 17, 31, 32, 33, 63, 64, 65, 100, 257};
+  std::uniform_real_distribution<double> u(0, 1);
+  const int rank = u(rng) < 0.1 ? 6 + static_cast<int>(rng() % 3) : static_cast<int>(rng() % 6);
+  Dims shape;
+  std::int64_t total = 1;
+  for (int d = 0; d < rank; ++d) {
+    std::int64_t e = rank > 5 ? 1 + static_cast<std::int64_t>(rng() % 3)
+                              : kExtents[rng() % (sizeof kExtents / sizeof kExtents[0])];
+    while (total * e > 40000) e = std::max<std::int64_t>(1, e / 4);
+    total *= e;
+    shape.push_back(e);
+  }
+  if (rank > 0 && u(rng) < 0.03) shape[static_cast<int>(rng() % rank)] = 0;  // empty
+  const auto operand = [&] {
+    const int r = u(rng) < 0.3 ? static_cast<int>(rng() % (rank + 1)) : rank;
+    Dims s;
+    for (int d = rank - r; d < rank; ++d) s.push_back(u(rng) < 0.35 ? 1 : shape[d]);
+    return s;
+  };
+  *as = operand();
+  *bs = operand();
+}
+
+TEST_P(DenseRandom, EveryKernelAgainstReference) {
+  EWISE_REQUIRE_GPU();
+  const DType t = GetParam();
+  const std::uint64_t seed = test_seed();
+  std::mt19937_64 rng(seed ^ static_cast<std::uint64_t>(t));
+  const int cases = env_int("EWISE_DENSE_CASES", 200);
+  int runs = 0, by_kernel[sizeof kAllKernels / sizeof kAllKernels[0]] = {};
+  for (int i = 0; i < cases; ++i) {
+    Dims as, bs;
+    random_shapes(rng, &as, &bs);
+    if (i % 10 == 9) {  // every tenth case a matrix-vector one, so that every kernel is met
+      const std::int64_t m = 1 + static_cast<std::int64_t>(rng() % 300),
+                         n = 2 + static_cast<std::int64_t>(rng() % 300);
+      as = {m, n};
+      bs = rng() % 2 ? Dims{1, n} : Dims{m, 1};
+      if (rng() % 2) std::swap(as, bs);
+    }
+    const int rank = broadcast_shapes(as, bs).size();
+    const bool plain =
+        i % 20 == 9;  // half of those contiguous (the d2ltvm and Knet kernels need it)
+    Problem p(kAllOps[i % 6], t, as,
+              plain ? Layout::contiguous(as.size()) : Layout::random(as.size(), rng), bs,
+              plain ? Layout::contiguous(bs.size()) : Layout::random(bs.size(), rng),
+              plain ? Layout::contiguous(rank) : Layout::random(rank, rng), rng());
+    for (Kernel k : kAllKernels) {
+      if (!kernel_supports(k, p.a.view, p.b.view, p.out.view)) continue;
+      DenseOptions o;
+      o.kernel = k;
+      EXPECT_EQ(run_and_check(p, o), "") << "case " << i;
+      ++runs;
+      ++by_kernel[static_cast<int>(k)];
+    }
+    if (HasFailure()) break;  // one failing case is enough to debug
+  }
+  std::ostringstream os;
+  for (Kernel k : kAllKernels) os << " " << kernel_name(k) << "=" << by_kernel[static_cast<int>(k)];
+  std::cout << "[ cases    ] " << dtype_name(t) << ": " << cases << " cases, " << runs
+            << " kernel runs:" << os.str() << "\n";
+  // Every kernel met at least one random case (the generator covers all of them).
+  if (cases >= 200)
+    for (Kernel k : kAllKernels) EXPECT_GT(by_kernel[static_cast<int>(k)], 0) << kernel_name(k);
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, DenseRandom, ::testing::ValuesIn(kAllDTypes),
+                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+
+// ---- edges ---------------------------------------------------------------------------------
+
+// Warp and tile edges (tiles are 32 wide for 8-byte types, 64 otherwise).
+constexpr std::int64_t kEdges[] = {1, 31, 32, 33, 63, 64, 65};
+
+/// Matrix-vector shapes at tile edges: row vector, column vector, transposed matrix + row vector.
+void matrix_vector_edges(DType t, std::uint64_t seed, std::initializer_list<Kernel> only,
+                         const DenseOptions& o = {},
+                         const std::vector<std::int64_t>& edges = {std::begin(kEdges),
+                                                                   std::end(kEdges)}) {
+  int i = 0;
+  for (std::int64_t m : edges)
+    for (std::int64_t n : edges)
+      for (int pattern = 0; pattern < 3; ++pattern) {
+        const Dims vec = pattern == 1 ? Dims{m, 1} : Dims{1, n};
+        const Layout mat_layout = pattern == 2 ? Layout::transposed(2) : Layout::contiguous(2);
+        const BinaryOp op = kAllOps[i++ % 6];
+        // The vector as a or as b: the non-commutative ops see both orders.
+        Problem p1(op, t, {m, n}, mat_layout, vec, Layout::contiguous(2), Layout::contiguous(2),
+                   seed + i);
+        check_all_kernels(p1, o, only);
+        Problem p2(op, t, vec, Layout::contiguous(2), {m, n}, mat_layout, Layout::contiguous(2),
+                   seed + i);
+        check_all_kernels(p2, o, only);
+      }
+}
+
+TEST(DenseGpu, MatrixVectorTileEdges) {
+  EWISE_REQUIRE_GPU();
+  const std::uint64_t seed = test_seed();
+  for (DType t : kAllDTypes)
+    matrix_vector_edges(t, seed,
+                        {Kernel::automatic, Kernel::general, Kernel::sliding, Kernel::continuous,
+                         Kernel::alternate, Kernel::baseline, Kernel::row_vectorized});
+}
+
+TEST(DenseGpu, SlidingSharedTileEdges) {
+  EWISE_REQUIRE_GPU();
+  const std::uint64_t seed = test_seed();
+  for (DType t : kAllDTypes) matrix_vector_edges(t, seed, {Kernel::sliding_shared});
+  for (int factor : {1, 3}) {
+    for (int threads : {32, 96, 1024}) {
+      DenseOptions o;
+      o.sliding_factor = factor;
+      o.threads = threads;
+      matrix_vector_edges(DType::f32, seed, {Kernel::sliding_shared}, o, {1, 33, 65});
+    }
+  }
+}
+
+TEST(DenseGpu, TiledTileEdges) {
+  EWISE_REQUIRE_GPU();
+  const std::uint64_t seed = test_seed();
+  for (DType t : kAllDTypes) {
+    matrix_vector_edges(t, seed, {Kernel::tiled});
+    // Both inputs transposed, a batch dim in front, edges of both tile dims.
+    for (std::int64_t m : kEdges)
+      for (std::int64_t n : kEdges) {
+        Problem p(BinaryOp::sub, t, {3, m, n},
+                  Layout{{0, 2, 1}, {1, 1, 1}, {false, false, false}, 0}, {3, m, n},
+                  Layout{{2, 1, 0}, {1, 1, 1}, {false, false, false}, 1}, Layout::contiguous(3),
+                  seed + m * 100 + n);
+        check_all_kernels(p, {}, {Kernel::tiled, Kernel::automatic});
+      }
+  }
+  for (int threads : {32, 64, 1024}) {  // tiled ignores threads: always 32 x 8
+    DenseOptions o;
+    o.threads = threads;
+    o.blocks = threads == 64 ? 3 : 0;
+    matrix_vector_edges(DType::f64, seed, {Kernel::tiled}, o, {1, 33, 65});
+  }
+  // More row tiles than one band (16 tiles), and a partial last band: 1100 rows are 18 tiles of
+  // 64 (f32) and 35 tiles of 32 (f64).
+  for (DType t : {DType::f32, DType::f64, DType::bf16}) {
+    Problem p(BinaryOp::div, t, {1100, 130}, Layout::transposed(2), {130}, Layout::contiguous(1),
+              Layout::contiguous(2), seed);
+    EXPECT_EQ(check_all_kernels(p, {}, {Kernel::tiled, Kernel::automatic}), 2);
+  }
+}
+
+TEST(DenseGpu, VectorEdgesAndMisalignment) {
+  EWISE_REQUIRE_GPU();
+  const std::uint64_t seed = test_seed();
+  for (DType t : kAllDTypes) {
+    const std::int64_t V = 16 / static_cast<std::int64_t>(dtype_size(t));
+    for (std::int64_t n :
+         {std::int64_t{1}, V - 1, V, V + 1, 2 * V - 1, 2 * V + 1, 4 * V + 3, std::int64_t{1003}}) {
+      if (n < 1) continue;
+      for (int offsets = 0; offsets < 4; ++offsets) {  // none, all +1, only a +1, only out +1
+        const int oa = offsets == 1 || offsets == 2, ob = offsets == 1,
+                  oo = offsets == 1 || offsets == 3;
+        Problem same(BinaryOp::div, t, {n}, Layout::contiguous(1, oa), {n},
+                     Layout::contiguous(1, ob), Layout::contiguous(1, oo), seed + n);
+        EXPECT_GT(check_all_kernels(same), 2);
+        Problem scalar(BinaryOp::max, t, {}, Layout::contiguous(0, ob), {n},
+                       Layout::contiguous(1, oa), Layout::contiguous(1, oo), seed + n);
+        EXPECT_GT(check_all_kernels(scalar), 2);
+        // Rows at the vector width: bias add and column broadcast, 1 and 5 rows.
+        for (std::int64_t rows : {1, 5}) {
+          Problem bias(BinaryOp::add, t, {rows, n}, Layout::contiguous(2, oa), {n},
+                       Layout::contiguous(1, ob), Layout::contiguous(2, oo), seed + rows);
+          check_all_kernels(bias);
+          Problem column(BinaryOp::sub, t, {rows, 1}, Layout::contiguous(2, ob), {rows, n},
+                         Layout::contiguous(2, oa), Layout::contiguous(2, oo), seed + rows);
+          check_all_kernels(column);
+        }
+      }
+    }
+  }
+}
+
+TEST(DenseGpu, EmptyOutputsWriteNothing) {
+  EWISE_REQUIRE_GPU();
+  const std::uint64_t seed = test_seed();
+  for (const auto& [as, bs] : {std::pair<Dims, Dims>{{0, 33}, {1, 33}},
+                               {{33, 0}, {33, 1}},
+                               {{0}, {1}},
+                               {{4, 0, 3}, {4, 1, 3}}}) {
+    Problem p(BinaryOp::add, DType::f32, as, Layout::contiguous(as.size()), bs,
+              Layout::contiguous(bs.size()), Layout::contiguous(as.size()), seed);
+    for (Kernel k : kAllKernels) {
+      DenseOptions o;
+      o.kernel = k;
+      EXPECT_EQ(run_and_check(p, o), "");  // checks that the buffer stays poisoned
+    }
+  }
+}
+
+TEST(DenseGpu, RankZeroAndRankEight) {
+  EWISE_REQUIRE_GPU();
+  const std::uint64_t seed = test_seed();
+  for (DType t : kAllDTypes) {
+    Problem scalar(BinaryOp::mul, t, {}, Layout::contiguous(0), {}, Layout::contiguous(0),
+                   Layout::contiguous(0), seed);
+    EXPECT_GE(check_all_kernels(scalar), 4);
+    const Dims a8{2, 1, 3, 1, 2, 3, 1, 5}, b8{1, 4, 3, 2, 1, 3, 2, 1};
+    std::vector<int> perm{7, 6, 5, 4, 3, 2, 1, 0};
+    Layout la = Layout::contiguous(8);
+    la.perm = perm;
+    la.reverse[3] = true;
+    Layout lo = Layout::contiguous(8, 1);
+    lo.step[7] = 2;
+    Problem rank8(BinaryOp::sub, t, a8, la, b8, Layout::contiguous(8), lo, seed);
+    EXPECT_GE(check_all_kernels(rank8), 2);
+  }
+}
+
+// ---- in-place ------------------------------------------------------------------------------
+
+TEST(DenseGpu, InPlace) {
+  EWISE_REQUIRE_GPU();
+  const std::uint64_t seed = test_seed();
+  struct Pattern {
+    Dims self, other;
+    Layout layout;
+  };
+  std::mt19937_64 rng(seed);
+  const Pattern patterns[] = {
+      {{300, 67}, {300, 67}, Layout::contiguous(2)},
+      {{300, 64}, {1, 64}, Layout::contiguous(2)},
+      {{300, 64}, {300, 1}, Layout::contiguous(2, 1)},
+      {{64, 48}, {1, 48}, Layout::transposed(2)},  // out and a the same transposed view
+      {{5, 33, 34}, {33, 1}, Layout::random(3, rng)},
+  };
+  for (DType t : kAllDTypes)
+    for (const Pattern& pat : patterns)
+      for (bool self_is_a : {true, false}) {
+        for (Kernel k : kAllKernels) {
+          // The output is the `self` operand's own view; fresh inputs for every kernel.
+          Operand self(t, pat.self, pat.layout);
+          Operand other(t, pat.other, Layout::contiguous(pat.other.size()));
+          verify::fill_random(self.view, seed + 1);
+          verify::fill_random(other.view, seed + 2);
+          const BinaryOp op = self_is_a ? BinaryOp::sub : BinaryOp::div;
+          const ConstTensorView a =
+              self_is_a ? ConstTensorView(self.view) : ConstTensorView(other.view);
+          const ConstTensorView b =
+              self_is_a ? ConstTensorView(other.view) : ConstTensorView(self.view);
+          if (!kernel_supports(k, a, b, self.view)) continue;
+          const HostTensor ha = to_host(a), hb = to_host(b);
+          HostTensor want(t, pat.self);
+          reference_binary(op, ha, hb, want.view());
+          DenseOptions o;
+          o.kernel = k;
+          binary(op, a, b, self.view, o);
+          const verify::CompareReport r =
+              verify::compare(self.view, want.view(), verify::Tolerance{});
+          EXPECT_TRUE(r.ok()) << "in place " << dtype_name(t) << " " << kernel_name(k) << " self "
+                              << layout_str(self.view, self) << (self_is_a ? " as a" : " as b")
+                              << ": " << r.str();
+        }
+      }
+}
+
+// ---- tunables ------------------------------------------------------------------------------
+
+TEST(DenseGpu, TunablesKeepResults) {
+  EWISE_REQUIRE_GPU();
+  const std::uint64_t seed = test_seed();
+  for (DType t : {DType::f32, DType::bf16, DType::i64}) {
+    Problem row(BinaryOp::sub, t, {37, 45}, Layout::contiguous(2), {45}, Layout::contiguous(1),
+                Layout::contiguous(2), seed);
+    Problem col(BinaryOp::div, t, {37, 1}, Layout::contiguous(2), {37, 45}, Layout::contiguous(2),
+                Layout::contiguous(2), seed);
+    std::mt19937_64 rng(seed);
+    Problem nd(BinaryOp::max, t, {6, 1, 9, 1}, Layout::random(4, rng), {5, 1, 7},
+               Layout::contiguous(3), Layout::contiguous(4), seed);
+    const std::vector<int> factors =
+        small_mode() ? std::vector<int>{0, 3} : std::vector<int>{0, 1, 2, 7, 1000};
+    const std::vector<int> threads_list =
+        small_mode() ? std::vector<int>{0, 64} : std::vector<int>{0, 32, 64, 1024};
+    for (int factor : factors)
+      for (int threads : threads_list)
+        for (int blocks : {0, 1, 5}) {
+          DenseOptions o;
+          o.sliding_factor = factor;
+          o.threads = threads;
+          o.blocks = blocks;
+          check_all_kernels(row, o);
+          check_all_kernels(col, o);
+          check_all_kernels(nd, o);
+        }
+  }
+}
+
+// ---- user functors (ewise/dense.cuh) ---------------------------------------------------------
+
+/// x*x + y*y: no cancellation, so the reference in double is within tolerance for every dtype.
+struct SumOfSquares {
+  template <class C>
+  __device__ C operator()(C x, C y) const {
+    return x * x + y * y;
+  }
+};
+
+/// Element i of a contiguous host tensor as double.
+double host_value(const HostTensor& h, std::int64_t i) {
+  const auto* p = static_cast<const std::byte*>(h.data()) +
+                  i * static_cast<std::int64_t>(dtype_size(h.dtype()));
+  std::uint16_t bits;
+  switch (h.dtype()) {
+    case DType::f16:
+      std::memcpy(&bits, p, 2);
+      return f16_bits_to_float(bits);
+    case DType::bf16:
+      std::memcpy(&bits, p, 2);
+      return bf16_bits_to_float(bits);
+    case DType::f32: {
+      float v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    case DType::f64: {
+      double v;
+      std::memcpy(&v, p, 8);
+      return v;
+    }
+    case DType::i32: {
+      std::int32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    case DType::i64: {
+      std::int64_t v;
+      std::memcpy(&v, p, 8);
+      return static_cast<double>(v);
+    }
+  }
+  return 0;
+}
+
+/// Element i of a contiguous host tensor set to v rounded once to the dtype.
+void set_host_value(HostTensor& h, std::int64_t i, double v) {
+  auto* p =
+      static_cast<std::byte*>(h.data()) + i * static_cast<std::int64_t>(dtype_size(h.dtype()));
+  std::uint16_t bits;
+  switch (h.dtype()) {
+    case DType::f16:
+      bits = float_to_f16_bits(static_cast<float>(v));
+      std::memcpy(p, &bits, 2);
+      return;
+    case DType::bf16:
+      bits = float_to_bf16_bits(static_cast<float>(v));
+      std::memcpy(p, &bits, 2);
+      return;
+    case DType::f32: {
+      const auto x = static_cast<float>(v);
+      std::memcpy(p, &x, 4);
+      return;
+    }
+    case DType::f64:
+      std::memcpy(p, &v, 8);
+      return;
+    case DType::i32: {
+      const auto x = static_cast<std::int32_t>(v);
+      std::memcpy(p, &x, 4);
+      return;
+    }
+    case DType::i64: {
+      const auto x = static_cast<std::int64_t>(v);
+      std::memcpy(p, &x, 8);
+      return;
+    }
+  }
+}
+
+TEST(DenseGpu, UserFunctorEveryKernel) {
+  EWISE_REQUIRE_GPU();
+  const std::uint64_t seed = test_seed();
+  std::mt19937_64 rng(seed);
+  for (DType t : kAllDTypes)
+    for (int c = 0; c < 12; ++c) {
+      Dims as, bs;
+      random_shapes(rng, &as, &bs);
+      Operand a(t, as, Layout::random(as.size(), rng)), b(t, bs, Layout::random(bs.size(), rng));
+      const Dims shape = broadcast_shapes(as, bs);
+      Operand out(t, shape, Layout::random(shape.size(), rng));
+      verify::fill_random(a.view, seed + c);
+      verify::fill_random(b.view, seed + c + 100);
+      // The expected result in double, rounded once. a and b broadcast to the output's shape
+      // through the reference (x + 0 == x), then x*x + y*y per element.
+      const HostTensor ha = to_host(a.view), hb = to_host(b.view);
+      HostTensor a_full(t, shape), b_full(t, shape), zeros(t, shape), want(t, shape);
+      std::memset(zeros.data(), 0, zeros.bytes());
+      reference_binary(BinaryOp::add, ha, zeros.view(), a_full.view());
+      reference_binary(BinaryOp::add, hb, zeros.view(), b_full.view());
+      for (std::int64_t i = 0; i < want.numel(); ++i) {
+        const double u = host_value(a_full, i), v = host_value(b_full, i);
+        set_host_value(want, i, u * u + v * v);
+      }
+      for (Kernel k : kAllKernels) {
+        if (!kernel_supports(k, a.view, b.view, out.view)) continue;
+        DenseOptions o;
+        o.kernel = k;
+        verify::poison(out.view);
+        binary(SumOfSquares{}, a.view, b.view, out.view, o);
+        const verify::CompareReport r = verify::compare(out.view, want.view());
+        EXPECT_TRUE(r.ok()) << "functor " << dtype_name(t) << " " << kernel_name(k) << " a "
+                            << layout_str(a.view, a) << " b " << layout_str(b.view, b) << ": "
+                            << r.str();
+      }
+    }
+}
+
+constexpr unsigned kMask = dtype_mask({DType::f32, DType::f16});
+
+/// |a - b| through an extended __device__ lambda, instantiated for f32 and f16 only (the lambda
+/// must live in a free function: nvcc rejects it inside a test's private TestBody).
+DeviceTensor absdiff(const ConstTensorView& a, const ConstTensorView& b,
+                     const TensorView* out = nullptr) {
+  const auto f = [] __device__(float x, float y) { return fabsf(x - y); };
+  if (out != nullptr) {
+    binary<kMask>(f, a, b, *out);
+    return DeviceTensor();
+  }
+  return binary<kMask>(f, a, b);
+}
+
+TEST(DenseGpu, UserLambdaWithDtypeMask) {
+  EWISE_REQUIRE_GPU();
+  const std::uint64_t seed = test_seed();
+  for (DType t : {DType::f32, DType::f16}) {
+    const HostTensor ha = verify::random_tensor(t, {129, 65}, seed);
+    const HostTensor hb = verify::random_tensor(t, {65}, seed + 1);
+    const DeviceTensor a = to_device(ha), b = to_device(hb);
+    // |a - b| = max(a, b) - min(a, b), each exact in the reference's arithmetic, one rounding.
+    HostTensor hi(t, {129, 65}), lo(t, {129, 65}), want(t, {129, 65});
+    reference_binary(BinaryOp::max, ha, hb, hi.view());
+    reference_binary(BinaryOp::min, ha, hb, lo.view());
+    reference_binary(BinaryOp::sub, hi, lo, want.view());
+    const DeviceTensor got = absdiff(a, b);  // allocating form
+    EXPECT_EQ(got.shape(), (Dims{129, 65}));
+    const verify::CompareReport r = verify::compare(got, want);
+    EXPECT_TRUE(r.ok()) << dtype_name(t) << ": " << r.str();
+  }
+  // A dtype outside the mask throws before anything runs.
+  const DeviceTensor d(DType::f64, {4});
+  EXPECT_THROW(absdiff(d, d), InvalidArgument);
+  DeviceTensor out(DType::f64, {4});
+  const TensorView out_view = out.view();
+  EXPECT_THROW(absdiff(d, d, &out_view), InvalidArgument);
+  // Host views throw for functors.
+  HostTensor h(DType::f32, {4});
+  EXPECT_THROW(binary(SumOfSquares{}, h, h, h.view()), InvalidArgument);
+}
+
+// ---- validation on real buffers: the output stays untouched --------------------------------
+
+TEST(DenseGpu, ValidationErrorsLeaveOutputUntouched) {
+  EWISE_REQUIRE_GPU();
+  DeviceTensor a(DType::f32, {8, 16}), b(DType::f32, {1, 16}), out(DType::f32, {8, 16});
+  verify::fill_random(a.view(), 1);
+  verify::fill_random(b.view(), 2);
+  verify::poison(out.view());
+  const auto untouched = [&] {
+    const HostTensor h = to_host(out.view());
+    for (std::int64_t i = 0; i < h.numel(); ++i)
+      if (!verify::is_poison(DType::f32, static_cast<const std::byte*>(h.data()) + 4 * i))
+        return false;
+    return true;
+  };
+  TensorView shifted = out.view();  // out's buffer shifted by one element: partial overlap
+  shifted.data = static_cast<float*>(out.data()) + 1;
+  shifted.desc = TensorDesc::contiguous(DType::f32, {1, 16});
+  TensorView self_overlap = out.view();
+  self_overlap.desc = TensorDesc::strided(DType::f32, {8, 16}, {1, 1});
+  DeviceTensor half_b(DType::f16, {1, 16});
+  TensorView null_a = a.view();
+  null_a.data = nullptr;
+  const HostTensor host_b(DType::f32, {1, 16});
+  const std::pair<const char*, std::function<void()>> bad[] = {
+      {"wrong out shape",
+       [&] {
+         binary(BinaryOp::add, a, b, DeviceTensor(DType::f32, {8, 15}).view());
+       }},
+      {"mixed dtypes", [&] { binary(BinaryOp::add, a, half_b, out); }},
+      {"partial overlap", [&] { binary(BinaryOp::add, a, shifted, out); }},
+      {"self-overlapping out", [&] { binary(BinaryOp::add, a, b, self_overlap); }},
+      {"null data", [&] { binary(BinaryOp::add, null_a, b, out); }},
+      {"mixed memory", [&] { binary(BinaryOp::add, a, host_b, out); }},
+      {"kernel cannot run", [&] { binary(BinaryOp::add, a, b, out, {Kernel::vectorized}); }},
+      {"bad threads",
+       [&] {
+         binary(BinaryOp::add, a, b, out, {Kernel::general, 0, 33});
+       }},
+  };
+  for (const auto& [what, call] : bad) {
+    EXPECT_THROW(call(), InvalidArgument) << what;
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess) << what;
+    EXPECT_TRUE(untouched()) << what << ": the output was written";
+  }
+}
+
+// ---- allocating form and streams -------------------------------------------------------------
+
+TEST(DenseGpu, AllocatingFormOnAStream) {
+  EWISE_REQUIRE_GPU();
+  const std::uint64_t seed = test_seed();
+  cudaStream_t s;
+  ASSERT_EQ(cudaStreamCreate(&s), cudaSuccess);
+  {
+    const HostTensor ha = verify::random_tensor(DType::bf16, {64, 256, 1, 1}, seed);
+    const HostTensor hb = verify::random_tensor(DType::bf16, {256, 33, 17}, seed + 1);
+    const DeviceTensor a = to_device(ha, s), b = to_device(hb, s);
+    const DeviceTensor c = binary(BinaryOp::mul, a, b, {}, s);
+    EXPECT_EQ(c.shape(), (Dims{64, 256, 33, 17}));
+    HostTensor want(DType::bf16, c.shape());
+    reference_binary(BinaryOp::mul, ha, hb, want.view());
+    const verify::CompareReport r = verify::compare(c, want, verify::Tolerance{}, s);
+    EXPECT_TRUE(r.ok()) << r.str();
+  }
+  ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  ASSERT_EQ(cudaStreamDestroy(s), cudaSuccess);
+}
+
+// ---- more than 2^31 elements --------------------------------------------------------------
+
+/// Checks rows [r0, r0 + rows) of out (cols wide, contiguous) against the reference on the same
+/// rows of a and the whole of b (shape b_shape, broadcast against the rows).
+void check_window(BinaryOp op, const void* a, const void* b, const Dims& b_shape, const void* out,
+                  std::int64_t cols, std::int64_t r0, std::int64_t rows, const char* what) {
+  const DType t = DType::f16;
+  const std::size_t bytes = static_cast<std::size_t>(rows * cols) * 2;
+  const std::int64_t first = r0 * cols * 2;
+  HostTensor ha(t, {rows, cols}), hout(t, {rows, cols}), want(t, {rows, cols});
+  HostTensor hb(t, b_shape);
+  EWISE_CUDA_CHECK(cudaMemcpy(ha.data(), static_cast<const std::byte*>(a) + first, bytes,
+                              cudaMemcpyDeviceToHost));
+  EWISE_CUDA_CHECK(cudaMemcpy(hout.data(), static_cast<const std::byte*>(out) + first, bytes,
+                              cudaMemcpyDeviceToHost));
+  const bool column = b_shape.size() == 2 && b_shape[1] == 1 && b_shape[0] > 1;
+  if (column) {  // the b rows of this window
+    EWISE_CUDA_CHECK(cudaMemcpy(hb.data(), static_cast<const std::byte*>(b) + r0 * 2,
+                                static_cast<std::size_t>(rows) * 2, cudaMemcpyDeviceToHost));
+  } else {
+    EWISE_CUDA_CHECK(cudaMemcpy(hb.data(), b, hb.bytes(), cudaMemcpyDeviceToHost));
+  }
+  ConstTensorView vb = hb.view();
+  if (column) vb.desc = TensorDesc::contiguous(t, {rows, 1});
+  reference_binary(op, ha.view(), vb, want.view());
+  const verify::CompareReport r = verify::compare(hout.view(), want.view(), verify::Tolerance{});
+  EXPECT_TRUE(r.ok()) << what << " rows " << r0 << ".." << r0 + rows << ": " << r.str();
+}
+
+TEST(DenseGpu, MoreThan2To31Elements) {
+  EWISE_REQUIRE_GPU();
+  if (small_mode()) GTEST_SKIP() << "EWISE_DENSE_SMALL=1: the multi-GiB test is skipped";
+  const std::int64_t n = (std::int64_t{1} << 31) + 3;                  // 1-d: 2^31 + 3 f16
+  const std::int64_t cols = 2048, rows = (std::int64_t{1} << 20) + 1;  // 2-d: 2^31 + 2048
+  const std::int64_t elements = std::max(n, rows * cols);
+  std::size_t free_bytes = 0, total_bytes = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free_bytes, &total_bytes), cudaSuccess);
+  const std::size_t need = 2 * static_cast<std::size_t>(elements) * 2 + (std::size_t{1} << 30);
+  if (free_bytes < need)
+    GTEST_SKIP() << "needs " << need << " bytes of free device memory, " << free_bytes << " free";
+  const std::uint64_t seed = test_seed();
+  DeviceBuffer abuf(static_cast<std::size_t>(elements) * 2),
+      obuf(static_cast<std::size_t>(elements) * 2);
+  DeviceBuffer bbuf(static_cast<std::size_t>(rows) * 2);
+  const auto view = [](void* p, const Dims& shape) {
+    return TensorView{p, TensorDesc::contiguous(DType::f16, shape), Memory::device};
+  };
+  verify::fill_random(view(abuf.data(), {elements}), seed);
+  verify::fill_random(view(bbuf.data(), {rows}), seed + 1);
+
+  // 1-d, b a scalar: vectorized (64-bit) and general (64-bit divmod).
+  for (Kernel k : {Kernel::automatic, Kernel::general}) {
+    verify::poison(view(obuf.data(), {n}));
+    binary(BinaryOp::mul, view(abuf.data(), {n}), view(bbuf.data(), {1}), view(obuf.data(), {n}),
+           {k});
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    // Windows as (4099, 1) slices of the 1-d tensor; the last one ends at element 2^31 + 2.
+    for (std::int64_t r0 : {std::int64_t{0}, (std::int64_t{1} << 30) + 7, n - 4099})
+      check_window(BinaryOp::mul, abuf.data(), bbuf.data(), {1}, obuf.data(), 1, r0, 4099,
+                   kernel_name(k));
+  }
+  // 2-d (2^20 + 1, 2048): row vector and column vector, the row past 2^31 checked.
+  const std::int64_t windows[] = {0, 1 << 19, rows - 2};
+  for (Kernel k : {Kernel::automatic, Kernel::tiled, Kernel::sliding}) {
+    verify::poison(view(obuf.data(), {rows, cols}));
+    binary(BinaryOp::sub, view(abuf.data(), {rows, cols}), view(bbuf.data(), {1, cols}),
+           view(obuf.data(), {rows, cols}), {k});
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    for (std::int64_t r0 : windows)
+      check_window(BinaryOp::sub, abuf.data(), bbuf.data(), {1, cols}, obuf.data(), cols, r0, 2,
+                   kernel_name(k));
+  }
+  for (Kernel k : {Kernel::automatic, Kernel::sliding_shared}) {
+    verify::poison(view(obuf.data(), {rows, cols}));
+    binary(BinaryOp::div, view(abuf.data(), {rows, cols}), view(bbuf.data(), {rows, 1}),
+           view(obuf.data(), {rows, cols}), {k});
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    for (std::int64_t r0 : windows)
+      check_window(BinaryOp::div, abuf.data(), bbuf.data(), {rows, 1}, obuf.data(), cols, r0, 2,
+                   kernel_name(k));
+  }
+}
+
+}  // namespace
+}  // namespace ewise

@@ -23,6 +23,7 @@
 #include "ewise/sparse.hpp"
 #include "ewise/sparse_reference.hpp"
 #include "ewise/verify.hpp"
+#include "temp_dir_test.hpp"
 #include "gpu_test.hpp"
 
 namespace ewise {
@@ -48,18 +49,8 @@ std::string shell_quote(const std::string& s) {
   return q + "'";
 }
 
-class CliTest : public ::testing::Test {
+class CliTest : public test::TempDirTest {
  protected:
-  void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "ewise_cli_XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-    seed_ = verify::seed_from_env_or_random();
-    std::cout << "EWISE_SEED=" << seed_ << "\n";
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
   bool exists(const std::string& name) const { return fs::exists(dir_ / name); }
 
   /// Runs `ewise args...` in the test directory.
@@ -114,8 +105,6 @@ class CliTest : public ::testing::Test {
     std::ofstream(path(name), std::ios::binary) << text;
   }
 
-  fs::path dir_;
-  std::uint64_t seed_ = 0;
 };
 
 void expect_same(const HostTensor& got, const HostTensor& want, const std::string& ctx) {

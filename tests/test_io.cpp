@@ -17,25 +17,16 @@
 #include "ewise/error.hpp"
 #include "ewise/io.hpp"
 #include "ewise/verify.hpp"
+#include "temp_dir_test.hpp"
 
 namespace ewise {
 namespace {
 
 namespace fs = std::filesystem;
 
-/// A fresh temporary directory per test, removed afterwards.
-class IoTest : public ::testing::Test {
+/// File round trips in a fresh temporary directory per test.
+class IoTest : public test::TempDirTest {
  protected:
-  void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "ewise_io_XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-    seed_ = verify::seed_from_env_or_random();
-    std::cout << "EWISE_SEED=" << seed_ << "\n";
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
   void write_bytes(const std::string& name, const std::string& bytes) const {
     std::ofstream(path(name), std::ios::binary) << bytes;
   }
@@ -52,9 +43,6 @@ class IoTest : public ::testing::Test {
     std::sort(names.begin(), names.end());
     return names;
   }
-
-  fs::path dir_;
-  std::uint64_t seed_ = 0;
 };
 
 /// Runs f, expects InvalidArgument whose message contains every one of `parts`.

@@ -69,7 +69,9 @@ for step in "${steps[@]}"; do
       run_step soak "$build/tools/ewise_soak" --seconds "$secs" --report 30 ;;
     sanitize)
       run_step sanitize env SANITIZE_LOG_DIR="$logs/sanitize" "$root/scripts/sanitize_gpu.sh" \
-        "$build" ${SANITIZE_TOOLS:-} ;;
+        "$build" ${SANITIZE_TOOLS:-}
+      # One compressed file for the per-tool logs (they are long, and fewer files travel better).
+      tar -C "$logs" -czf "$logs/sanitize-logs.tgz" sanitize && rm -rf "$logs/sanitize" ;;
     *) echo "unknown step $step" >&2; exit 2 ;;
   esac
 done

@@ -45,10 +45,27 @@ excluded+=":FailurePaths.*:FailurePathsChild.*:GpuFoundation.LaunchErrorsAreType
 shared_memory="DenseRandom.*:DenseGpu.SlidingSharedTileEdges:DenseGpu.TiledTileEdges"
 shared_memory+=":DenseGpu.UserFunctorEveryKernel:Sparse*:Concurrency.ThreadsWithOwnStreamsCallEveryOperationAtOnce"
 
+# The distinct reports in a log (kind and where, addresses and sizes folded), most frequent
+# first: enough to triage when only the script's output comes back.
+distinct_reports() {
+  awk '
+    /^========= [A-Z]/ && !/SUMMARY|COMPUTE-SANITIZER|Target application|errors were not printed/ {
+      kind = $0; sub(/^========= /, "", kind); want = 1; detail = ""; next }
+    want && /^=========  +[A-Za-z]/ {
+      line = $0; sub(/^=========  +/, "", line)
+      sub(/ \[0x[0-9a-f]+\].*/, "", line); sub(/\+0x[0-9a-f]+ in /, " in ", line)
+      if (line ~ /^(Saved host backtrace|by thread|Address)/) next
+      if (detail == "") detail = line
+      if (kind ~ /^Host API/ && line !~ /^Host Frame:/) next  # the API call: wait for its caller
+      print kind " | " substr(detail (detail != line ? " <- " line : ""), 1, 200); want = 0 }
+  ' "$1" | sed -E 's/0x[0-9a-f]+/0x../g; s/[0-9]+ bytes/N bytes/g' | sort | uniq -c | sort -rn |
+    head -"${2:-8}"
+}
+
 status=0
 summary=()
 for tool in "${tools[@]}"; do
-  args=(--error-exitcode 99 --print-limit 100)
+  args=(--error-exitcode 99 --print-limit 1000)
   filter="*:-$excluded"
   case $tool in
     memcheck) args+=(--tool memcheck --leak-check full) ;;
@@ -70,6 +87,8 @@ for tool in "${tools[@]}"; do
   took=$((SECONDS - start))
   errors=$(grep -Eo 'ERROR SUMMARY: [0-9]+ error' "$log" | tail -1 | grep -Eo '[0-9]+' || true)
   hazards=$(grep -Eo 'RACECHECK SUMMARY: [0-9]+ hazards? displayed \([0-9]+ errors?, [0-9]+ warnings?\)' "$log" | tail -1 || true)
+  # racecheck prints its own summary instead of an error summary: its errors are the hazards'.
+  [[ -z $errors && -n $hazards ]] && errors=$(grep -Eo '[0-9]+ errors?' <<<"$hazards" | grep -Eo '[0-9]+')
   passed=$(grep -Eo '\[  PASSED  \] [0-9]+ test' "$log" | grep -Eo '[0-9]+' || echo 0)
   failed=$(grep -Eo '\[  FAILED  \] [0-9]+ test' "$log" | grep -Eo '[0-9]+' || echo 0)
   skipped=$(grep -Eo '\[  SKIPPED \] [0-9]+ test' "$log" | grep -Eo '[0-9]+' || echo 0)
@@ -77,7 +96,11 @@ for tool in "${tools[@]}"; do
   if [[ $rc -ne 0 || -z $errors || $errors != 0 || $failed != 0 ]]; then
     result=FAILED
     status=1
-    grep -E "^========= (Invalid|Race|Uninitialized|Barrier|Program hit|Leaked|ERROR|Error)|FAILED|Failure" "$log" | head -20
+    grep -E "FAILED|Failure" "$log" | head -10
+  fi
+  if [[ ${errors:-0} != 0 ]]; then
+    echo "   distinct reports (of the first 1000 printed):"
+    distinct_reports "$log" | sed 's/^/   /'
   fi
   summary+=("$(printf '%-10s %-6s exit %-3s errors %-4s tests passed %-4s failed %-3s skipped %-3s %4ss %s' \
                "$tool" "$result" "$rc" "${errors:-?}" "$passed" "$failed" "$skipped" "$took" "$hazards")")

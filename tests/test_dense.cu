@@ -406,6 +406,95 @@ TEST(DenseGpu, VectorEdgesAndMisalignment) {
   }
 }
 
+/// Vectors (of 16 bytes) per chunk of the row_vectorized kernel for dtype t.
+std::int64_t row_chunk_vectors(DType t) {
+  return detail::dispatch_dtype(t, [](auto tag) -> std::int64_t {
+    return 32 * detail::kVectorUnroll<typename decltype(tag)::type>;
+  });
+}
+
+// Rows of lengths around the row_vectorized chunk (32 * unroll vectors): runs mode (a chunk in
+// one row, partial last chunks: C - 1, C, 8C + 1 vectors) and slot mode (C + 1, 4 vectors; a
+// chunk spans rows), for bias add, column broadcast and a 3-d mixed broadcast, aligned and +1.
+TEST(DenseGpu, RowVectorizedChunkEdges) {
+  EWISE_REQUIRE_GPU();
+  const std::uint64_t seed = test_seed();
+  for (DType t : kAllDTypes) {
+    const std::int64_t V = 16 / static_cast<std::int64_t>(dtype_size(t)), C = row_chunk_vectors(t);
+    for (std::int64_t per_row : {std::int64_t{4}, C - 1, C, C + 1, 8 * C + 1}) {
+      const std::int64_t n = per_row * V;
+      for (int off : {0, 1}) {
+        Problem bias(BinaryOp::add, t, {3, n}, Layout::contiguous(2, off), {n},
+                     Layout::contiguous(1), Layout::contiguous(2, off), seed + n);
+        EXPECT_GT(check_all_kernels(bias, {}, {Kernel::row_vectorized, Kernel::automatic}), 1);
+        Problem column(BinaryOp::mul, t, {3, 1}, Layout::contiguous(2), {3, n},
+                       Layout::contiguous(2, off), Layout::contiguous(2), seed + n + 1);
+        EXPECT_GT(check_all_kernels(column, {}, {Kernel::row_vectorized, Kernel::automatic}), 1);
+        Problem mixed(BinaryOp::sub, t, {2, 1, n}, Layout::contiguous(3), {1, 3, n},
+                      Layout::contiguous(3, off), Layout::contiguous(3, off), seed + n + 2);
+        EXPECT_GT(check_all_kernels(mixed, {}, {Kernel::row_vectorized, Kernel::automatic}), 1);
+      }
+    }
+  }
+}
+
+/// Whether two 16-bit float patterns are the same bits, or both NaN.
+bool same_half_bits(DType t, std::uint16_t x, std::uint16_t y) {
+  const std::uint16_t exp = t == DType::f16 ? 0x7C00 : 0x7F80;
+  const auto nan = [&](std::uint16_t v) { return (v & exp) == exp && (v & ~exp & 0x7FFF) != 0; };
+  return x == y || (nan(x) && nan(y));
+}
+
+// f16/bf16 add, sub and mul run as packed pairs (add.rn.bf16x2 ...) in the vectorized kernels;
+// they must give the bits of the f32 compute path (and so of the reference) on every input: all
+// 65536 patterns (subnormals, +-0, inf, NaN, overflow, underflow) against random patterns, same
+// shape, a row vector, a scalar, aligned and +1; compared bit for bit (signed zeros included).
+TEST(DenseGpu, HalfPatternsBitExact) {
+  EWISE_REQUIRE_GPU();
+  const std::uint64_t seed = test_seed();
+  std::mt19937_64 rng(seed);
+  const std::int64_t rows = 257, cols = 256;  // 65536 patterns and one more row
+  for (DType t : {DType::f16, DType::bf16}) {
+    for (BinaryOp op : kAllOps) {
+      for (int shape = 0; shape < 3; ++shape) {
+        const Dims bs = shape == 0 ? Dims{rows, cols} : shape == 1 ? Dims{1, cols} : Dims{};
+        for (int off : {0, 1}) {
+          Problem p(op, t, {rows, cols}, Layout::contiguous(2, off), bs,
+                    Layout::contiguous(bs.size(), off), Layout::contiguous(2, off), seed);
+          HostTensor ha(t, p.a.view.desc.shape), hb(t, bs);
+          auto* ua = static_cast<std::uint16_t*>(ha.data());
+          auto* ub = static_cast<std::uint16_t*>(hb.data());
+          for (std::int64_t i = 0; i < rows * cols; ++i) ua[i] = static_cast<std::uint16_t>(i);
+          for (std::int64_t i = 0; i < hb.view().desc.numel(); ++i)
+            ub[i] = static_cast<std::uint16_t>(rng());
+          EWISE_CUDA_CHECK(
+              cudaMemcpy(p.a.view.data, ha.data(), ha.bytes(), cudaMemcpyHostToDevice));
+          EWISE_CUDA_CHECK(
+              cudaMemcpy(p.b.view.data, hb.data(), hb.bytes(), cudaMemcpyHostToDevice));
+          reference_binary(op, ha, hb, p.want.view());
+          const auto* want = static_cast<const std::uint16_t*>(p.want.data());
+          for (Kernel k : {Kernel::automatic, Kernel::vectorized, Kernel::row_vectorized}) {
+            if (!kernel_supports(k, p.a.view, p.b.view, p.out.view)) continue;
+            DenseOptions o;
+            o.kernel = k;
+            verify::poison(p.out.whole());
+            binary(op, p.a.view, p.b.view, p.out.view, o);
+            const HostTensor got = to_host(p.out.view);
+            const auto* g = static_cast<const std::uint16_t*>(got.data());
+            std::int64_t bad = 0, first = -1;
+            for (std::int64_t i = 0; i < rows * cols; ++i)
+              if (!same_half_bits(t, g[i], want[i]) && bad++ == 0) first = i;
+            const std::int64_t first_b = shape == 0 ? first : shape == 1 ? first % cols : 0;
+            EXPECT_EQ(bad, 0) << p.describe(o) << ": first at " << first << ": a 0x" << std::hex
+                              << ua[first] << " b 0x" << ub[first_b] << " got 0x" << g[first]
+                              << " want 0x" << want[first] << std::dec;
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(DenseGpu, EmptyOutputsWriteNothing) {
   EWISE_REQUIRE_GPU();
   const std::uint64_t seed = test_seed();

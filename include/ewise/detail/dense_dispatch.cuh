@@ -86,19 +86,28 @@ void launch_row_vectorized(const F& f, const DenseLaunch& L, cudaStream_t stream
   const int r = L.plan.rank() - 1;
   const std::int64_t inner = L.plan.shape[r];
   RowArgs<Index> p;
-  const std::int64_t per_row = inner / V;
-  p.slots = static_cast<Index>(L.numel / inner * per_row);
+  const std::int64_t per_row = inner / V, rows = L.numel / inner;
+  const std::int64_t slots = rows * per_row;
+  p.slots = static_cast<Index>(slots);
+  p.per_row_vectors = static_cast<Index>(per_row);
   p.per_row = FastDivmod<Index>(static_cast<std::uint64_t>(per_row));
+  // Runs (one row-offset computation per chunk) unless they would idle more than 1/8 of the
+  // lanes: partial last chunks of rows shorter than 8 chunks.
+  constexpr std::int64_t C = 32 * kVectorUnroll<T>;
+  const std::int64_t per_row_chunks = (per_row + C - 1) / C;
+  p.runs = per_row_chunks * C * 8 <= per_row * 9;
+  p.per_row_chunks = FastDivmod<Index>(static_cast<std::uint64_t>(per_row_chunks));
+  const std::int64_t chunks = p.runs ? rows * per_row_chunks : (slots + C - 1) / C;
+  p.chunks = static_cast<Index>(chunks);
   int dims[kMaxRank];
   for (int d = 0; d < r; ++d) dims[d] = d;
   p.rows = make_strided<Index>(L.plan, dims, r);
   p.a_full = L.plan.strides[1][r] == 1;
   p.b_full = L.plan.strides[2][r] == 1;
   const auto kernel = row_vectorized_kernel<T, F, Index, V>;
-  const std::int64_t work =
-      (static_cast<std::int64_t>(p.slots) + kVectorUnroll<T> - 1) / kVectorUnroll<T>;
-  launch("row_vectorized", kernel, grid_blocks(kernel, blocks_for(work, L.threads), L, L.threads),
-         L.threads, 0, stream, f, p, static_cast<T*>(L.out), static_cast<const T*>(L.a),
+  launch("row_vectorized", kernel,
+         grid_blocks(kernel, blocks_for(chunks * 32, L.threads), L, L.threads), L.threads, 0,
+         stream, f, p, static_cast<T*>(L.out), static_cast<const T*>(L.a),
          static_cast<const T*>(L.b));
 }
 

@@ -13,6 +13,7 @@
 
 #include "ewise/detail/fast_divmod.hpp"
 #include "ewise/detail/types.cuh"
+#include "ewise/ops.hpp"
 #include "ewise/tensor.hpp"
 
 namespace ewise::detail {
@@ -29,6 +30,59 @@ template <class T, int V>
 struct alignas(sizeof(T) * V) Pack {
   T v[V];
 };
+
+/// The packed two-element type of a 16-bit float storage type (void for the others).
+template <class T>
+using Packed2 = std::conditional_t<std::is_same_v<T, __half>, __half2,
+                                   std::conditional_t<std::is_same_v<T, __nv_bfloat16>,
+                                                      __nv_bfloat162, void>>;
+
+/// The packed two-element instruction that computes a functor F on 16-bit floats.
+enum class PackedOp { none, add, sub, mul };
+/// none unless specialised: only for functors whose result the packed instruction reproduces bit
+/// for bit (the built-in add, sub, mul; a program may specialise it for an equivalent functor).
+template <class F>
+struct PackedOpOf : std::integral_constant<PackedOp, PackedOp::none> {};
+template <>
+struct PackedOpOf<ops::Add> : std::integral_constant<PackedOp, PackedOp::add> {};
+template <>
+struct PackedOpOf<ops::Sub> : std::integral_constant<PackedOp, PackedOp::sub> {};
+template <>
+struct PackedOpOf<ops::Mul> : std::integral_constant<PackedOp, PackedOp::mul> {};
+
+/// Whether F on 16-bit floats T runs as packed two-element instructions (add/sub/mul.rn.f16x2,
+/// .bf16x2). Those round the exact result once, as ops.hpp specifies; the f32 compute path
+/// rounds twice (to f32, then to T) and gives the same bits because f32 has at least 2p+2
+/// significand bits for p = 11 (f16) and 8 (bf16) (double rounding is then innocuous; products
+/// of two 16-bit values are even exact in f32). Both keep subnormals (no ftz). div stays in f32,
+/// and min/max too (ops.hpp's "equal operands give a" rule for -0/+0 is not the hardware's).
+template <class T, class F>
+inline constexpr bool kPackedOp =
+    !std::is_void_v<Packed2<T>> && PackedOpOf<F>::value != PackedOp::none;
+
+/// r = f(x, y) element by element: pairs of packed instructions where kPackedOp, else one
+/// f(to_compute, to_compute) per element.
+template <class T, class F, int V>
+EWISE_DEVICE Pack<T, V> apply_pack(const F& f, const Pack<T, V>& x, const Pack<T, V>& y) {
+  Pack<T, V> r;
+  if constexpr (kPackedOp<T, F> && V % 2 == 0) {
+    using T2 = Packed2<T>;
+    const T2* x2 = reinterpret_cast<const T2*>(x.v);
+    const T2* y2 = reinterpret_cast<const T2*>(y.v);
+    T2* r2 = reinterpret_cast<T2*>(r.v);
+#pragma unroll
+    for (int e = 0; e < V / 2; ++e) {
+      constexpr PackedOp op = PackedOpOf<F>::value;
+      if constexpr (op == PackedOp::add) r2[e] = __hadd2_rn(x2[e], y2[e]);
+      else if constexpr (op == PackedOp::sub) r2[e] = __hsub2_rn(x2[e], y2[e]);
+      else r2[e] = __hmul2_rn(x2[e], y2[e]);
+    }
+  } else {
+#pragma unroll
+    for (int e = 0; e < V; ++e) r.v[e] = apply(f, x.v[e], y.v[e]);
+  }
+  return r;
+}
 
 /// Threads per block any dense kernel may be launched with (DenseOptions::threads).
 inline constexpr int kMaxThreads = 1024;
@@ -115,6 +169,12 @@ __global__ void __launch_bounds__(kMaxThreads)
   const auto scalar = [&](std::int64_t i) {
     out[i] = apply(f, p.a_full ? a[i] : a0, p.b_full ? b[i] : b0);
   };
+  P a0v, b0v;  // scalar operands as vectors
+#pragma unroll
+  for (int e = 0; e < V; ++e) {
+    a0v.v[e] = a0;
+    b0v.v[e] = b0;
+  }
   for (std::int64_t i = tid; i < p.head; i += nthreads) scalar(i);
   P* vout = reinterpret_cast<P*>(out + p.head);
   const P* va = reinterpret_cast<const P*>(a + p.head);
@@ -130,20 +190,14 @@ __global__ void __launch_bounds__(kMaxThreads)
     for (int u = 0; u < U; ++u) {
       const std::int64_t w = v0 + u * 32;
       if (w < p.vectors) {
-        if (p.a_full) x[u] = va[w];
-        if (p.b_full) y[u] = vb[w];
+        x[u] = p.a_full ? va[w] : a0v;
+        y[u] = p.b_full ? vb[w] : b0v;
       }
     }
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const std::int64_t w = v0 + u * 32;
-      if (w < p.vectors) {
-        P r;
-#pragma unroll
-        for (int e = 0; e < V; ++e)
-          r.v[e] = apply(f, p.a_full ? x[u].v[e] : a0, p.b_full ? y[u].v[e] : b0);
-        vout[w] = r;
-      }
+      if (w < p.vectors) vout[w] = apply_pack(f, x[u], y[u]);
     }
   }
   for (std::int64_t i = p.head + p.vectors * V + tid; i < p.n; i += nthreads) scalar(i);
@@ -153,8 +207,17 @@ __global__ void __launch_bounds__(kMaxThreads)
 
 template <class Index>
 struct RowArgs {
+  /// Chunks of 32*U vectors (of V elements), one per warp and iteration. Runs: each row is cut
+  /// into per_row_chunks chunks (the last one possibly partial), so a chunk lies in one row and
+  /// its row offsets are computed once per thread. Else the chunks cut the row-major sequence of
+  /// slots (rows * vectors per row) regardless of rows: each vector finds its own row (for rows
+  /// much shorter than a chunk, where runs would leave most lanes idle).
+  Index chunks = 0;
+  bool runs = false;
   Index slots = 0;                    ///< rows * vectors per row
-  FastDivmod<Index> per_row;          ///< vectors (of V elements) per row
+  Index per_row_vectors = 0;          ///< vectors per row
+  FastDivmod<Index> per_row;          ///< vectors per row (slot -> row, vector)
+  FastDivmod<Index> per_row_chunks;   ///< runs: chunks per row (chunk -> row, chunk in row)
   Strided<Index> rows;                ///< the outer dims (a single extent-1 dim for rank-1 plans)
   bool a_full = true, b_full = true;  ///< inner stride 1 (else 0: one value per row)
 };
@@ -164,23 +227,17 @@ __global__ void __launch_bounds__(kMaxThreads)
     row_vectorized_kernel(F f, RowArgs<Index> p, T* out, const T* a, const T* b) {
   using P = Pack<T, V>;
   using Offset = typename Strided<Index>::Offset;
-  const Index tid = global_thread<Index>(), nthreads = grid_threads<Index>();
-  // Each warp takes chunks of 32*U consecutive slots (U per lane, 32 apart), all loaded before
-  // any store.
   constexpr int U = kVectorUnroll<T>;
   const Index lane = threadIdx.x % 32;
-  for (Index s0 = (tid - lane) * U + lane; s0 < p.slots; s0 += nthreads * U) {
+  const Index warps = grid_threads<Index>() / 32;
+  // Lane l of a chunk takes its vectors l, l+32, ..., l+32*(U-1): every access coalesced, all
+  // loaded before any store.
+  for (Index chunk = global_thread<Index>() / 32; chunk < p.chunks; chunk += warps) {
     T* po[U];
     P x[U], y[U];
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const Index slot = s0 + u * 32;
-      if (slot >= p.slots) continue;
-      Index row, vec;
-      p.per_row.divmod(slot, row, vec);
-      Offset off[3];
-      p.rows.offsets(row, off);
-      const Offset col = static_cast<Offset>(vec) * V;
+    bool valid[U];
+    // Vector u at row offsets `off`, column (element) `col`.
+    const auto load = [&](int u, const Offset (&off)[3], Offset col) {
       po[u] = out + off[0] + col;
       if (p.a_full) {
         x[u] = *reinterpret_cast<const P*>(a + off[1] + col);
@@ -196,15 +253,36 @@ __global__ void __launch_bounds__(kMaxThreads)
 #pragma unroll
         for (int e = 0; e < V; ++e) y[u].v[e] = v;
       }
+    };
+    if (p.runs) {
+      Index row, k;
+      p.per_row_chunks.divmod(chunk, row, k);
+      Offset off[3];
+      p.rows.offsets(row, off);
+      const Index first = k * (32 * U) + lane;
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const Index vec = first + u * 32;
+        valid[u] = vec < p.per_row_vectors;
+        if (valid[u]) load(u, off, static_cast<Offset>(vec) * V);
+      }
+    } else {
+      const Index first = chunk * (32 * U) + lane;
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const Index slot = first + u * 32;
+        valid[u] = slot < p.slots;
+        if (!valid[u]) continue;
+        Index row, vec;
+        p.per_row.divmod(slot, row, vec);
+        Offset off[3];
+        p.rows.offsets(row, off);
+        load(u, off, static_cast<Offset>(vec) * V);
+      }
     }
 #pragma unroll
-    for (int u = 0; u < U; ++u) {
-      if (s0 + u * 32 >= p.slots) continue;
-      P r;
-#pragma unroll
-      for (int e = 0; e < V; ++e) r.v[e] = apply(f, x[u].v[e], y[u].v[e]);
-      *reinterpret_cast<P*>(po[u]) = r;
-    }
+    for (int u = 0; u < U; ++u)
+      if (valid[u]) *reinterpret_cast<P*>(po[u]) = apply_pack(f, x[u], y[u]);
   }
 }
 

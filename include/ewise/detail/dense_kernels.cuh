@@ -89,8 +89,9 @@ inline constexpr int kMaxThreads = 1024;
 
 /// Independent 16-byte accesses per operand each thread of the vectorized kernels issues before
 /// it stores any (a store may alias a later load, so the compiler cannot batch them itself).
-/// H200, f32: 4 beats 2 on same-shape and scalar patterns; for 2-byte types 2 beats 4 (register
-/// pressure of the f32 compute: 8 elements per access). Measured in notes/dense.md.
+/// H200, f32: 4 beats 2 on same-shape and scalar patterns; for 2-byte types 2 beats 4 (with f32
+/// compute and still with packed math: 4 costs 4-8% on bf16 row, column, NCHW and mixed).
+/// Measured in notes/dense.md and notes/dense2.md.
 template <class T>
 inline constexpr int kVectorUnroll = sizeof(T) >= 4 ? 4 : 2;
 /// Matrix elements each thread of the sliding kernels loads before it stores (H200, f32, the

@@ -211,10 +211,17 @@ TEST_P(SparseMultiplySweep, EveryAlgorithmMatchesTheReference) {
   }
 }
 
+std::string sweep_name(const ::testing::TestParamInfo<SweepParam>& info) {
+  const auto& [dtype, index, sorted, dups] = info.param;
+  return std::string(dtype_name(dtype)) + "_" + index_name(index) +
+         (sorted ? "_sorted" : "_unsorted") + (dups ? "_dups" : "");
+}
+
 INSTANTIATE_TEST_SUITE_P(All, SparseMultiplySweep,
                          ::testing::Combine(::testing::ValuesIn(kAllDTypes),
                                             ::testing::Values(IndexType::i32, IndexType::i64),
-                                            ::testing::Bool(), ::testing::Bool()));
+                                            ::testing::Bool(), ::testing::Bool()),
+                         sweep_name);
 
 // ---- multiply: sizes and shapes of note ------------------------------------------------------
 
@@ -468,10 +475,17 @@ TEST_P(SparseConversions, MatchTheReference) {
   }
 }
 
+std::string conversions_name(const ::testing::TestParamInfo<ConvParam>& info) {
+  const auto& [dtype, index, canonical] = info.param;
+  return std::string(dtype_name(dtype)) + "_" + index_name(index) +
+         (canonical ? "_canonical" : "_unsorted_dups");
+}
+
 INSTANTIATE_TEST_SUITE_P(All, SparseConversions,
                          ::testing::Combine(::testing::ValuesIn(kAllDTypes),
                                             ::testing::Values(IndexType::i32, IndexType::i64),
-                                            ::testing::Bool()));
+                                            ::testing::Bool()),
+                         conversions_name);
 
 TEST_F(SparseGpu, DenseOperandThroughStrides) {
   EWISE_REQUIRE_GPU();

@@ -129,7 +129,7 @@ CooAlgorithm resolve_algorithm(const CooDesc& a, const CooDesc& b, CooAlgorithm 
       if (sorted <= kAutoSortSearchMaxSorted || searching <= sorted / kAutoSortSearchRatio)
         return CooAlgorithm::sort_search;
       if (a.canonical && b.canonical) return CooAlgorithm::merge;
-      if (bitmap_bytes(a) <= kBitmapMaxBytes &&
+      if (bitmap_bytes(a) <= kAutoBitmapMaxBytes &&
           bitmap_bytes(a) / kAutoBitmapBytesPerEntry <= a.nnz + b.nnz)
         return CooAlgorithm::bitmap_merge;
       return CooAlgorithm::merge;

@@ -373,6 +373,7 @@ TEST(SparseAlgorithms, Selection) {
   EXPECT_EQ(pick(mid, 2700000, false, 2700000, false), CooAlgorithm::bitmap_merge);  // 32 MiB bitmap
   EXPECT_EQ(pick(mid, 2700000, true, 2700000, false), CooAlgorithm::bitmap_merge);
   EXPECT_EQ(pick(mid, 100000, false, 100000, false), CooAlgorithm::merge);          // bitmaps too big for them
+  EXPECT_EQ(pick(32768, 10700000, false, 10700000, false), CooAlgorithm::merge);    // 128 MiB bitmap: past L2
   EXPECT_EQ(pick(huge, 50000000, false, 50000000, false), CooAlgorithm::merge);      // 2^37-byte bitmap
   EXPECT_EQ(pick(huge, 50000000, false, 50000000, true), CooAlgorithm::merge);
   EXPECT_EQ(pick(mid, 5, true, 5, true, CooAlgorithm::linear_search), CooAlgorithm::linear_search);

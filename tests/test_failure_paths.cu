@@ -32,6 +32,7 @@
 #include "ewise/sparse_reference.hpp"
 #include "ewise/verify.hpp"
 #include "gpu_test.hpp"
+#include "../tools/memory_use.hpp"
 
 extern char** environ;
 
@@ -40,26 +41,8 @@ namespace {
 
 // ---- device memory accounting ---------------------------------------------------------------
 
-struct MemoryUse {
-  std::uint64_t pool_used = 0;     ///< bytes allocated from the default pool and not freed
-  std::size_t device_used = 0;     ///< total - free after trimming the pool
-};
-
-/// Waits for all work, returns the default pool's unused memory to the driver and measures.
-MemoryUse memory_use() {
-  EWISE_CUDA_CHECK(cudaDeviceSynchronize());
-  int device = 0;
-  EWISE_CUDA_CHECK(cudaGetDevice(&device));
-  cudaMemPool_t pool;
-  EWISE_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, device));
-  EWISE_CUDA_CHECK(cudaMemPoolTrimTo(pool, 0));
-  MemoryUse m;
-  EWISE_CUDA_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &m.pool_used));
-  std::size_t free_bytes = 0, total = 0;
-  EWISE_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
-  m.device_used = total - free_bytes;
-  return m;
-}
+using tools::MemoryUse;
+using tools::memory_use;
 
 /// Driver-level bookkeeping may move cudaMemGetInfo by a little; the pool count must be exact.
 constexpr std::size_t kDeviceSlack = std::size_t{4} << 20;

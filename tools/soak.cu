@@ -27,6 +27,7 @@
 #include "ewise/device.hpp"
 #include "ewise/error.hpp"
 #include "ewise/verify.hpp"
+#include "memory_use.hpp"
 #include "random_calls.cuh"
 
 namespace {
@@ -70,28 +71,8 @@ Args parse_args(int argc, char** argv) {
   return a;
 }
 
-struct MemoryUse {
-  std::uint64_t pool_used = 0, pool_reserved = 0, pool_high = 0;
-  std::size_t device_used = 0;
-};
-
-/// Waits for all work, returns the default pool's unused memory to the driver and measures.
-MemoryUse memory_use() {
-  EWISE_CUDA_CHECK(cudaDeviceSynchronize());
-  int device = 0;
-  EWISE_CUDA_CHECK(cudaGetDevice(&device));
-  cudaMemPool_t pool;
-  EWISE_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, device));
-  EWISE_CUDA_CHECK(cudaMemPoolTrimTo(pool, 0));
-  MemoryUse m;
-  EWISE_CUDA_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &m.pool_used));
-  EWISE_CUDA_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &m.pool_reserved));
-  EWISE_CUDA_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &m.pool_high));
-  std::size_t free_bytes = 0, total = 0;
-  EWISE_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
-  m.device_used = total - free_bytes;
-  return m;
-}
+using ewise::tools::MemoryUse;
+using ewise::tools::memory_use;
 
 std::string mib(double bytes) {
   char s[32];

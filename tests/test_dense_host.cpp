@@ -16,6 +16,7 @@
 #include "ewise/error.hpp"
 #include "ewise/reference.hpp"
 #include "ewise/verify.hpp"
+#include "expect_invalid.hpp"
 
 namespace ewise {
 namespace {
@@ -211,20 +212,7 @@ TEST(DenseHost, PlanDecisions) {
 
 // ---- validation: every error before anything runs ------------------------------------------
 
-/// Runs f, which must throw InvalidArgument whose message contains every one of `parts`.
-template <class F>
-void expect_invalid(F&& f, std::initializer_list<const char*> parts) {
-  try {
-    f();
-    ADD_FAILURE() << "no exception";
-  } catch (const InvalidArgument& e) {
-    for (const char* p : parts)
-      EXPECT_NE(std::string(e.what()).find(p), std::string::npos)
-          << "'" << p << "' not in: " << e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "wrong exception: " << e.what();
-  }
-}
+using test::expect_invalid;
 
 TEST(DenseHost, ValidationErrorsBeforeLaunch) {
   const auto a = fake(kA, DType::f32, {3, 4}), b = fake(kB, DType::f32, {1, 4});

@@ -17,6 +17,7 @@
 #include "ewise/error.hpp"
 #include "ewise/io.hpp"
 #include "ewise/verify.hpp"
+#include "expect_invalid.hpp"
 #include "temp_dir_test.hpp"
 
 namespace ewise {
@@ -45,21 +46,7 @@ class IoTest : public test::TempDirTest {
   }
 };
 
-/// Runs f, expects InvalidArgument whose message contains every one of `parts`.
-template <class F>
-void expect_invalid(F&& f, std::initializer_list<std::string> parts, const std::string& context) {
-  try {
-    f();
-    ADD_FAILURE() << context << ": no exception; expected one containing '" << *parts.begin()
-                  << "'";
-  } catch (const InvalidArgument& e) {
-    const std::string msg = e.what();
-    for (const auto& p : parts)
-      EXPECT_NE(msg.find(p), std::string::npos) << context << ": message '" << msg
-                                                << "' lacks '" << p << "'";
-    EXPECT_EQ(msg.find('\n'), std::string::npos) << context << ": message has several lines";
-  }
-}
+using test::expect_invalid;
 
 HostTensor random_bytes_tensor(DType dtype, const Dims& shape, std::uint64_t seed) {
   HostTensor t(dtype, shape);

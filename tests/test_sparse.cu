@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
-#include <functional>
 #include <map>
 #include <random>
 #include <string>
@@ -19,6 +18,7 @@
 #include "ewise/sparse.hpp"
 #include "ewise/sparse_reference.hpp"
 #include "ewise/verify.hpp"
+#include "expect_invalid.hpp"
 #include "gpu_test.hpp"
 
 namespace ewise {
@@ -546,15 +546,7 @@ TEST_F(SparseGpu, DenseToCooAndRoundTrips) {
 
 // ---- validation --------------------------------------------------------------------------------
 
-void expect_invalid(const std::function<void()>& f, std::initializer_list<const char*> parts) {
-  try {
-    f();
-    ADD_FAILURE() << "no exception; expected one mentioning " << *parts.begin();
-  } catch (const InvalidArgument& e) {
-    const std::string msg = e.what();
-    for (const char* p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "message: " << msg << "\nmissing: " << p;
-  }
-}
+using test::expect_invalid;
 
 TEST_F(SparseGpu, BadIndicesThrowBeforeWriting) {
   EWISE_REQUIRE_GPU();

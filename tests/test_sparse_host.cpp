@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -16,6 +15,7 @@
 #include "ewise/sparse.hpp"
 #include "ewise/sparse_reference.hpp"
 #include "ewise/verify.hpp"
+#include "expect_invalid.hpp"
 
 namespace ewise {
 namespace {
@@ -82,16 +82,7 @@ std::vector<Entry> entries(const HostCoo& m) {
   return out;
 }
 
-/// Runs f and expects an InvalidArgument whose message contains every part.
-void expect_invalid(const std::function<void()>& f, std::initializer_list<const char*> parts) {
-  try {
-    f();
-    ADD_FAILURE() << "no exception; expected one mentioning " << *parts.begin();
-  } catch (const InvalidArgument& e) {
-    const std::string msg = e.what();
-    for (const char* p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "message: " << msg << "\nmissing: " << p;
-  }
-}
+using test::expect_invalid;
 
 // ---- hand-checked examples ------------------------------------------------------------------
 

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "element.hpp"
+#include "strided_device.hpp"
 #include "ewise/error.hpp"
 
 namespace ewise {
@@ -44,14 +45,13 @@ HostBuffer::HostBuffer(std::size_t bytes, cudaStream_t /*stream*/)
 
 namespace {
 
-// Copies the bytes a view reaches into `dst` as a contiguous tensor. `span` holds the view's
-// memory from min_offset to max_offset, already on the host.
-void gather(const std::byte* span_base, const TensorDesc& d, void* dst) {
+// Copies the elements of a host view (base pointer `base`) into `dst` in row-major order.
+void gather(const std::byte* base, const TensorDesc& d, void* dst) {
   const std::size_t elem = dtype_size(d.dtype);
   auto* out = static_cast<std::byte*>(dst);
   detail::for_each_coord(d.shape, [&](std::int64_t i, const Dims& c) {
     std::memcpy(out + i * static_cast<std::int64_t>(elem),
-                span_base + detail::dot(c, d.strides) * static_cast<std::int64_t>(elem), elem);
+                base + detail::dot(c, d.strides) * static_cast<std::int64_t>(elem), elem);
   });
 }
 
@@ -61,23 +61,19 @@ HostTensor to_host(const ConstTensorView& v, cudaStream_t stream) {
   check_view(v, "tensor");
   HostTensor out(v.desc.dtype, v.desc.shape);
   if (out.numel() == 0) return out;
-  const std::int64_t elem = static_cast<std::int64_t>(dtype_size(v.desc.dtype));
-  const std::int64_t lo = v.desc.min_offset(), hi = v.desc.max_offset();
-  const auto* first = static_cast<const std::byte*>(v.data) + lo * elem;
-  const auto span_bytes = static_cast<std::size_t>((hi - lo + 1) * elem);
   if (v.memory == Memory::host) {
     gather(static_cast<const std::byte*>(v.data), v.desc, out.data());
     return out;
   }
-  if (v.desc.is_contiguous() && lo == 0) {
-    EWISE_CUDA_CHECK(cudaMemcpyAsync(out.data(), v.data, out.bytes(), cudaMemcpyDeviceToHost, stream));
-    EWISE_CUDA_CHECK(cudaStreamSynchronize(stream));
-    return out;
+  const void* src = v.data;
+  DeviceBuffer packed;  // a strided view is gathered on the device first: only its elements move
+  if (!v.desc.is_contiguous()) {
+    packed = DeviceBuffer(out.bytes(), stream);
+    detail::device_gather(v, packed.data(), stream);
+    src = packed.data();
   }
-  HostBuffer span(span_bytes);
-  EWISE_CUDA_CHECK(cudaMemcpyAsync(span.data(), first, span_bytes, cudaMemcpyDeviceToHost, stream));
+  EWISE_CUDA_CHECK(cudaMemcpyAsync(out.data(), src, out.bytes(), cudaMemcpyDeviceToHost, stream));
   EWISE_CUDA_CHECK(cudaStreamSynchronize(stream));
-  gather(static_cast<const std::byte*>(span.data()) - lo * elem, v.desc, out.data());
   return out;
 }
 

@@ -13,7 +13,7 @@
 #include "element.hpp"
 #include "ewise/error.hpp"
 #include "random.hpp"
-#include "verify_device.hpp"
+#include "strided_device.hpp"
 
 namespace ewise::verify {
 namespace {

@@ -63,6 +63,13 @@ TEST(GpuFoundation, StridedDeviceViewsCopyFillAndPoison) {
     verify::fill_random(host_gen.view(), seed);
     const verify::CompareReport r = verify::compare(v, host_gen, verify::Tolerance{});
     EXPECT_TRUE(r.ok()) << dtype_name(t) << ": " << r.str();
+    EXPECT_EQ(std::memcmp(view_host.data(), host_gen.data(), host_gen.bytes()), 0) << dtype_name(t);
+    // to_host of a broadcast (stride 0) of the strided view: the same 30 elements, 3 times
+    const ConstTensorView repeated{v.data, TensorDesc::strided(t, {3, 6, 5}, {0, -10, -2}), Memory::device};
+    const HostTensor rep = to_host(repeated);
+    for (int k = 0; k < 3; ++k)
+      EXPECT_EQ(std::memcmp(static_cast<const std::byte*>(rep.data()) + k * host_gen.bytes(), host_gen.data(),
+                            host_gen.bytes()), 0) << dtype_name(t) << " copy " << k;
   }
 }
 

@@ -1,9 +1,10 @@
-// Device side of the harness: random fill and poisoning of device views of any strides.
+// Device kernels over views of any strides: the harness's random fill and poisoning, and the
+// gather that packs a strided view for to_host.
 #include <cstring>
 
 #include "ewise/detail/launch.cuh"
 #include "ewise/detail/types.cuh"
-#include "verify_device.hpp"
+#include "strided_device.hpp"
 
 namespace ewise::detail {
 namespace {
@@ -32,6 +33,13 @@ __global__ void poison_kernel(T* data, StridedLayout layout, std::int64_t n, T v
   for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n;
        i += std::int64_t{gridDim.x} * blockDim.x)
     data[layout.offset(i)] = value;
+}
+
+template <class T>
+__global__ void gather_kernel(const T* src, StridedLayout layout, std::int64_t n, T* dst) {
+  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::int64_t{gridDim.x} * blockDim.x)
+    dst[i] = src[layout.offset(i)];
 }
 
 unsigned grid_for(std::int64_t n) {
@@ -70,6 +78,16 @@ void device_poison(const TensorView& v, const void* pattern, cudaStream_t stream
     std::memcpy(&value, pattern, sizeof value);
     launch("poison", poison_kernel<T>, grid_for(n), kThreads, 0, stream, static_cast<T*>(v.data),
            layout_of(v.desc), n, value);
+  });
+}
+
+void device_gather(const ConstTensorView& v, void* dst, cudaStream_t stream) {
+  const std::int64_t n = v.desc.numel();
+  if (n == 0) return;
+  dispatch_dtype(v.desc.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    launch("gather", gather_kernel<T>, grid_for(n), kThreads, 0, stream,
+           static_cast<const T*>(v.data), layout_of(v.desc), n, static_cast<T*>(dst));
   });
 }
 

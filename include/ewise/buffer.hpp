@@ -93,7 +93,9 @@ using DeviceTensor = BasicTensor<DeviceBuffer>;
 using HostTensor = BasicTensor<HostBuffer>;
 
 /// Copies any view (host or device, any strides) into a new contiguous host tensor.
-/// Synchronizes `stream` when the view is on the device.
+/// Synchronizes `stream` when the view is on the device; a strided device view is first
+/// gathered on the device (a temporary of numel elements on `stream`), so only its elements
+/// are copied, never the memory between them.
 HostTensor to_host(const ConstTensorView& v, cudaStream_t stream = nullptr);
 /// Copies any view into a new contiguous device tensor, ordered on `stream`.
 DeviceTensor to_device(const ConstTensorView& v, cudaStream_t stream = nullptr);

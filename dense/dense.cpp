@@ -154,24 +154,62 @@ std::string kernel_rejects(Kernel kernel, const BroadcastPlan& p, DenseLaunch* l
 
 namespace {
 
+/// Whether an input of p reads across its contiguous dim (inner stride neither 0 nor 1, stride
+/// +-1 along another dim: a transposed view) and the tiles fit: output inner stride 1, both
+/// tiled extents at least kMinTiledExtent.
+bool transposed_input(const BroadcastPlan& p) {
+  const int r = p.rank() - 1;
+  if (r < 1 || p.strides[0][r] != 1 || p.shape[r] < kMinTiledExtent) return false;
+  for (int k = 1; k <= 2; ++k) {
+    if (p.strides[k][r] == 0 || p.strides[k][r] == 1) continue;
+    for (int d = 0; d < r; ++d)
+      if (std::llabs(p.strides[k][d]) == 1 && p.shape[d] >= kMinTiledExtent) return true;
+  }
+  return false;
+}
+
+/// Whether the tiled kernel can run launch L (kernel fields set) in 16-byte units of `elem`-byte
+/// elements (DenseLaunch::tile_vector_ok).
+bool tile_vector_ok(const DenseLaunch& L, std::int64_t elem) {
+  const BroadcastPlan& p = L.plan;
+  const std::int64_t V = kVectorBytes / elem;
+  const int r = p.rank() - 1, t = L.tile_dim;
+  if (p.shape[r] % V != 0 || p.shape[t] % V != 0 || p.strides[0][r] != 1) return false;
+  if (L.staged_a && L.staged_b) return false;  // the vector path stages one input
+  const void* ptrs[3] = {L.out, L.a, L.b};
+  const bool staged[3] = {false, L.staged_a, L.staged_b};
+  for (int k = 0; k < 3; ++k) {
+    // The dim along which operand k's 16-byte units run (stride 1); none: read as scalars.
+    int unit_dim = -1;
+    if (staged[k]) {
+      if (p.strides[k][t] != 1) return false;
+      unit_dim = t;
+    } else if (p.strides[k][r] == 1) {
+      unit_dim = r;
+    } else if (p.strides[k][r] != 0) {
+      return false;
+    }
+    if (unit_dim < 0) continue;
+    if (!aligned(ptrs[k], kVectorBytes)) return false;
+    for (int d = 0; d <= r; ++d)
+      if (d != unit_dim && p.strides[k][d] % V != 0) return false;
+  }
+  return true;
+}
+
 /// The kernel `automatic` runs for the sorted, coalesced plan p (numel > 0).
 Kernel select(const BroadcastPlan& p) {
   DenseLaunch scratch;
   if (p.rank() == 1 && kernel_rejects(Kernel::vectorized, p, &scratch).empty())
     return Kernel::vectorized;
   if (kernel_rejects(Kernel::row_vectorized, p, &scratch).empty()) return Kernel::row_vectorized;
-  // A matrix-vector plan whose matrix is not read along rows (a transposed view): the sliding
-  // kernel, whose strided reads the L2 absorbs, beats the tiles here (H200, f32 16384^2
-  // transposed + row vector: sliding 1874 GB/s, tiled 1369 GB/s; notes/dense.md).
+  // A transposed input: shared-memory tiles, with or without a vector operand. H200, 16384^2
+  // transposed + row vector: f32 tiled 0.569 ms, sliding 1.144 ms; with the matrix one element
+  // off 16-byte alignment (element-wise tiles) 0.969 vs 1.146 ms (notes/dense3.md).
+  if (transposed_input(p)) return Kernel::tiled;
+  // Other matrix-vector plans whose matrix is not read along rows (e.g. a reversed inner dim):
+  // the sliding kernel, whose strided reads the L2 absorbs.
   if (p.rank() == 2 && kernel_rejects(Kernel::sliding, p, &scratch).empty()) return Kernel::sliding;
-  const int r = p.rank() - 1;
-  if (r >= 1 && p.strides[0][r] == 1 && p.shape[r] >= kMinTiledExtent) {
-    for (int k = 1; k <= 2; ++k) {
-      if (p.strides[k][r] == 0 || p.strides[k][r] == 1) continue;
-      for (int d = 0; d < r; ++d)
-        if (std::llabs(p.strides[k][d]) == 1 && p.shape[d] >= kMinTiledExtent) return Kernel::tiled;
-    }
-  }
   return Kernel::general;
 }
 
@@ -259,6 +297,7 @@ DenseLaunch plan_dense(const ConstTensorView& a, const ConstTensorView& b, const
     }
     L.row_vector_ok = ok;
   }
+  if (L.kernel == Kernel::tiled) L.tile_vector_ok = tile_vector_ok(L, elem);
   return L;
 }
 
@@ -268,13 +307,16 @@ DenseLaunch prepare_dense(const ConstTensorView& a, const ConstTensorView& b, co
   EWISE_EXPECTS(out.memory == Memory::device, "dense kernels need device views, got ",
                 memory_name(out.memory), " memory");
   if (L.numel == 0) return L;
-  int device = 0, sms = 0, threads_per_sm = 0;
+  int device = 0, sms = 0, threads_per_sm = 0, max_shared = 0;
   EWISE_CUDA_CHECK(cudaGetDevice(&device));
   EWISE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   EWISE_CUDA_CHECK(
       cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device));
+  EWISE_CUDA_CHECK(
+      cudaDeviceGetAttribute(&max_shared, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   if (L.threads == 0) L.threads = kDenseThreads;
   L.sm_count = sms;
+  L.max_shared = max_shared;
   if (L.sliding_factor == 0 && L.plan.rank() == 2) {
     // The smallest factor that leaves about two waves of threads: reuse without idle SMs.
     const std::int64_t rows = L.plan.shape[0], cols = L.plan.shape[1];

@@ -375,6 +375,112 @@ TEST(DenseGpu, TiledTileEdges) {
   }
 }
 
+/// Rows (the tiled dim) and columns of the tiled kernel's 16-byte-path tiles for dtype t.
+std::pair<std::int64_t, std::int64_t> vector_tile(DType t) {
+  return detail::dispatch_dtype(t, [](auto tag) {
+    using T = typename decltype(tag)::type;
+    using S = detail::TileShape<T, detail::kVectorBytes / sizeof(T)>;
+    return std::pair<std::int64_t, std::int64_t>{S::kUnitRows * S::kVector,
+                                                 S::kUnitCols * S::kVector};
+  });
+}
+
+/// Runs p with the tiled kernel and automatic, after checking whether the plan takes the tiled
+/// kernel's 16-byte path and which kernel automatic picks (`pick`; automatic: not checked).
+void check_tiled(Problem& p, bool vector_path, Kernel pick = Kernel::tiled) {
+  DenseOptions o;
+  o.kernel = Kernel::tiled;
+  const detail::DenseLaunch L = detail::plan_dense(p.a.view, p.b.view, p.out.view, o);
+  EXPECT_EQ(L.tile_vector_ok, vector_path) << p.describe(o);
+  if (pick != Kernel::automatic)
+    EXPECT_EQ(select_kernel(p.a.view, p.b.view, p.out.view), pick) << p.describe(o);
+  EXPECT_EQ(check_all_kernels(p, {}, {Kernel::tiled, Kernel::automatic}), 2) << p.describe(o);
+}
+
+// The tiled kernel's 16-byte path (one transposed input staged through shared memory, 16-byte
+// loads and stores, register transposes) and its element-wise fallback, every dtype: both tiled
+// extents at the vector width and around the tile edges, the other input a row vector, a column
+// vector, a scalar or a full matrix (as a and as b), a batch dim, more row tiles than a band,
+// +1-element misalignment of each operand, extents off the vector width, both inputs
+// transposed, in place.
+TEST(DenseGpu, TiledVectorPath) {
+  EWISE_REQUIRE_GPU();
+  const std::uint64_t seed = test_seed();
+  std::uint64_t k = 0;
+  for (DType t : kAllDTypes) {
+    const std::int64_t V = 16 / static_cast<std::int64_t>(dtype_size(t));
+    const auto [R, C] = vector_tile(t);
+    const std::pair<std::int64_t, std::int64_t> extents[] = {
+        {V, C + V}, {R - V, C}, {R, V}, {R + V, C - V}, {3 * R + V, C + V}};
+    const Layout tr = Layout::transposed(2), row_major = Layout::contiguous(2);
+    for (const auto& [m, n] : extents) {
+      for (const Dims& other : {Dims{1, n}, Dims{m, 1}, Dims{}, Dims{m, n}}) {
+        const Layout lo = Layout::contiguous(other.size());
+        // automatic tiles extents of at least 16 (kMinTiledExtent)
+        const Kernel pick = m >= detail::kMinTiledExtent && n >= detail::kMinTiledExtent
+                                ? Kernel::tiled
+                                : Kernel::automatic;
+        Problem as_a(kAllOps[k % 6], t, {m, n}, tr, other, lo, row_major, seed + k);
+        check_tiled(as_a, true, pick);
+        Problem as_b(kAllOps[k % 6], t, other, lo, {m, n}, tr, row_major, seed + k + 1);
+        check_tiled(as_b, true, pick);
+        ++k;
+      }
+    }
+    const std::int64_t m = R + V, n = C + V;
+    // A batch dim: (3, m, n) transposed in its last two dims plus (3, 1, n).
+    Problem batch(BinaryOp::mul, t, {3, m, n},
+                  Layout{{0, 2, 1}, {1, 1, 1}, {false, false, false}, 0}, {3, 1, n},
+                  Layout::contiguous(3), Layout::contiguous(3), seed + ++k);
+    check_tiled(batch, true);
+    // Misaligned by one element: a, the other input, the output: element-wise tiles.
+    for (int which = 0; which < 3; ++which) {
+      Layout la = tr, lb = Layout::contiguous(2), lo = row_major;
+      (which == 0 ? la : which == 1 ? lb : lo).offset = 1;
+      Problem p(BinaryOp::sub, t, {m, n}, la, {1, n}, lb, lo, seed + ++k);
+      check_tiled(p, false);
+      Problem full(BinaryOp::div, t, {m, n}, la, {m, n}, lb, lo, seed + ++k);
+      check_tiled(full, false);
+    }
+    // Extents off the vector width; both inputs transposed: element-wise tiles.
+    Problem odd_rows(BinaryOp::max, t, {R + 1, n}, tr, {1, n}, Layout::contiguous(2), row_major,
+                     seed + ++k);
+    check_tiled(odd_rows, false);
+    Problem odd_cols(BinaryOp::min, t, {m, C - 1}, tr, {1, C - 1}, Layout::contiguous(2), row_major,
+                     seed + ++k);
+    check_tiled(odd_cols, false);
+    Problem both(BinaryOp::add, t, {m, n}, tr, {m, n}, tr, row_major, seed + ++k);
+    check_tiled(both, false);
+  }
+  // More row tiles than a band (16 tiles) and a partial last band, several column tiles.
+  for (DType t : {DType::f32, DType::bf16}) {
+    const std::int64_t V = 16 / static_cast<std::int64_t>(dtype_size(t));
+    const auto [R, C] = vector_tile(t);
+    Problem p(BinaryOp::add, t, {17 * R + V, 2 * C + V}, Layout::transposed(2), {1, 2 * C + V},
+              Layout::contiguous(2), Layout::contiguous(2), seed + ++k);
+    check_tiled(p, true);
+  }
+  // In place: the output is the full (row-major) input, the other input transposed.
+  for (DType t : kAllDTypes) {
+    const auto [R, C] = vector_tile(t);
+    for (Kernel kernel : {Kernel::tiled, Kernel::automatic}) {
+      Operand self(t, {R + 16, C}, Layout::contiguous(2));
+      Operand other(t, {R + 16, C}, Layout::transposed(2));
+      verify::fill_random(self.view, seed + 1);
+      verify::fill_random(other.view, seed + 2);
+      const HostTensor ha = to_host(other.view), hb = to_host(self.view);
+      HostTensor want(t, {R + 16, C});
+      reference_binary(BinaryOp::sub, ha, hb, want.view());
+      EXPECT_TRUE(
+          detail::plan_dense(other.view, self.view, self.view, {Kernel::tiled}).tile_vector_ok);
+      binary(BinaryOp::sub, other.view, self.view, self.view, {kernel});
+      const verify::CompareReport r = verify::compare(self.view, want.view(), verify::Tolerance{});
+      EXPECT_TRUE(r.ok()) << "in place " << dtype_name(t) << " " << kernel_name(kernel) << ": "
+                          << r.str();
+    }
+  }
+}
+
 TEST(DenseGpu, VectorEdgesAndMisalignment) {
   EWISE_REQUIRE_GPU();
   const std::uint64_t seed = test_seed();

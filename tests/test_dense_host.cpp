@@ -115,8 +115,14 @@ TEST(DenseHost, AutomaticPicksByPattern) {
   EXPECT_EQ(pick({4096, 1}, {1, 4096}, {4096, 4096}), Kernel::row_vectorized);     // outer
   EXPECT_EQ(pick({64, 256, 64, 64}, {1, 256, 1, 1}, {64, 256, 64, 64}), Kernel::row_vectorized);
   EXPECT_EQ(pick({64, 1, 256, 1}, {1, 128, 1, 512}, {64, 128, 256, 512}), Kernel::row_vectorized);
-  // A transposed view plus a row vector: the sliding kernel (measured faster than the tiles).
-  EXPECT_EQ(pick({4096, 4096}, {1, 4096}, {4096, 4096}, {1, 4096}), Kernel::sliding);
+  // A transposed view plus a row vector or a column vector: shared-memory tiles, in 16-byte
+  // units or (extents off the vector width, misaligned data) element by element.
+  EXPECT_EQ(pick({4096, 4096}, {1, 4096}, {4096, 4096}, {1, 4096}), Kernel::tiled);
+  EXPECT_EQ(pick({4096, 4096}, {4096, 1}, {4096, 4096}, {1, 4096}), Kernel::tiled);
+  EXPECT_EQ(pick({4098, 4096}, {1, 4096}, {4098, 4096}, {1, 4098}), Kernel::tiled);
+  EXPECT_EQ(select_kernel(fake(kA + 4, DType::f32, {4096, 4096}, {1, 4096}),
+                          fake(kB, DType::f32, {1, 4096}), fake(kOut, DType::f32, {4096, 4096})),
+            Kernel::tiled);
   // A transposed view plus a full matrix (no vector): shared-memory tiles; also in N-d.
   EXPECT_EQ(pick({4096, 4096}, {4096, 4096}, {4096, 4096}, {1, 4096}), Kernel::tiled);
   EXPECT_EQ(pick({8, 64, 64}, {8, 64, 64}, {8, 64, 64}, {4096, 1, 64}), Kernel::tiled);
@@ -208,6 +214,20 @@ TEST(DenseHost, PlanDecisions) {
   EXPECT_EQ(L.tile_dim, 0);
   EXPECT_TRUE(L.staged_a);
   EXPECT_FALSE(L.staged_b);
+  EXPECT_TRUE(L.tile_vector_ok);
+  // 16-byte tiles need aligned data, extents of whole vectors and one staged input.
+  const auto tv = [](std::uintptr_t a_off, std::int64_t rows, std::int64_t cols, bool b_t) {
+    return detail::plan_dense(fake(kA + a_off, DType::f32, {rows, cols}, {1, rows}),
+                              b_t ? fake(kB, DType::f32, {rows, cols}, {1, rows})
+                                  : fake(kB, DType::f32, {1, cols}),
+                              fake(kOut, DType::f32, {rows, cols}), {Kernel::tiled})
+        .tile_vector_ok;
+  };
+  EXPECT_TRUE(tv(0, 100, 200, false));
+  EXPECT_FALSE(tv(4, 100, 200, false));
+  EXPECT_FALSE(tv(0, 102, 200, false));
+  EXPECT_FALSE(tv(0, 100, 202, false));
+  EXPECT_FALSE(tv(0, 100, 200, true));
 }
 
 // ---- validation: every error before anything runs ------------------------------------------

@@ -54,10 +54,15 @@ enum class Kernel : std::uint8_t {
                    ///< column broadcast, per-channel scale, outer product, mixed N-D). 16-byte
                    ///< when rows are a multiple of 16 bytes and every stride-1 operand's rows
                    ///< start 16-byte aligned; element-wise otherwise
-  tiled,           ///< rank >= 2: square tiles (64, or 32 for 8-byte types) of the innermost
-                   ///< dim and another; inputs that run along that other dim (a transposed
-                   ///< view) staged through shared memory so that reads and writes are both
-                   ///< coalesced
+  tiled,           ///< rank >= 2: tiles of the innermost dim and another; inputs that run
+                   ///< along that other dim (a transposed view) staged through shared memory
+                   ///< (asynchronous copies, 3 buffers) so that reads and writes are both
+                   ///< coalesced. 16-byte accesses (tiles of 256 bytes a side; 32 x 64 for
+                   ///< 8-byte types) when both tiled extents are multiples of 16 bytes, the
+                   ///< output's inner stride is 1, one input is staged, with stride 1 along the
+                   ///< other dim, the other input's inner stride is 0 or 1 and every operand
+                   ///< accessed 16 bytes at a time is 16-byte aligned (its other strides too);
+                   ///< element-wise 64 x 64 tiles (32 x 32 for 8-byte types) otherwise
 };
 
 inline constexpr Kernel kAllKernels[] = {
@@ -79,7 +84,7 @@ struct DenseOptions {
   /// the smallest factor that still fills the device about twice.
   int sliding_factor = 0;
   /// Threads per block (nt): a multiple of 32 in 32..1024; 0 = 256. The tiled kernel always
-  /// runs 32 x 8 threads.
+  /// runs 256 threads.
   int threads = 0;
   /// Blocks (nb) of the grid-stride kernels (general, vectorized, row_vectorized, tiled,
   /// continuous, alternate, baseline), capped at what the work needs; 0 = enough to fill the
@@ -100,10 +105,10 @@ DeviceTensor binary(BinaryOp op, const ConstTensorView& a, const ConstTensorView
 
 /// The kernel `automatic` picks for these operands (host or device views; nothing runs):
 /// vectorized for rank <= 1 plans it accepts; row_vectorized when every inner stride is 0 or 1
-/// (output 1); sliding for other rank-2 plans with a vector (e.g. a transposed matrix plus a
-/// vector); tiled when the output's inner stride is 1, an input's is neither 0 nor 1, and that
-/// input has stride +-1 along another dim (a transposed view), both dims at least 16 long;
-/// general otherwise.
+/// (output 1); tiled when the output's inner stride is 1, an input's is neither 0 nor 1, and
+/// that input has stride +-1 along another dim (a transposed view, with or without a vector
+/// operand), both dims at least 16 long; sliding for other rank-2 plans with a vector (e.g. a
+/// reversed inner dim); general otherwise.
 /// Throws InvalidArgument for operands binary() would reject.
 Kernel select_kernel(const ConstTensorView& a, const ConstTensorView& b, const TensorView& out);
 

@@ -31,15 +31,15 @@ Strided<Index> make_strided(const BroadcastPlan& plan, const int* dims, int n) {
 }
 
 /// The grid of a grid-stride kernel that needs `need` blocks: at most the configured blocks, or
-/// by default the blocks of `kernel` that are resident on the device at once (one full wave, so
-/// no block waits for another to finish).
+/// by default the blocks of `kernel` (with `smem` bytes of dynamic shared memory) that are
+/// resident on the device at once (one full wave, so no block waits for another to finish).
 template <class... Params>
 unsigned grid_blocks(void (*kernel)(Params...), std::int64_t need, const DenseLaunch& L,
-                     int threads) {
+                     int threads, std::size_t smem = 0) {
   std::int64_t cap = L.blocks;
   if (cap == 0) {
     int per_sm = 0;
-    EWISE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0));
+    EWISE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
     cap = static_cast<std::int64_t>(std::max(per_sm, 1)) * L.sm_count;
   }
   return static_cast<unsigned>(std::clamp<std::int64_t>(need, 1, cap));
@@ -111,8 +111,9 @@ void launch_row_vectorized(const F& f, const DenseLaunch& L, cudaStream_t stream
          static_cast<const T*>(L.b));
 }
 
-template <class T, class F>
-void launch_tiled(const F& f, const DenseLaunch& L, cudaStream_t stream) {
+/// The tiled kernel with tiles of `Shape` (TileShape<T, V>); V > 1 needs L.tile_vector_ok.
+template <class T, class F, class Shape>
+void launch_tiled_shape(const F& f, const DenseLaunch& L, cudaStream_t stream) {
   const int r = L.plan.rank() - 1, t = L.tile_dim;
   TiledArgs p;
   p.rows = L.plan.shape[t];
@@ -121,8 +122,9 @@ void launch_tiled(const F& f, const DenseLaunch& L, cudaStream_t stream) {
     p.row_stride[k] = L.plan.strides[k][t];
     p.col_stride[k] = L.plan.strides[k][r];
   }
-  constexpr int E = kTileEdge<T>;
-  const std::int64_t col_tiles = (p.cols + E - 1) / E, row_tiles = (p.rows + E - 1) / E;
+  constexpr std::int64_t R = Shape::kUnitRows * Shape::kVector,
+                         C = Shape::kUnitCols * Shape::kVector;
+  const std::int64_t col_tiles = (p.cols + C - 1) / C, row_tiles = (p.rows + R - 1) / R;
   p.tiles = L.numel / (p.rows * p.cols) * row_tiles * col_tiles;
   p.per_batch = FastDivmod<std::uint64_t>(static_cast<std::uint64_t>(row_tiles * col_tiles));
   p.per_band = FastDivmod<std::uint64_t>(static_cast<std::uint64_t>(kBand * col_tiles));
@@ -135,10 +137,31 @@ void launch_tiled(const F& f, const DenseLaunch& L, cudaStream_t stream) {
   p.batch = make_strided<std::uint64_t>(L.plan, dims, n);
   p.staged_a = L.staged_a;
   p.staged_b = L.staged_b;
-  const auto kernel = tiled_kernel<T, F>;
-  launch("tiled", kernel, grid_blocks(kernel, p.tiles, L, 32 * kTileRows), dim3(32, kTileRows), 0,
+  // kStages buffers of one tile per staged input.
+  const std::size_t smem = static_cast<std::size_t>(Shape::kStages) *
+                           static_cast<std::size_t>(p.staged_a + p.staged_b) * kTileBytes<T, Shape>;
+  const auto kernel = tiled_kernel<T, F, Shape>;
+  if (smem > 48 * 1024)
+    EWISE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(smem)));
+  launch("tiled", kernel, grid_blocks(kernel, p.tiles, L, kTileThreads, smem), kTileThreads, smem,
          stream, f, p, static_cast<T*>(L.out), static_cast<const T*>(L.a),
          static_cast<const T*>(L.b));
+}
+
+/// The tiled kernel: 16-byte units where the plan and the pointers allow it and the tiles'
+/// shared memory fits the device, else element by element.
+template <class T, class F>
+void launch_tiled(const F& f, const DenseLaunch& L, cudaStream_t stream) {
+  constexpr int V = kVectorBytes / sizeof(T);
+  using Vector = TileShape<T, V>;
+  const std::int64_t smem = std::int64_t{Vector::kStages} *
+                            static_cast<std::int64_t>(L.staged_a + L.staged_b) *
+                            kTileBytes<T, Vector>;
+  if (L.tile_vector_ok && smem <= L.max_shared)
+    launch_tiled_shape<T, F, Vector>(f, L, stream);
+  else
+    launch_tiled_shape<T, F, TileShape<T, 1>>(f, L, stream);
 }
 
 /// The matrix-vector view of a launch's rank-2 plan.

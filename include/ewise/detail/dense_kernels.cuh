@@ -9,6 +9,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "ewise/detail/fast_divmod.hpp"
@@ -293,7 +294,11 @@ __global__ void __launch_bounds__(kMaxThreads)
 /// to the next column, so the blocks resident at one time cover a roughly square patch of the
 /// matrix and both a transposed input and the output are touched in long contiguous runs.
 inline constexpr int kBand = 16;
+/// Threads per block of the tiled kernel (whatever DenseOptions::threads says).
+inline constexpr int kTileThreads = 256;
 
+/// The tiled kernel works on `rows` (the plan dim tiled with the innermost one) x `cols` (the
+/// innermost dim) matrices, one per combination of the other (batch) dims.
 struct TiledArgs {
   std::int64_t rows = 0, cols = 0;  ///< extents of the tile dim (rows) and innermost (cols)
   std::int64_t row_stride[3] = {}, col_stride[3] = {};
@@ -306,31 +311,146 @@ struct TiledArgs {
   bool staged_a = false, staged_b = false;
 };
 
-/// Edge of the tiled kernel's square tiles: 64 for types of up to 4 bytes (16 elements per thread:
-/// enough loads in flight between the barriers), 32 for 8-byte types (shared memory).
-template <class T>
-inline constexpr int kTileEdge = sizeof(T) <= 4 ? 64 : 32;
-/// Block of the tiled kernel: 32 x kTileRows threads.
-inline constexpr int kTileRows = 8;
-
-/// Uninitialised shared storage for an E x (E+1) tile of T (the +1 avoids bank conflicts when a
-/// column is read).
-template <class T, int E>
-struct TileStorage {
-  alignas(T) unsigned char bytes[E * (E + 1) * sizeof(T)];
-  EWISE_DEVICE T (*tile())[E + 1] { return reinterpret_cast<T(*)[E + 1]>(bytes); }
+/// Shape of the tiled kernel's tiles, in units of V elements: V = 16 bytes / sizeof(T) on the
+/// vector path (every global access 16 bytes; DenseLaunch::tile_vector_ok), 1 otherwise. A tile
+/// is kUnitRows * V rows by kUnitCols * V columns; a staged input's tile column (kUnitRows * V
+/// elements, contiguous in it) is 256 bytes on the vector path. kStages shared-memory buffers per
+/// staged input: the copies of a block's next kStages - 1 tiles are in flight while it computes
+/// one. kMinBlocks: resident blocks per multiprocessor the registers must allow (launch bounds).
+/// Measured on the H200 in notes/dense3.md.
+template <class T, int V>
+struct TileShape {
+  static constexpr int kVector = V;
+  static constexpr int kUnitRows = V > 1 ? 16 : (sizeof(T) <= 4 ? 64 : 32);
+  static constexpr int kUnitCols = V > 1 ? (V >= 4 ? 16 : 32) : (sizeof(T) <= 4 ? 64 : 32);
+  static constexpr int kStages = 3;
+  // 3 blocks fit the registers without spills except for 16-byte units of 2-byte types (their
+  // register transposes need more; 2 blocks, as their 96 KiB of buffers allow anyway). H200,
+  // 16384^2 transposed + row, % of cub: f32 3 blocks 84.8, 2 blocks 80.4; f64 83.5 vs 78.7.
+  static constexpr int kMinBlocks = V > 1 && sizeof(T) == 2 ? 2 : 3;
 };
 
-template <class T, class F>
-__global__ void __launch_bounds__(32 * kTileRows)
+/// Shared memory of one staged tile, in bytes.
+template <class T, class Shape>
+inline constexpr int kTileBytes =
+    Shape::kUnitRows * Shape::kUnitCols * Shape::kVector * Shape::kVector * sizeof(T);
+
+/// Copies one unit (V elements) from global to shared memory: asynchronously (cp.async, sm_80
+/// and later) for 4-, 8- and 16-byte units, else through a register. Completed by
+/// tile_copy_wait and a barrier.
+template <class U>
+EWISE_DEVICE void tile_copy(U* shared, const U* global) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  if constexpr (sizeof(U) == 4 || sizeof(U) == 8 || sizeof(U) == 16) {
+    const auto dst = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+    if constexpr (sizeof(U) == 16)
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(global)
+                   : "memory");
+    else
+      asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(dst), "l"(global),
+                   "n"(static_cast<int>(sizeof(U)))
+                   : "memory");
+    return;
+  }
+#endif
+  *shared = *global;
+}
+/// Closes the group of tile_copy calls issued since the last commit (possibly none).
+EWISE_DEVICE void tile_copy_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+/// Waits until at most `Pending` committed groups of this thread are still in flight.
+template <int Pending>
+EWISE_DEVICE void tile_copy_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending) : "memory");
+#endif
+}
+
+/// Stores a unit as one access: a 16-byte unit as one 16-byte store (st.global.v4; built from
+/// scalars, as a transposed row is, the compiler would otherwise store it element by element).
+template <class U>
+EWISE_DEVICE void store_unit(U* dst, const U& v) {
+  if constexpr (sizeof(U) == 16) {
+    uint4 w;
+    memcpy(&w, &v, sizeof w);
+    __stwb(reinterpret_cast<uint4*>(dst), w);
+  } else {
+    *dst = v;
+  }
+}
+
+/// Row j of a V x V block held as its V column pieces (element e of the row is element j of
+/// column piece e). 2-byte elements are paired into 32-bit words with byte permutes.
+template <class T, int V>
+EWISE_DEVICE Pack<T, V> transposed_row(const Pack<T, V> (&columns)[V], int j) {
+  Pack<T, V> r;
+  if constexpr (sizeof(T) == 2 && V % 2 == 0) {
+    unsigned w[V / 2];
+#pragma unroll
+    for (int k = 0; k < V / 2; ++k) {
+      unsigned lo[V / 2], hi[V / 2];  // the words of column pieces 2k and 2k+1
+      memcpy(lo, &columns[2 * k], sizeof lo);
+      memcpy(hi, &columns[2 * k + 1], sizeof hi);
+      w[k] = __byte_perm(lo[j / 2], hi[j / 2], j % 2 ? 0x7632 : 0x5410);
+    }
+    memcpy(&r, w, sizeof w);
+  } else {
+#pragma unroll
+    for (int e = 0; e < V; ++e) r.v[e] = columns[e].v[j];
+  }
+  return r;
+}
+
+/// Dynamic shared memory of the tiled kernel (one declaration for every instantiation).
+extern __shared__ __align__(16) unsigned char tiled_shared[];
+
+/// out = f(a, b) over tiles of rows x cols. Staged inputs (stride along rows smaller than along
+/// cols: a transposed view) are copied into shared memory along their contiguous rows dim and
+/// read back along cols, so that their reads and the output's writes are both coalesced; the
+/// other inputs are read directly along cols. On the vector path (at most one staged input)
+/// every global access is 16 bytes: thread (rb, cb) of a tile reads a V x V block of the staged
+/// tile as V 16-byte column pieces, transposes it in registers and writes V 16-byte row pieces.
+/// Shared-memory tiles are stored column by column, unit rv of column c at rv ^ (c / V * W % G):
+/// the units a warp writes to one column in one pass (8 of 16 bytes, 16 of 8, 32 of 4 or 2
+/// bytes), and those it reads from one row of units, fall in different banks.
+template <class T, class F, class Shape>
+__global__ void __launch_bounds__(kTileThreads, Shape::kMinBlocks)
     tiled_kernel(F f, TiledArgs p, T* out, const T* a, const T* b) {
-  constexpr int E = kTileEdge<T>, CX = E / 32, CY = E / kTileRows;  // per thread: CX x CY
-  __shared__ TileStorage<T, E> storage_a, storage_b;
-  T(*tile_a)[E + 1] = storage_a.tile();
-  T(*tile_b)[E + 1] = storage_b.tile();
-  const int tx = threadIdx.x, ty = threadIdx.y;
-  const bool staged = p.staged_a || p.staged_b;
-  for (std::int64_t t = blockIdx.x; t < p.tiles; t += gridDim.x) {
+  constexpr int V = Shape::kVector, RV = Shape::kUnitRows, CV = Shape::kUnitCols;
+  constexpr int R = RV * V, C = CV * V;  // tile rows and columns, in elements
+  constexpr int S = Shape::kStages;
+  using U = Pack<T, V>;
+  // Units per 128 bytes of banks (at most RV): the swizzle period; W units share a 4-byte bank.
+  constexpr int G = 128 / static_cast<int>(sizeof(U)) < RV ? 128 / static_cast<int>(sizeof(U)) : RV;
+  constexpr int W = sizeof(U) >= 4 ? 1 : 4 / static_cast<int>(sizeof(U));
+  constexpr int kCopies = C * RV / kTileThreads, kBlocks = RV * CV / kTileThreads;
+  static_assert((RV & (RV - 1)) == 0 && (CV & (CV - 1)) == 0 && RV % G == 0,
+                "tile units: powers of two, a whole number of swizzle periods per column");
+  static_assert(CV >= (G < 32 ? G : 32), "a conflict-free read needs G consecutive unit columns");
+  static_assert(
+      kCopies >= 1 && kBlocks >= 1 && C * RV % kTileThreads == 0 && RV * CV % kTileThreads == 0,
+      "every thread copies and computes the same number of units");
+  static_assert(S >= 2, "at least two buffers: one computed, one being copied");
+  // Where unit rv of tile column c (of unit column cb = c / V) is stored within the column.
+  const auto swizzle = [](int rv, int cb) { return rv ^ (cb * W % G); };
+  const int tid = static_cast<int>(threadIdx.x);
+  const T* const in[2] = {a, b};
+  const bool staged[2] = {p.staged_a, p.staged_b};
+  const int slots = p.staged_a + p.staged_b;
+  U* const shared = reinterpret_cast<U*>(tiled_shared);
+  // Staged tile of input k (0 = a, 1 = b) in buffer `buf`.
+  const auto tile = [&](int buf, int k) {
+    return shared + (buf * slots + (k == 1 && p.staged_a ? 1 : 0)) * (C * RV);
+  };
+
+  struct Origin {
+    std::int64_t base[3];  ///< offset of each operand's element (r0, c0)
+    std::int64_t r0, c0;
+  };
+  const auto origin = [&](std::int64_t t) {
     std::uint64_t batch, in_batch, band, in_band, col_tile, row_in_band;
     p.per_batch.divmod(static_cast<std::uint64_t>(t), batch, in_batch);
     p.per_band.divmod(in_batch, band, in_band);
@@ -340,59 +460,120 @@ __global__ void __launch_bounds__(32 * kTileRows)
     } else {
       p.last_band.divmod(in_band, col_tile, row_in_band);
     }
-    const std::uint64_t row_tile = band * kBand + row_in_band;
-    std::int64_t base[3];
-    p.batch.offsets(batch, base);
-    const std::int64_t r0 = static_cast<std::int64_t>(row_tile) * E;
-    const std::int64_t c0 = static_cast<std::int64_t>(col_tile) * E;
-    const auto at = [&](int k, std::int64_t r, std::int64_t c) {
-      return base[k] + r * p.row_stride[k] + c * p.col_stride[k];
-    };
-    if (staged) {  // threads run along the tile dim: coalesced for the staged inputs
-      T xs[CX][CY], ys[CX][CY];
+    Origin o;
+    p.batch.offsets(batch, o.base);
+    o.r0 = static_cast<std::int64_t>(band * kBand + row_in_band) * R;
+    o.c0 = static_cast<std::int64_t>(col_tile) * C;
 #pragma unroll
-      for (int i = 0; i < CX; ++i)
+    for (int k = 0; k < 3; ++k) o.base[k] += o.r0 * p.row_stride[k] + o.c0 * p.col_stride[k];
+    return o;
+  };
+  // Starts copying the staged tiles of tile t (if any) into buffer `buf`, one commit group:
+  // thread tid takes units tid, tid + 256, ... in column-major order (a warp: whole columns, or
+  // 32 units of one).
+  constexpr int kColStep = kTileThreads / RV;  // tile columns between a thread's units
+  const int rv = tid % RV, c_first = tid / RV;
+  const auto stage = [&](std::int64_t t, int buf) {
+    if (t < p.tiles) {
+      const Origin o = origin(t);
 #pragma unroll
-        for (int j = 0; j < CY; ++j) {
-          const std::int64_t r = r0 + tx + 32 * i, c = c0 + ty + kTileRows * j;
-          if (r < p.rows && c < p.cols) {
-            if (p.staged_a) xs[i][j] = a[at(1, r, c)];
-            if (p.staged_b) ys[i][j] = b[at(2, r, c)];
-          }
+      for (int k = 0; k < 2; ++k) {
+        if (!staged[k]) continue;
+        const std::int64_t rs = p.row_stride[k + 1], cs = p.col_stride[k + 1];
+        U* dst = tile(buf, k) + c_first * RV;
+        const T* src = in[k] + o.base[k + 1] + c_first * cs + rv * V * rs;
+        const bool row_ok = o.r0 + rv * V < p.rows;
+#pragma unroll(kCopies <= 8 ? kCopies : 4)
+        for (int i = 0; i < kCopies; ++i) {
+          const int c = c_first + i * kColStep;
+          if (row_ok && o.c0 + c < p.cols)
+            tile_copy(dst + swizzle(rv, c / V), reinterpret_cast<const U*>(src));
+          dst += kColStep * RV;
+          src += kColStep * cs;
         }
-#pragma unroll
-      for (int i = 0; i < CX; ++i)
-#pragma unroll
-        for (int j = 0; j < CY; ++j) {
-          const int rl = tx + 32 * i, cl = ty + kTileRows * j;
-          if (r0 + rl < p.rows && c0 + cl < p.cols) {
-            if (p.staged_a) tile_a[cl][rl] = xs[i][j];
-            if (p.staged_b) tile_b[cl][rl] = ys[i][j];
-          }
-        }
-      __syncthreads();
+      }
     }
-    // Threads run along the innermost dim: coalesced for the output and unstaged inputs.
-    T x[CX][CY], y[CX][CY];
+    tile_copy_commit();
+  };
+  // Rows j0 .. j0+H-1 of input k's V x V block at unit (rb, cb) of the tile at `o`. Staged:
+  // from `columns`, the block's column pieces (V > 1), or from shared memory (V == 1).
+  constexpr int H = V < 4 ? V : 4;  // rows of a block computed together
+  const auto block_rows = [&](const Origin& o, int buf, int k, int rb, int cb, int j0,
+                              const U (&columns)[V], U (&v)[H]) {
+    if (staged[k]) {
+      if constexpr (V == 1) {
+        v[0] = tile(buf, k)[cb * RV + swizzle(rb, cb)];
+      } else {
 #pragma unroll
-    for (int i = 0; i < CX; ++i)
-#pragma unroll
-      for (int j = 0; j < CY; ++j) {
-        const int cl = tx + 32 * i, rl = ty + kTileRows * j;
-        const std::int64_t r = r0 + rl, c = c0 + cl;
-        if (r < p.rows && c < p.cols) {
-          x[i][j] = p.staged_a ? tile_a[cl][rl] : a[at(1, r, c)];
-          y[i][j] = p.staged_b ? tile_b[cl][rl] : b[at(2, r, c)];
-        }
+        for (int j = 0; j < H; ++j) v[j] = transposed_row(columns, j0 + j);
       }
+      return;
+    }
+    const std::int64_t rs = p.row_stride[k + 1], cs = p.col_stride[k + 1];
+    const T* const src = in[k] + o.base[k + 1] + (rb * V + j0) * rs + cb * V * cs;
+    if (V > 1 && cs == 0) {  // one value per row
 #pragma unroll
-    for (int i = 0; i < CX; ++i)
+      for (int j = 0; j < H; ++j) {
+        const T x = src[j * rs];
 #pragma unroll
-      for (int j = 0; j < CY; ++j) {
-        const std::int64_t r = r0 + ty + kTileRows * j, c = c0 + tx + 32 * i;
-        if (r < p.rows && c < p.cols) out[at(0, r, c)] = apply(f, x[i][j], y[i][j]);
+        for (int e = 0; e < V; ++e) v[j].v[e] = x;
       }
-    if (staged) __syncthreads();  // the tile is rewritten in the next iteration
+    } else if (rs == 0) {  // the same elements on every row
+      v[0] = *reinterpret_cast<const U*>(src);
+#pragma unroll
+      for (int j = 1; j < H; ++j) v[j] = v[0];
+    } else {
+#pragma unroll
+      for (int j = 0; j < H; ++j) v[j] = *reinterpret_cast<const U*>(src + j * rs);
+    }
+  };
+  // Thread tid computes unit blocks tid, tid + 256, ... in row-major order (a warp: consecutive
+  // unit columns of one or two rows), H rows at a time, loads before stores.
+  constexpr int kRowStep = kTileThreads / CV;  // unit rows between a thread's blocks
+  const int cb = tid % CV, rb_first = tid / CV;
+  const int column_input = staged[0] ? 0 : 1;  // the vector path's staged input, if any
+  const auto compute = [&](std::int64_t t, int buf) {
+    const Origin o = origin(t);
+#pragma unroll(kBlocks <= 4 ? kBlocks : 1)
+    for (int i = 0; i < kBlocks; ++i) {
+      const int rb = rb_first + i * kRowStep;
+      if (o.r0 + rb * V >= p.rows || o.c0 + cb * V >= p.cols) continue;
+      U columns[V];
+      if (V > 1 && slots > 0) {
+        const U* const src = tile(buf, column_input) + cb * V * RV + swizzle(rb, cb);
+#pragma unroll
+        for (int j = 0; j < V; ++j) columns[j] = src[j * RV];
+      }
+      T* const dst = out + o.base[0] + rb * V * p.row_stride[0] + cb * V * p.col_stride[0];
+#pragma unroll
+      for (int j0 = 0; j0 < V; j0 += H) {
+        U x[H], y[H];
+        block_rows(o, buf, 0, rb, cb, j0, columns, x);
+        block_rows(o, buf, 1, rb, cb, j0, columns, y);
+#pragma unroll
+        for (int j = 0; j < H; ++j)
+          store_unit(reinterpret_cast<U*>(dst + (j0 + j) * p.row_stride[0]),
+                     apply_pack(f, x[j], y[j]));
+      }
+    }
+  };
+
+  // Tiles t, t + grid, ...: the copies of the next S - 1 tiles are in flight while one is
+  // computed (one commit group per tile, empty past the end, so the wait count is fixed).
+  const std::int64_t grid = gridDim.x;
+  std::int64_t t = blockIdx.x;
+  if (t >= p.tiles) return;
+  if (slots > 0)
+#pragma unroll
+    for (int s = 0; s < S - 1; ++s) stage(t + s * grid, s);
+  for (int buf = 0; t < p.tiles; t += grid, buf = buf + 1 < S ? buf + 1 : 0) {
+    if (slots > 0) {
+      stage(t + (S - 1) * grid, buf > 0 ? buf - 1 : S - 1);
+      tile_copy_wait<S - 1>();
+      __syncthreads();  // tile t's staged inputs are in shared memory
+    }
+    compute(t, buf);
+    if (slots > 0) __syncthreads();  // buffer `buf` is refilled in the next iteration
   }
 }
 

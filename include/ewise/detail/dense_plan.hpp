@@ -48,12 +48,19 @@ struct DenseLaunch {
   // shared memory (their stride along tile_dim is smaller than along the innermost dim).
   int tile_dim = 0;
   bool staged_a = false, staged_b = false;
+  /// tiled: 16-byte units. Both tiled extents are multiples of the vector width; the output has
+  /// inner stride 1; at most one input is staged, with stride 1 along the tile dim; the other
+  /// input has inner stride 0 or 1; and every operand read or written in 16-byte units (the
+  /// output, the staged input, a stride-1 input) is 16-byte aligned with its other strides
+  /// multiples of the width.
+  bool tile_vector_ok = false;
   // Launch configuration: the options' values; prepare_dense sets threads and sliding_factor
   // when they are 0, and sm_count.
   int threads = 0;         ///< threads per block
   int blocks = 0;          ///< grid of the grid-stride kernels; 0 = the kernel's resident blocks
   int sliding_factor = 0;  ///< rows (cols) per thread of the sliding kernels
   int sm_count = 0;        ///< multiprocessors of the current device
+  std::int64_t max_shared = 0;  ///< shared memory bytes a block may opt in to on that device
 };
 
 /// Why `kernel` cannot run the sorted, coalesced plan `p`, or "" when it can. Also sets the
@@ -65,7 +72,7 @@ DenseLaunch plan_dense(const ConstTensorView& a, const ConstTensorView& b, const
                        const DenseOptions& options);
 
 /// plan_dense, then requires device views and fills the launch configuration from the current
-/// device (multiprocessor count): the last step before a launch.
+/// device (multiprocessor count, shared memory): the last step before a launch.
 DenseLaunch prepare_dense(const ConstTensorView& a, const ConstTensorView& b, const TensorView& out,
                           const DenseOptions& options);
 

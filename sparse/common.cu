@@ -144,7 +144,7 @@ SortedSeq sort_entries(const CooView& m, const EntryCheck& check, cudaStream_t s
   const bool wk = wide_keys(m.desc), wp = static_cast<std::uint64_t>(n) > 0xFFFFFFFFull;
   const int bits = key_bits(m.desc);
   const auto kb = static_cast<std::size_t>(n) * (wk ? 8 : 4), pb = static_cast<std::size_t>(n) * (wp ? 8 : 4);
-  s.ws = Workspace({kb, kb, pb, pb, sort_pairs_temp_bytes(n, wk, wp, bits)}, stream);
+  s.ws = Workspace({kb, kb, pb, pb, sort_pairs_temp_bytes(n, wk, wp ? 8 : 4, bits)}, stream);
   SortBuffers buf;
   buf.keys[0] = s.ws.get(0);
   buf.keys[1] = s.ws.get(1);
@@ -152,7 +152,7 @@ SortedSeq sort_entries(const CooView& m, const EntryCheck& check, cudaStream_t s
   buf.vals[1] = s.ws.get(3);
   detail::launch("sparse make_keys", make_keys_kernel, dim3(blocks_for(n)), dim3(kBlock), 0, stream,
                  s.keys, n, WordArray{buf.keys[0], wk}, WordArray{buf.vals[0], wp}, check);
-  sort_pairs(s.ws.get(4), s.ws.bytes(4), buf, n, wk, wp, bits, stream);
+  sort_pairs(s.ws.get(4), s.ws.bytes(4), buf, n, wk, wp ? 8 : 4, bits, stream);
   s.keys.keys = {buf.keys[buf.selector], wk};
   s.perm = {buf.vals[buf.selector], wp};
   return s;

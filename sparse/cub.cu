@@ -35,32 +35,36 @@ void sort_pairs_as(void* temp, std::size_t& temp_bytes, SortBuffers& buf, std::i
   buf.selector = keys.Current() == static_cast<Key*>(buf.keys[0]) ? 0 : 1;
 }
 
+/// Calls f(Key{}, Val{}) for 32- or 64-bit keys and 2-, 4- or 8-byte values (sorted as bits).
 template <class F>
-void with_widths(bool wide_keys, bool wide_vals, F&& f) {
-  if (wide_keys) {
-    if (wide_vals) f(std::uint64_t{}, std::uint64_t{});
-    else f(std::uint64_t{}, std::uint32_t{});
-  } else {
-    if (wide_vals) f(std::uint32_t{}, std::uint64_t{});
-    else f(std::uint32_t{}, std::uint32_t{});
-  }
+void with_widths(bool wide_keys, std::size_t val_bytes, F&& f) {
+  const auto with_val = [&](auto key) {
+    switch (val_bytes) {
+      case 2: f(key, std::uint16_t{}); return;
+      case 4: f(key, std::uint32_t{}); return;
+      case 8: f(key, std::uint64_t{}); return;
+      default: EWISE_EXPECTS(false, "sort_pairs: values of ", val_bytes, " bytes");
+    }
+  };
+  if (wide_keys) with_val(std::uint64_t{});
+  else with_val(std::uint32_t{});
 }
 
 }  // namespace
 
-std::size_t sort_pairs_temp_bytes(std::int64_t n, bool wide_keys, bool wide_vals, int end_bit) {
+std::size_t sort_pairs_temp_bytes(std::int64_t n, bool wide_keys, std::size_t val_bytes, int end_bit) {
   std::size_t bytes = 0;
   SortBuffers none;
-  with_widths(wide_keys, wide_vals, [&](auto k, auto v) {
+  with_widths(wide_keys, val_bytes, [&](auto k, auto v) {
     sort_pairs_as<decltype(k), decltype(v)>(nullptr, bytes, none, n, end_bit, nullptr);
   });
   return bytes;
 }
 
 void sort_pairs(void* temp, std::size_t temp_bytes, SortBuffers& buf, std::int64_t n,
-                bool wide_keys, bool wide_vals, int end_bit, cudaStream_t stream) {
+                bool wide_keys, std::size_t val_bytes, int end_bit, cudaStream_t stream) {
   EWISE_EXPECTS(temp != nullptr, "sort_pairs: no temporary storage");
-  with_widths(wide_keys, wide_vals, [&](auto k, auto v) {
+  with_widths(wide_keys, val_bytes, [&](auto k, auto v) {
     sort_pairs_as<decltype(k), decltype(v)>(temp, temp_bytes, buf, n, end_bit, stream);
   });
 }

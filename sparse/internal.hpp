@@ -176,10 +176,11 @@ struct SortBuffers {
   void* vals[2] = {nullptr, nullptr};
   int selector = 0;
 };
-std::size_t sort_pairs_temp_bytes(std::int64_t n, bool wide_keys, bool wide_vals, int end_bit);
-/// Stable radix sort of (key, value) pairs by the low `end_bit` bits of the keys.
+std::size_t sort_pairs_temp_bytes(std::int64_t n, bool wide_keys, std::size_t val_bytes, int end_bit);
+/// Stable radix sort of (key, value) pairs by the low `end_bit` bits of the keys: 32- or 64-bit
+/// (wide) keys, values of 2, 4 or 8 bytes (moved as bits).
 void sort_pairs(void* temp, std::size_t temp_bytes, SortBuffers& buf, std::int64_t n,
-                bool wide_keys, bool wide_vals, int end_bit, cudaStream_t stream);
+                bool wide_keys, std::size_t val_bytes, int end_bit, cudaStream_t stream);
 
 // ---- GPU pipelines (device views; arguments already checked) -------------------------------
 

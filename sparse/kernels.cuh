@@ -1,6 +1,7 @@
 // sparse/kernels.cuh — building blocks of the GPU pipelines: tiles, the count → scan → write
-// compaction, the status block read back once per synchronization, sorted entry sequences and
-// the finalize step that sums duplicates, multiplies and writes a result.
+// compaction and the single-pass one (tile chain), the status block read back once per
+// synchronization, sorted entry sequences and the finalize step that sums duplicates,
+// multiplies and writes a result.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -174,18 +175,16 @@ __global__ void __launch_bounds__(kBlock) count_tiles_kernel(Tiles tiles, Op op,
   store_block_sum(c, counts + blockIdx.x);
 }
 
-template <class Op>
-__global__ void __launch_bounds__(kBlock) write_tiles_kernel(Tiles tiles, Op op, const std::int64_t* offsets) {
-  __shared__ unsigned before[kItems * kWarps];  // entries flagged before each (k, warp) group
+/// Ranks of a tile's flagged items: item k of thread x is tile entry k * kBlock + x, and
+/// rank[k] counts the flagged entries before it. Returns the tile's total. Block-wide: every
+/// thread of the block calls it once.
+__device__ __forceinline__ unsigned tile_ranks(const bool (&flag)[kItems], unsigned (&rank)[kItems]) {
+  __shared__ unsigned before[kItems * kWarps + 1];  // flagged entries before each (k, warp) group
   const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  std::int64_t begin, end;
-  tiles.range(blockIdx.x, &begin, &end);
-  const std::int64_t base = begin + threadIdx.x;
   unsigned ballots[kItems];
 #pragma unroll
   for (int k = 0; k < kItems; ++k) {
-    const std::int64_t i = base + k * kBlock;
-    ballots[k] = __ballot_sync(0xffffffffu, i < end && op.flag(i));
+    ballots[k] = __ballot_sync(0xffffffffu, flag[k]);
     if (lane == 0) before[k * kWarps + warp] = __popc(ballots[k]);
   }
   __syncthreads();
@@ -200,15 +199,95 @@ __global__ void __launch_bounds__(kBlock) write_tiles_kernel(Tiles tiles, Op op,
     }
     before[2 * lane] = sum - c0 - c1;
     before[2 * lane + 1] = sum - c1;
+    if (lane == 31) before[kItems * kWarps] = sum;
   }
   __syncthreads();
-  const std::int64_t tile_offset = offsets[blockIdx.x];
   const unsigned lower = (1u << lane) - 1u;
 #pragma unroll
-  for (int k = 0; k < kItems; ++k)
-    if ((ballots[k] >> lane) & 1u)
-      op.write(base + k * kBlock, tile_offset + before[k * kWarps + warp] + __popc(ballots[k] & lower));
+  for (int k = 0; k < kItems; ++k) rank[k] = before[k * kWarps + warp] + __popc(ballots[k] & lower);
+  return before[kItems * kWarps];
 }
+
+template <class Op>
+__global__ void __launch_bounds__(kBlock) write_tiles_kernel(Tiles tiles, Op op, const std::int64_t* offsets) {
+  std::int64_t begin, end;
+  tiles.range(blockIdx.x, &begin, &end);
+  const std::int64_t base = begin + threadIdx.x;
+  bool flag[kItems];
+#pragma unroll
+  for (int k = 0; k < kItems; ++k) {
+    const std::int64_t i = base + k * kBlock;
+    flag[k] = i < end && op.flag(i);
+  }
+  unsigned rank[kItems];
+  tile_ranks(flag, rank);
+  const std::int64_t tile_offset = offsets[blockIdx.x];
+#pragma unroll
+  for (int k = 0; k < kItems; ++k)
+    if (flag[k]) op.write(base + k * kBlock, tile_offset + rank[k]);
+}
+
+// ---- single-pass compaction: tiles in launch order, decoupled look-back ---------------------
+
+/// Tiles that learn where their output starts from their predecessors in the same kernel (a
+/// decoupled look-back, as in CUB's single-pass scan): each tile publishes its count, then
+/// adds up its predecessors' counts (or stops at the first that published its inclusive
+/// total). Tiles are taken in launch order from a ticket, so every tile a block waits for is
+/// already running: no deadlock whatever order the hardware schedules blocks in.
+struct TileChain {
+  /// tiles + 1 words, zero before the launch: tile t's state (flag in the top two bits, count
+  /// below), then the ticket.
+  unsigned long long* states = nullptr;
+  std::int64_t tiles = 0;
+
+  static constexpr unsigned long long kAggregate = 1ull << 62, kInclusive = 2ull << 62,
+                                      kCount = kAggregate - 1;
+
+  /// Words of states for n entries in kTile tiles.
+  static std::size_t bytes(std::int64_t n) {
+    return static_cast<std::size_t>(tiles_for(n) + 1) * sizeof(unsigned long long);
+  }
+
+  /// The block's tile (block-wide).
+  __device__ std::int64_t take() const {
+    __shared__ std::int64_t tile;
+    if (threadIdx.x == 0) tile = static_cast<std::int64_t>(atomicAdd(states + tiles, 1ull));
+    __syncthreads();
+    return tile;
+  }
+
+  /// The number of entries tiles 0 .. t - 1 output, given tile t's `count` (block-wide).
+  __device__ std::int64_t exclusive(std::int64_t t, unsigned count) const {
+    __shared__ std::int64_t prefix;
+    if (threadIdx.x < 32) {
+      const unsigned lane = threadIdx.x;
+      auto* st = reinterpret_cast<volatile unsigned long long*>(states);
+      if (lane == 0) st[t] = (t == 0 ? 2ull : 1ull) << 62 | count;  // inclusive or aggregate
+      unsigned long long sum = 0;
+      // Windows of 32 predecessors, nearest last; before tile 0 counts as an inclusive 0.
+      for (std::int64_t end = t; end > 0; end -= 32) {
+        const std::int64_t j = end - 32 + static_cast<std::int64_t>(lane);
+        unsigned long long s = kInclusive;
+        if (j >= 0) s = st[j];
+        while (__any_sync(0xffffffffu, (s >> 62) == 0))
+          if ((s >> 62) == 0) s = st[j];
+        const unsigned inclusive = __ballot_sync(0xffffffffu, (s >> 62) == 2);
+        const unsigned from = inclusive ? 31u - static_cast<unsigned>(__clz(inclusive)) : 0u;
+        unsigned long long v = lane >= from ? (s & kCount) : 0;
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+        sum += v;
+        if (inclusive) break;
+      }
+      if (lane == 0) {
+        if (t > 0) st[t] = kInclusive | (sum + count);
+        prefix = static_cast<std::int64_t>(sum);
+      }
+    }
+    __syncthreads();
+    return prefix;
+  }
+};
 
 /// Per-tile counts, their exclusive scan and the write.
 class Compaction {
@@ -285,12 +364,13 @@ SortedSeq storage_keys(const CooView& m, cudaStream_t stream);
 
 // ---- finalize: sum duplicates, multiply, write ---------------------------------------------
 
-enum class Factor : std::uint8_t { none, sparse, dense };
+enum class Factor : std::uint8_t { none, sparse };
 enum class MatchIndex : std::uint8_t { position, storage };
 
 /// Output u comes from the run of equal keys starting at position heads[u] (u when heads is
-/// null) of the Q sequence: its values summed in sequence order, times the factor, rounded
-/// once, written at (row, col) to slot u of the COO arrays or to out_dense.
+/// null) of the Q sequence: its values summed in sequence order, times the factor (the
+/// matching S run's sum), rounded once, written at (row, col) to slot u of the COO arrays or
+/// to out_dense.
 struct FinalizeArgs {
   std::int64_t nout = 0;
   const std::int64_t* heads = nullptr;
@@ -311,8 +391,6 @@ struct FinalizeArgs {
   std::int64_t ns = 0;
   bool s_unique = true, s_sorted = true;  ///< unsorted: every later equal key belongs to the run
   const void* svals = nullptr;
-  const void* dense = nullptr;
-  std::int64_t dense_row_stride = 0, dense_col_stride = 0;
   // output
   IndexArray out_rows, out_cols;
   void* out_vals = nullptr;
@@ -344,9 +422,6 @@ __device__ void finalize_entry(const FinalizeArgs& a, std::int64_t u, std::int64
           break;
       }
     acc = ops::Mul{}(acc, s);
-  } else if (a.factor == Factor::dense) {
-    const T d = static_cast<const T*>(a.dense)[row * a.dense_row_stride + col * a.dense_col_stride];
-    acc = ops::Mul{}(acc, detail::to_compute(d));
   }
   if (a.out_dense) {
     static_cast<T*>(a.out_dense)[row * static_cast<std::int64_t>(a.ncols) + col] = detail::from_compute<T>(acc);

@@ -136,14 +136,14 @@ DeviceCoo search_pipeline(const CooView& a, const CooView& b, bool linear, bool 
   const bool wk = wide_keys(a.desc), wi = static_cast<std::uint64_t>(nq) > 0xFFFFFFFFull;
   const int bits = key_bits(a.desc);
   const auto kb = static_cast<std::size_t>(m) * (wk ? 8 : 4), ib = static_cast<std::size_t>(m) * (wi ? 8 : 4);
-  Workspace items({kb, kb, ib, ib, sort_pairs_temp_bytes(m, wk, wi, bits)}, stream);
+  Workspace items({kb, kb, ib, ib, sort_pairs_temp_bytes(m, wk, wi ? 8 : 4, bits)}, stream);
   SortBuffers buf;
   buf.keys[0] = items.get(0);
   buf.keys[1] = items.get(1);
   buf.vals[0] = items.get(2);
   buf.vals[1] = items.get(3);
   found.write(WriteMatchItems{{matchpos}, qkeys, WordArray{buf.keys[0], wk}, WordArray{buf.vals[0], wi}});
-  sort_pairs(items.get(4), items.bytes(4), buf, m, wk, wi, bits, stream);
+  sort_pairs(items.get(4), items.bytes(4), buf, m, wk, wi ? 8 : 4, bits, stream);
   const KeySeq sorted_keys{{buf.keys[buf.selector], wk}, {}, {}, f.ncols};
 
   Compaction runs(m, stream);

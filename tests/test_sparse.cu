@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <array>
 #include <cstring>
 #include <map>
@@ -160,6 +161,64 @@ void check_multiply_all(const HostCoo& a, const HostCoo& b, const std::string& w
     const std::string tag = what + " " + coo_algorithm_name(alg);
     expect_same(multiply(da, db, o, stream), want, tag + " a*b", stream);
     expect_same(multiply(db, da, o, stream), want, tag + " b*a", stream);
+  }
+}
+
+/// multiply(a, dense) against the reference for every form of dense operand (full, its
+/// transpose, a pitched view, row (1, n) and (n,), a reversed row, column, scalar, (1, 1);
+/// operands over 2^22 elements are left out), keeping and dropping zeros, and a trusted call
+/// (validate_indices off) on the first form. `values` draws the dense elements.
+void check_dense_factors(const HostCoo& a, std::uint64_t seed, const std::string& what,
+                         const verify::GenOptions& values = {}) {
+  const DType t = a.desc().dtype;
+  const std::int64_t nr = a.desc().nrows, nc = a.desc().ncols;
+  const auto es = static_cast<std::int64_t>(dtype_size(t));
+  const DeviceCoo da = to_device(a);
+  struct Form {
+    const char* name;
+    Dims alloc;       // the tensor allocated
+    TensorDesc view;  // the operand: a view of it
+    std::int64_t at;  // element of the allocation at the view's (0, 0)
+  };
+  const Form forms[] = {
+      {"full", Dims{nr, nc}, TensorDesc::contiguous(t, Dims{nr, nc}), 0},
+      {"transposed", Dims{nc, nr}, TensorDesc::strided(t, Dims{nr, nc}, Dims{1, nr}), 0},
+      {"pitched", Dims{nr, nc + 3}, TensorDesc::strided(t, Dims{nr, nc}, Dims{nc + 3, 1}), 0},
+      {"row", Dims{1, nc}, TensorDesc::contiguous(t, Dims{1, nc}), 0},
+      {"flat row", Dims{nc}, TensorDesc::contiguous(t, Dims{nc}), 0},
+      {"reversed row", Dims{nc}, TensorDesc::strided(t, Dims{nc}, Dims{-1}), nc - 1},
+      {"column", Dims{nr, 1}, TensorDesc::contiguous(t, Dims{nr, 1}), 0},
+      {"scalar", Dims{}, TensorDesc::contiguous(t, Dims{}), 0},
+      {"(1,1)", Dims{1, 1}, TensorDesc::contiguous(t, Dims{1, 1}), 0}};
+  bool trusted_done = false;
+  for (const Form& f : forms) {
+    if (f.alloc.product() > (1 << 22)) continue;
+    const HostTensor h = verify::random_tensor(t, f.alloc, ++seed, values);
+    const DeviceTensor d = to_device(h.view());
+    const ConstTensorView hv{static_cast<const std::byte*>(h.data()) + f.at * es, f.view, Memory::host};
+    const ConstTensorView dv{static_cast<const std::byte*>(d.data()) + f.at * es, f.view, Memory::device};
+    const std::string tag = what + " times " + f.name + " " + f.view.str();
+    for (const bool drop : {false, true}) {
+      SparseOptions o;
+      o.drop_zeros = drop;
+      expect_same(multiply(da, dv, o), reference_multiply(a, hv, o), tag + (drop ? " drop_zeros" : ""));
+    }
+    if (!trusted_done) {
+      SparseOptions trusted;
+      trusted.validate_indices = false;
+      expect_same(multiply(da, dv, trusted), reference_multiply(a, hv), tag + " unchecked");
+      trusted_done = true;
+    }
+  }
+}
+
+/// coalesce(a) against the reference, keeping and dropping zeros.
+void check_coalesce(const HostCoo& a, const std::string& what) {
+  const DeviceCoo da = to_device(a);
+  for (const bool drop : {false, true}) {
+    SparseOptions o;
+    o.drop_zeros = drop;
+    expect_same(coalesce(da, o), reference_coalesce(a, o), what + " coalesce" + (drop ? " drop_zeros" : ""));
   }
 }
 
@@ -459,19 +518,8 @@ TEST_P(SparseConversions, MatchTheReference) {
     // CSR row offsets of the canonical form
     expect_bits(to_host(coo_to_csr_row_offsets(co).view()), reference_coo_to_csr_row_offsets(to_host(co)),
                 what + " csr offsets");
-    // COO ⊙ dense for every broadcast form
-    const HostTensor full = verify::random_tensor(dtype, Dims{c.nrows, c.ncols}, seed + 1);
-    const HostTensor row = verify::random_tensor(dtype, Dims{1, c.ncols}, seed + 2);
-    const HostTensor flat = verify::random_tensor(dtype, Dims{c.ncols}, seed + 3);
-    const HostTensor col = verify::random_tensor(dtype, Dims{c.nrows, 1}, seed + 4);
-    const HostTensor scalar = verify::random_tensor(dtype, Dims{}, seed + 5);
-    const HostTensor one = verify::random_tensor(dtype, Dims{1, 1}, seed + 6);
-    for (const HostTensor* d : {&full, &row, &flat, &col, &scalar, &one}) {
-      if (d->numel() > (1 << 22)) continue;
-      const DeviceTensor dd = to_device(d->view());
-      expect_same(multiply(da, dd.view()), reference_multiply(a, d->view()),
-                  what + " times dense " + d->shape().str());
-    }
+    // COO ⊙ dense for every form of dense operand
+    check_dense_factors(a, seed + 1, what);
   }
 }
 
@@ -487,25 +535,159 @@ INSTANTIATE_TEST_SUITE_P(All, SparseConversions,
                                             ::testing::Bool()),
                          conversions_name);
 
-TEST_F(SparseGpu, DenseOperandThroughStrides) {
+using test::expect_invalid;
+
+// COO ⊙ dense and coalesce: canonical input in one pass (entry i gives output i, or the
+// tiles compact with drop_zeros), other input sorted and reduced in one pass whose tiles find
+// their output offsets from their predecessors. Entry counts around warps (32) and tiles (2048),
+// none at all, and both orders with duplicates, for several dtypes and both index types.
+TEST_F(SparseGpu, DenseFactorAndCoalesceAtTileEdges) {
   EWISE_REQUIRE_GPU();
+  std::uint64_t s = seed_;
+  for (const DType dtype : {DType::f32, DType::f16, DType::i64}) {
+    for (const IndexType index : {IndexType::i32, IndexType::i64}) {
+      for (const std::int64_t n : {0, 1, 31, 33, 2047, 2048, 2049, 4096, 6145}) {
+        for (const bool unsorted : {false, true}) {
+          verify::CooGenOptions o;
+          o.dtype = dtype;
+          o.index = index;
+          o.unsorted = unsorted;
+          o.duplicate_fraction = unsorted ? 0.3 : 0.0;
+          const HostCoo a = verify::random_coo(97, 131, static_cast<double>(n) / (97 * 131), ++s, o);
+          const std::string what = std::string(dtype_name(dtype)) + " " + index_name(index) + " n=" +
+                                   std::to_string(n) + (unsorted ? " unsorted" : " canonical");
+          check_dense_factors(a, ++s, what);
+          check_coalesce(a, what);
+        }
+      }
+    }
+  }
+}
+
+// Many tiles (the look-back crosses several 32-tile windows), values and dense elements in
+// {-2, ..., 2} so that products, and duplicates summing to zero, are dropped by drop_zeros;
+// and keys of 64 bits, and 32-bit keys over a row of 2^32 columns.
+TEST_F(SparseGpu, DenseFactorManyTilesZerosAndKeyWidths) {
+  EWISE_REQUIRE_GPU();
+  verify::GenOptions small;
+  small.lo = -2;
+  small.hi = 2;
+  small.allow_zero = true;
+  for (const DType dtype : {DType::i32, DType::f32}) {
+    for (const bool unsorted : {false, true}) {
+      verify::CooGenOptions o;
+      o.dtype = dtype;
+      o.unsorted = unsorted;
+      o.duplicate_fraction = unsorted ? 0.5 : 0.0;
+      o.values = small;
+      const HostCoo a = verify::random_coo(1024, 1024, 0.3, seed_ + 1, o);  // 154+ tiles
+      const std::string what = std::string(dtype_name(dtype)) + (unsorted ? " unsorted" : " canonical");
+      check_dense_factors(a, seed_ + 2, what + " 1024^2 0.3", small);
+      check_coalesce(a, what + " 1024^2 0.3");
+      if (dtype == DType::i32) {  // whole numbers: zeros are drawn
+        SparseOptions drop;
+        drop.drop_zeros = true;
+        const HostTensor z = verify::random_tensor(dtype, Dims{1024, 1024}, seed_ + 3, small);
+        ASSERT_LT(reference_multiply(a, z.view(), drop).nnz() + 1000, reference_coalesce(a).nnz())
+            << "zero products should be dropped";
+      }
+    }
+  }
+  // Floats: products +0 and -0 are dropped, NaN is kept.
+  for (const bool unsorted : {false, true}) {
+    verify::CooGenOptions o;
+    o.unsorted = unsorted;
+    o.duplicate_fraction = unsorted ? 0.2 : 0.0;
+    const HostCoo f = verify::random_coo(300, 200, 0.3, seed_ + 9, o);
+    HostTensor z = verify::random_tensor(DType::f32, Dims{300, 200}, seed_ + 10);
+    auto* zp = z.data_as<float>();
+    for (std::int64_t i = 0; i < z.numel(); i += 3) zp[i] = i % 2 ? -0.0f : 0.0f;
+    for (std::int64_t i = 1; i < z.numel(); i += 301) zp[i] = std::nanf("");
+    const DeviceTensor dz = to_device(z.view());
+    SparseOptions drop;
+    drop.drop_zeros = true;
+    const HostCoo want = reference_multiply(f, z.view(), drop);
+    ASSERT_LT(want.nnz() + 1000, f.nnz()) << "zero products should be dropped";
+    const std::string what = unsorted ? "f32 +-0 and NaN, unsorted" : "f32 +-0 and NaN, canonical";
+    expect_same(multiply(to_device(f), dz.view(), drop), want, what);
+    expect_same(multiply(to_device(f), dz.view()), reference_multiply(f, z.view()), what + " kept");
+  }
   verify::CooGenOptions o;
+  o.index = IndexType::i64;
   o.unsorted = true;
   o.duplicate_fraction = 0.2;
-  const HostCoo a = verify::random_coo(70, 90, 0.2, seed_, o);
-  const DeviceCoo da = to_device(a);
-  // The transpose of a 90x70 tensor, and a reversed row vector.
-  const HostTensor t = verify::random_tensor(DType::f32, Dims{90, 70}, seed_ + 1);
-  const DeviceTensor dt = to_device(t.view());
-  const TensorDesc td = TensorDesc::strided(DType::f32, {70, 90}, {1, 70});
-  expect_same(multiply(da, ConstTensorView{dt.data(), td, Memory::device}),
-              reference_multiply(a, ConstTensorView{t.data(), td, Memory::host}), "transposed dense");
-  const HostTensor r = verify::random_tensor(DType::f32, Dims{90}, seed_ + 2);
-  const DeviceTensor dr = to_device(r.view());
-  const TensorDesc rd = TensorDesc::strided(DType::f32, {90}, {-1});
-  expect_same(multiply(da, ConstTensorView{dr.data_as<float>() + 89, rd, Memory::device}),
-              reference_multiply(a, ConstTensorView{r.data_as<float>() + 89, rd, Memory::host}),
-              "reversed row vector");
+  const HostCoo w = verify::random_coo(3'000'000'000, 3, 1e-6, seed_ + 3, o);  // 64-bit keys
+  check_dense_factors(w, seed_ + 4, "64-bit keys");
+  check_coalesce(w, "64-bit keys");
+  const HostCoo r = verify::random_coo(1, std::int64_t{1} << 32, 1e-6, seed_ + 5, o);  // key < 2^32 = ncols
+  check_dense_factors(r, seed_ + 6, "one row of 2^32 columns");
+  check_coalesce(r, "one row of 2^32 columns");
+  const HostCoo big = verify::random_coo(16384, 16384, 1e-3, seed_ + 7, o);  // 28-bit keys
+  check_dense_factors(big, seed_ + 8, "16384^2 1e-3 unsorted");
+}
+
+// A matrix marked canonical that is not: the one-pass check names the first entry not after
+// its predecessor (also when that predecessor is in another warp or tile), an index out of
+// range before any order failure; unchecked, such input stays inside its buffers (memcheck).
+TEST_F(SparseGpu, DenseFactorBrokenCanonicalPromise) {
+  EWISE_REQUIRE_GPU();
+  for (const IndexType index : {IndexType::i32, IndexType::i64}) {
+    verify::CooGenOptions o;
+    o.index = index;
+    const HostCoo good = verify::random_coo(200, 200, 0.2, seed_, o);  // 8000 entries, 4 tiles
+    const std::vector<Raw> e = raw_entries(good);
+    const DeviceTensor dense = to_device(verify::random_tensor(DType::f32, Dims{200, 200}, seed_ + 1).view());
+    const DeviceTensor scalar = to_device(verify::random_tensor(DType::f32, Dims{}, seed_ + 2).view());
+    SparseOptions drop;
+    drop.drop_zeros = true;
+    const auto expect_named = [&](const std::vector<Raw>& entries, bool canonical,
+                                  std::initializer_list<std::string> parts) {
+      const DeviceCoo m = to_device(assemble(good.desc(), entries, canonical));
+      expect_invalid([&] { multiply(m, dense.view()); }, parts);
+      expect_invalid([&] { multiply(m, scalar.view(), drop); }, parts);
+      expect_invalid([&] { coalesce(m); }, parts);
+    };
+    std::vector<Raw> back = e;
+    std::reverse(back.begin(), back.end());
+    expect_named(back, true, {"a is marked canonical", "entry 1 "});
+    for (const std::size_t k : {30, 31, 255, 2047, 4095}) {  // entry k + 1 goes before entry k
+      std::vector<Raw> swapped = e;
+      std::swap(swapped[k], swapped[k + 1]);
+      const std::string at = "entry " + std::to_string(k + 1) + " ";
+      expect_named(swapped, true, {"a is marked canonical", at.c_str()});
+    }
+    std::vector<Raw> dup = e;
+    dup[3000].r = dup[2999].r;
+    dup[3000].c = dup[2999].c;
+    expect_named(dup, true, {"a is marked canonical", "entry 3000 "});
+    std::vector<Raw> out = e;
+    std::swap(out[100], out[101]);
+    out[5000].c = 200;
+    expect_named(out, true, {"a: entry 5000", ", 200)", "200x200"});
+    // Unchecked: any result, nothing outside the buffers; then good input still works.
+    SparseOptions trusted;
+    trusted.validate_indices = false;
+    for (const bool canonical : {true, false}) {
+      const DeviceCoo b = to_device(assemble(good.desc(), back, canonical));
+      std::vector<Raw> wild = back;
+      wild[7].c = 1000;
+      wild[8].r = -3;
+      wild[7999].r = 199;
+      wild[7999].c = 200;
+      const DeviceCoo w = to_device(assemble(good.desc(), wild, canonical));
+      for (const CooView& m : {CooView(b), CooView(w)}) {
+        for (const bool d : {false, true}) {
+          trusted.drop_zeros = d;
+          EXPECT_NO_THROW(multiply(m, dense.view(), trusted));
+          EXPECT_NO_THROW(multiply(m, scalar.view(), trusted));
+          EXPECT_NO_THROW(coalesce(m, trusted));
+        }
+      }
+    }
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    expect_same(multiply(to_device(good), dense.view()),
+                reference_multiply(good, to_host(dense.view()).view()), "good input after");
+  }
 }
 
 TEST_F(SparseGpu, DenseToCooAndRoundTrips) {
@@ -546,7 +728,6 @@ TEST_F(SparseGpu, DenseToCooAndRoundTrips) {
 
 // ---- validation --------------------------------------------------------------------------------
 
-using test::expect_invalid;
 
 TEST_F(SparseGpu, BadIndicesThrowBeforeWriting) {
   EWISE_REQUIRE_GPU();

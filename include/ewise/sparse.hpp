@@ -8,10 +8,11 @@
 // run on the CPU reference backend (ewise/sparse_reference.hpp; `stream` is ignored). The
 // result type says where the result lives: DeviceCoo / DeviceTensor (the default) for device
 // inputs, HostCoo / HostTensor for host inputs; any other pairing, or mixing host and device
-// inputs, throws InvalidArgument. Device forms synchronize `stream` (once to three times) to
-// learn the size of their result; its last kernels may still run when they return: the result
-// is complete in stream order on `stream`. Temporaries are freed stream-ordered, also when they
-// throw.
+// inputs, throws InvalidArgument. Device forms synchronize `stream` (at most three times) to
+// learn the size of their result or to read the index checks (coalesce and multiply(COO, dense)
+// of a canonical matrix, with validate_indices and drop_zeros off, do not synchronize); their
+// last kernels may still run when they return: the result is complete in stream order on
+// `stream`. Temporaries are freed stream-ordered, also when they throw.
 //
 // Semantics shared by every operation:
 //   * An entry is a stored coordinate. A coordinate stored more than once (a duplicate) stands

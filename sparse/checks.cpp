@@ -124,11 +124,11 @@ CooAlgorithm resolve_algorithm(const CooDesc& a, const CooDesc& b, CooAlgorithm 
       return requested;
     }
     case CooAlgorithm::automatic: {
-      const bool sorts_a = sort_search_sorts_a(a, b);
+      const bool sorts_a = sort_search_sorts_a(a, b), both_canonical = a.canonical && b.canonical;
       const std::int64_t sorted = sorts_a ? a.nnz : b.nnz, searching = sorts_a ? b.nnz : a.nnz;
-      if (sorted <= kAutoSortSearchMaxSorted || searching <= sorted / kAutoSortSearchRatio)
+      if ((!both_canonical && sorted <= kAutoSortSearchMaxSorted) || searching <= sorted / kAutoSortSearchRatio)
         return CooAlgorithm::sort_search;
-      if (a.canonical && b.canonical) return CooAlgorithm::merge;
+      if (both_canonical) return CooAlgorithm::merge;
       if (bitmap_bytes(a) <= kAutoBitmapMaxBytes &&
           bitmap_bytes(a) / kAutoBitmapBytesPerEntry <= a.nnz + b.nnz)
         return CooAlgorithm::bitmap_merge;

@@ -55,8 +55,9 @@ CooDesc check_dense_to_coo(const ConstTensorView& dense, IndexType index);
 
 // ---- algorithm selection ------------------------------------------------------------------
 
-/// Under `automatic`, sort_search runs when the operand it sorts has at most this many entries
-/// (its sorted keys stay in cache) ...
+/// Under `automatic`, sort_search runs when an operand is not canonical and the one it sorts has
+/// at most this many entries (its sorted keys stay in cache; when both are canonical merge's
+/// fewer steps win: 16384², 1e-4, H200: merge 0.040 ms, sort_search 0.055 ms) ...
 inline constexpr std::int64_t kAutoSortSearchMaxSorted = std::int64_t{1} << 16;
 /// ... or the searching operand has at most 1/kAutoSortSearchRatio of the searched one's entries.
 inline constexpr std::int64_t kAutoSortSearchRatio = 32;

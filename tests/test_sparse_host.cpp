@@ -358,7 +358,9 @@ TEST(SparseAlgorithms, Selection) {
   };
   const std::int64_t huge = 1 << 20, mid = 16384;
   EXPECT_EQ(pick(huge, 1000000, true, 1000000, true), CooAlgorithm::merge);
-  EXPECT_EQ(pick(huge, 1000, true, 1000, true), CooAlgorithm::sort_search);          // small
+  EXPECT_EQ(pick(huge, 1000, true, 1000, true), CooAlgorithm::merge);                // small, canonical
+  EXPECT_EQ(pick(huge, 1000, false, 1000, true), CooAlgorithm::sort_search);         // small, one to sort
+  EXPECT_EQ(pick(huge, 1000, false, 1000, false), CooAlgorithm::sort_search);
   EXPECT_EQ(pick(huge, 100000, true, 10000000, true), CooAlgorithm::sort_search);    // few lookups
   EXPECT_EQ(pick(huge, 100, false, 50000000, true), CooAlgorithm::sort_search);      // searches the canonical one
   EXPECT_EQ(pick(mid, 2700000, false, 2700000, false), CooAlgorithm::bitmap_merge);  // 32 MiB bitmap

@@ -52,9 +52,10 @@ namespace ewise {
 
 /// How multiply(COO, COO) finds matching coordinates. All give identical results.
 enum class CooAlgorithm : std::uint8_t {
-  /// sort_search when one operand is small (at most 65536 entries to sort, or the other has at
-  /// most 1/32 as many); else merge when both are canonical; else bitmap_merge when its bitmap
-  /// takes at most 32 bytes per input entry and fits in L2 (48 MiB); else merge.
+  /// sort_search when one operand is small (the other has at most 1/32 as many entries, or,
+  /// unless both are canonical, at most 65536 entries to sort); else merge when both are
+  /// canonical; else bitmap_merge when its bitmap takes at most 32 bytes per input entry and
+  /// fits in L2 (48 MiB); else merge.
   automatic,
   /// The HammerBlade write-up's optimized kernel: one operand is radix-sorted by absolute
   /// index (only the bits nrows*ncols needs; 32-bit keys when they fit; skipped when it is

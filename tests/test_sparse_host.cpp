@@ -270,6 +270,19 @@ TEST(SparseChecks, BrokenCanonicalPromise) {
   expect_invalid([&] { coo_to_csr_row_offsets<HostTensor>(unmarked); }, {"not marked canonical", "coalesce"});
 }
 
+TEST(SparseChecks, SetNnzOnlyShrinks) {
+  HostCoo a = make_coo(4, 5, {0, 1, 2}, {0, 1, 2}, {1, 2, 3});
+  expect_invalid([&] { a.set_nnz(4); }, {"set_nnz", "4", "[0, 3]"});
+  expect_invalid([&] { a.set_nnz(-1); }, {"set_nnz", "-1"});
+  EXPECT_EQ(a.nnz(), 3);
+  a.set_nnz(2);
+  EXPECT_EQ(a.nnz(), 2);
+  EXPECT_EQ(a.view().desc.nnz, 2);
+  a.set_nnz(0);
+  EXPECT_EQ(a.nnz(), 0);
+  expect_invalid([&] { a.set_nnz(1); }, {"[0, 0]"});
+}
+
 TEST(SparseChecks, OperandsMustAgree) {
   const HostCoo a = make_coo(4, 5, {0}, {0}, {1});
   expect_invalid([&] { multiply<HostCoo>(a, make_coo(5, 4, {0}, {0}, {1})); }, {"shapes differ", "4x5", "5x4"});

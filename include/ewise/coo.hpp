@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "ewise/buffer.hpp"
+#include "ewise/error.hpp"
 #include "ewise/tensor.hpp"
 
 namespace ewise {
@@ -73,8 +74,13 @@ class BasicCoo {
   std::int64_t nnz() const noexcept { return desc_.nnz; }
   /// Marks the entries canonical (or not); the caller vouches for it.
   void set_canonical(bool c) noexcept { desc_.canonical = c; }
-  /// Shrinks the entry count (after an operation knows its exact output size).
-  void set_nnz(std::int64_t nnz) noexcept { desc_.nnz = nnz; }
+  /// Shrinks the entry count (after an operation knows its exact output size); the arrays keep
+  /// their size. Throws InvalidArgument unless 0 <= nnz <= nnz().
+  void set_nnz(std::int64_t nnz) {
+    EWISE_EXPECTS(nnz >= 0 && nnz <= desc_.nnz, "set_nnz can only shrink the entry count: ", nnz,
+                  " is not in [0, ", desc_.nnz, "]");
+    desc_.nnz = nnz;
+  }
 
   void* rows() noexcept { return rows_.data(); }
   void* cols() noexcept { return cols_.data(); }

@@ -124,13 +124,15 @@ Result multiply(const CooView& a, const CooView& b, const SparseOptions& options
 /// a ⊙ dense, keeping a's pattern: the canonical form of a, each entry (i, j) multiplied by
 /// dense's element at (i, j), where dense broadcasts to a's shape: (nrows, ncols), a row
 /// vector (1, ncols) or (ncols,), a column vector (nrows, 1), or a scalar () or (1, 1). Any
-/// strides. Same dtype as a. Result: DeviceCoo (device inputs) or HostCoo (host inputs).
+/// strides. Same dtype as a. Result: DeviceCoo (device inputs) or HostCoo (host inputs). A
+/// DeviceCoo made from a matrix not marked canonical has arrays allocated for a.nnz entries, of
+/// which the first nnz() are the result (duplicates summed, zeros dropped when asked).
 template <class Result = DeviceCoo>
 Result multiply(const CooView& a, const ConstTensorView& dense, const SparseOptions& options = {},
                 cudaStream_t stream = nullptr);
 
 /// The canonical form of a: sorted, duplicates summed. A matrix marked canonical is copied.
-/// Result: DeviceCoo or HostCoo.
+/// Result: DeviceCoo or HostCoo (a DeviceCoo's arrays as for COO ⊙ dense: a.nnz entries).
 template <class Result = DeviceCoo>
 Result coalesce(const CooView& a, const SparseOptions& options = {}, cudaStream_t stream = nullptr);
 

@@ -29,21 +29,21 @@ cxx="${CXX:-clang++}"
 cuda="${CUDA_HOME:-/usr/local/cuda}"
 jobs="${FUZZ_JOBS:-1}"
 
-# Host sources the entries need (the library's .cu files need nvcc and a GPU; none is needed).
-sources=(tensor broadcast error buffer coo half ops reference npy mtx io_file)
+# Host sources the entries need, relative to the repository (the library's .cu files need nvcc
+# and a GPU; none is needed).
+sources=(src/{tensor,broadcast,error,buffer,coo,half,ops,reference,npy,mtx,io_file} dense/plan)
 flags=(-std=c++17 -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined
        -fsanitize-recover=undefined -I"$root/include" -I"$root/src" -I"$cuda/include")
 
 mkdir -p "$build/obj"
 objs=()
-for s in "${sources[@]}" entries; do
-  src="$root/src/$s.cpp"
-  [[ $s == entries ]] && src="$root/fuzz/entries.cpp"
-  obj="$build/obj/$s.o"
-  if [[ ! -f $obj || $src -nt $obj || -n $(find "$root/include" "$root/src" "$root/fuzz" -newer "$obj" -name '*.hpp' -print -quit) ]]; then
+for s in "${sources[@]}" fuzz/entries; do
+  src="$root/$s.cpp"
+  obj="$build/obj/${s//\//_}.o"
+  if [[ ! -f $obj || $src -nt $obj || -n $(find "$root/include" "$root/src" "$root/dense" "$root/fuzz" -newer "$obj" -name '*.hpp' -print -quit) ]]; then
     # The checking harness is not coverage-instrumented: coverage should steer towards new
     # behaviour of the code under test, and tracing the harness's loops costs most of the time.
-    if [[ $s == entries ]]; then
+    if [[ $s == fuzz/entries ]]; then
       "$cxx" "${flags[@]/-fsanitize=fuzzer-no-link,/-fsanitize=}" -c "$src" -o "$obj"
     else
       "$cxx" "${flags[@]}" -c "$src" -o "$obj"
@@ -51,6 +51,14 @@ for s in "${sources[@]}" entries; do
   fi
   objs+=("$obj")
 done
+# to_host (src/buffer.cpp) gathers strided device views with a kernel: that one CUDA source is
+# compiled by nvcc, uninstrumented, for the link only (the entries never touch device memory).
+gather_obj="$build/obj/src_strided_device.o"
+if [[ ! -f $gather_obj || $root/src/strided_device.cu -nt $gather_obj ]]; then
+  "$cuda/bin/nvcc" -std=c++17 -O1 -arch=sm_90 -I"$root/include" -I"$root/src" \
+    -c "$root/src/strided_device.cu" -o "$gather_obj"
+fi
+objs+=("$gather_obj")
 
 status=0
 summary=()

@@ -61,17 +61,13 @@ Stats time_dense(Bench& bench, const std::string& suite, const DenseOperands& d,
     verify::poison(d.out(0), stream);
     binary(spec.op, d.a(0), d.b(0), d.out(0), options, stream);
   } catch (const InvalidArgument& e) {
-    r.status = "refused";
-    r.note = e.what();
-    bench.add(std::move(r), 0);
+    bench.add_untimed(std::move(r), "refused", e.what());
     return {};
   }
   try {
     r.verified = verify_dense(spec.op, d.a(0), d.b(0), d.out(0), bench.next_seed(), stream);
   } catch (const VerifyError& e) {
-    r.status = "failed";
-    r.note = e.what();
-    bench.add(std::move(r), 0);
+    bench.add_untimed(std::move(r), "failed", e.what());
     return {};
   }
   r.stats = bench.time(

@@ -133,6 +133,8 @@ class Bench {
   /// Fills in bandwidth and the two fractions (when status is "ok"; the cub reference only when
   /// cub_numel > 0), prints the row, keeps it.
   void add(Record r, std::int64_t cub_numel);
+  /// Keeps a case that was not timed: `status` "refused" or "failed", `why` as its note.
+  void add_untimed(Record r, const char* status, const char* why);
   /// Runs the cases of one suite with progress lines.
   void run_suite(const std::string& suite, const std::vector<Case>& cases);
 

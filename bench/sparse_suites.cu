@@ -173,17 +173,13 @@ Stats time_multiply(Bench& bench, const std::string& suite, const std::string& n
     if (algorithm == CooAlgorithm::automatic)
       r.note = detail::concat("selected ", coo_algorithm_name(runs));
   } catch (const InvalidArgument& e) {
-    r.status = "refused";
-    r.note = e.what();
-    bench.add(std::move(r), 0);
+    bench.add_untimed(std::move(r), "refused", e.what());
     return {};
   }
   try {
     r.verified = verify_multiply(bench, in, options);
   } catch (const VerifyError& e) {
-    r.status = "failed";
-    r.note = e.what();
-    bench.add(std::move(r), 0);
+    bench.add_untimed(std::move(r), "failed", e.what());
     return {};
   }
   const std::int64_t nnz_out = multiply(in.A[0].view(), in.B[0].view(), options, stream).nnz();
@@ -223,9 +219,7 @@ void time_dense_multiply(Bench& bench, const std::string& name, const SparseInpu
   try {
     r.verified = verify_dense_multiply(bench, in, dense, shape);
   } catch (const VerifyError& e) {
-    r.status = "failed";
-    r.note = e.what();
-    bench.add(std::move(r), 0);
+    bench.add_untimed(std::move(r), "failed", e.what());
     return;
   }
   const std::int64_t nnz = in.A[0].nnz();

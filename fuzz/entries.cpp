@@ -531,14 +531,10 @@ void check_plan(const BroadcastPlan& plan, BinaryOp op, const Operand& out, cons
   execute_plan(op, out, a, b, offsets, seed);
 }
 
-/// Smallest and largest offset of operand k over plan p.
-std::pair<std::int64_t, std::int64_t> offset_range(const BroadcastPlan& p, int k) {
-  std::int64_t lo = 0, hi = 0;
-  for (int d = 0; d < p.rank(); ++d) {
-    const std::int64_t reach = (p.shape[d] - 1) * p.strides[k][d];
-    (reach < 0 ? lo : hi) += reach;
-  }
-  return {lo, hi};
+/// Smallest and largest offset of operand k over plan p (of dtype's elements).
+std::pair<std::int64_t, std::int64_t> offset_range(const BroadcastPlan& p, int k, DType dtype) {
+  const TensorDesc d = TensorDesc::strided(dtype, p.shape, p.strides[k]);
+  return {d.min_offset(), d.max_offset()};
 }
 
 /// Every (out, a, b) offset triple of p, sorted.
@@ -570,7 +566,8 @@ void check_dense_plan(const BroadcastPlan& plan, const Operand& out, const Opera
     EWISE_FUZZ_REQUIRE(p.rank() >= 1 && p.numel() == numel, what, ": launch plan ", p.shape.str(),
                        " for ", numel, " elements");
     for (int k = 0; k < 3; ++k)
-      EWISE_FUZZ_REQUIRE(offset_range(p, k) == offset_range(plan, k), what, ": operand ", k,
+      EWISE_FUZZ_REQUIRE(offset_range(p, k, out.desc.dtype) == offset_range(plan, k, out.desc.dtype),
+                         what, ": operand ", k,
                          " reaches other offsets than in plan_binary's plan");
     if (numel <= 1024)
       EWISE_FUZZ_REQUIRE(offset_triples(p) == offset_triples(plan), what,

@@ -23,8 +23,8 @@
 #include "ewise/sparse.hpp"
 #include "ewise/sparse_reference.hpp"
 #include "ewise/verify.hpp"
-#include "temp_dir_test.hpp"
-#include "gpu_test.hpp"
+#include "testing/gpu_test.hpp"
+#include "testing/temp_dir_test.hpp"
 
 namespace ewise {
 namespace {

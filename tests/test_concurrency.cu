@@ -1,6 +1,6 @@
 // GPU tests of concurrent use: several host threads, each with its own stream, call every dense
 // and sparse operation at once on different data (plus inputs shared read-only by all threads;
-// the calls come from tools/random_calls.cuh, shared with the soak program),
+// the calls come from tests/testing/random_calls.cuh, shared with the soak program),
 // and every result is checked against the CPU reference. A second test checks that calls on one
 // stream never wait for work queued on another (no device-wide synchronization, no implicit
 // legacy-default-stream use, no cudaMalloc/cudaFree): a kernel spins on one stream until the
@@ -24,11 +24,11 @@
 #include <thread>
 #include <vector>
 
-#include "../tools/random_calls.cuh"
 #include "ewise/detail/launch.cuh"
 #include "ewise/error.hpp"
 #include "ewise/verify.hpp"
-#include "gpu_test.hpp"
+#include "testing/gpu_test.hpp"
+#include "testing/random_calls.cuh"
 
 namespace ewise {
 namespace {

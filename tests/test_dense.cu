@@ -26,7 +26,7 @@
 #include "ewise/half.hpp"
 #include "ewise/reference.hpp"
 #include "ewise/verify.hpp"
-#include "gpu_test.hpp"
+#include "testing/gpu_test.hpp"
 
 namespace ewise {
 namespace {

@@ -16,7 +16,7 @@
 #include "ewise/error.hpp"
 #include "ewise/reference.hpp"
 #include "ewise/verify.hpp"
-#include "expect_invalid.hpp"
+#include "testing/expect_invalid.hpp"
 
 namespace ewise {
 namespace {

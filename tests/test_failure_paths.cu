@@ -31,8 +31,8 @@
 #include "ewise/sparse.hpp"
 #include "ewise/sparse_reference.hpp"
 #include "ewise/verify.hpp"
-#include "gpu_test.hpp"
-#include "../tools/memory_use.hpp"
+#include "testing/gpu_test.hpp"
+#include "testing/memory_use.hpp"
 
 extern char** environ;
 

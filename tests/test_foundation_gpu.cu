@@ -8,7 +8,7 @@
 #include "ewise/device.hpp"
 #include "ewise/error.hpp"
 #include "ewise/verify.hpp"
-#include "gpu_test.hpp"
+#include "testing/gpu_test.hpp"
 
 namespace ewise {
 namespace {

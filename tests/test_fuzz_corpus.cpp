@@ -1,6 +1,7 @@
 // Host regression test of the fuzz corpus: every file in fuzz/corpus/<target>/ goes through the
-// same entry function as the libFuzzer target (fuzz/entries.cpp, compiled in here) and must give
-// a valid result or a clean ewise::Error — never a broken invariant or another exception.
+// same entry function as the libFuzzer target (fuzz/entries.hpp, linked from ewise_testing) and
+// must give a valid result or a clean ewise::Error — never a broken invariant or another
+// exception.
 // Hand-made seeds state what they expect in their name: seed-*_rejected.* must be rejected,
 // every other seed-* must be accepted; inputs found by fuzzing may go either way.
 // Under scripts/asan_host.sh the same replay also runs with AddressSanitizer and
@@ -15,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "../fuzz/entries.cpp"
+#include "entries.hpp"
 
 namespace ewise::fuzz {
 namespace {

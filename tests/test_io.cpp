@@ -17,8 +17,8 @@
 #include "ewise/error.hpp"
 #include "ewise/io.hpp"
 #include "ewise/verify.hpp"
-#include "expect_invalid.hpp"
-#include "temp_dir_test.hpp"
+#include "testing/expect_invalid.hpp"
+#include "testing/temp_dir_test.hpp"
 
 namespace ewise {
 namespace {

@@ -31,7 +31,7 @@
 #include "ewise/reference.hpp"
 #include "ewise/sparse.hpp"
 #include "ewise/verify.hpp"
-#include "gpu_test.hpp"
+#include "testing/gpu_test.hpp"
 
 namespace ewise {
 namespace {

@@ -19,8 +19,8 @@
 #include "ewise/sparse.hpp"
 #include "ewise/sparse_reference.hpp"
 #include "ewise/verify.hpp"
-#include "expect_invalid.hpp"
-#include "gpu_test.hpp"
+#include "testing/expect_invalid.hpp"
+#include "testing/gpu_test.hpp"
 
 namespace ewise {
 namespace {

@@ -15,7 +15,7 @@
 #include "ewise/sparse.hpp"
 #include "ewise/sparse_reference.hpp"
 #include "ewise/verify.hpp"
-#include "expect_invalid.hpp"
+#include "testing/expect_invalid.hpp"
 
 namespace ewise {
 namespace {

@@ -27,8 +27,8 @@
 #include "ewise/device.hpp"
 #include "ewise/error.hpp"
 #include "ewise/verify.hpp"
-#include "memory_use.hpp"
-#include "random_calls.cuh"
+#include "testing/memory_use.hpp"
+#include "testing/random_calls.cuh"
 
 namespace {
 

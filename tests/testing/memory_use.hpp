@@ -1,4 +1,5 @@
-// tools/memory_use.hpp — device memory accounting for the soak and the failure-path tests.
+// tests/testing/memory_use.hpp — device memory accounting for the soak and the failure-path
+// tests.
 #pragma once
 
 #include <cuda_runtime_api.h>

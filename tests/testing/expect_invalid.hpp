@@ -1,4 +1,4 @@
-// tests/expect_invalid.hpp — the assertion for ewise's precondition errors.
+// tests/testing/expect_invalid.hpp — the assertion for ewise's precondition errors.
 #pragma once
 
 #include <gtest/gtest.h>

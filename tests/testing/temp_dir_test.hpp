@@ -1,4 +1,5 @@
-// tests/temp_dir_test.hpp — a test fixture with a fresh temporary directory and a printed seed.
+// tests/testing/temp_dir_test.hpp — a test fixture with a fresh temporary directory and a
+// printed seed.
 #pragma once
 
 #include <gtest/gtest.h>

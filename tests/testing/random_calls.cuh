@@ -1,5 +1,5 @@
-// tools/random_calls.cuh — random calls of every ewise operation, each result verified against
-// the CPU reference. Shared by tests/test_concurrency.cu (many threads, small sizes) and
+// tests/testing/random_calls.cuh — random calls of every ewise operation, each result verified
+// against the CPU reference. Shared by tests/test_concurrency.cu (many threads, small sizes) and
 // tools/soak.cu (one process, thousands of calls, larger sizes, file round trips).
 // CUDA code (the functor entry of ewise/dense.cuh is instantiated here).
 #pragma once

@@ -1,4 +1,4 @@
-// tests/gpu_test.hpp — how GPU tests decide whether to run.
+// tests/testing/gpu_test.hpp — how GPU tests decide whether to run.
 #pragma once
 
 #include <gtest/gtest.h>

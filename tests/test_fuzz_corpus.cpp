@@ -5,7 +5,8 @@
 // Hand-made seeds state what they expect in their name: seed-*_rejected.* must be rejected,
 // every other seed-* must be accepted; inputs found by fuzzing may go either way.
 // Under scripts/asan_host.sh the same replay also runs with AddressSanitizer and
-// UndefinedBehaviorSanitizer. EWISE_FUZZ_CORPUS overrides the corpus directory.
+// UndefinedBehaviorSanitizer. EWISE_FUZZ_CORPUS overrides the corpus directory (default: the
+// source tree's fuzz/corpus, given by the build as EWISE_FUZZ_CORPUS_DIR).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -25,7 +26,7 @@ namespace fs = std::filesystem;
 
 fs::path corpus_root() {
   if (const char* dir = std::getenv("EWISE_FUZZ_CORPUS")) return dir;
-  return fs::path(__FILE__).parent_path().parent_path() / "fuzz" / "corpus";
+  return EWISE_FUZZ_CORPUS_DIR;
 }
 
 std::vector<fs::path> corpus_files(const std::string& target) {

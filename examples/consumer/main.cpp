@@ -1,16 +1,12 @@
 // examples/consumer/main.cpp — built against an installed ewise (see CMakeLists.txt next to it).
 // Runs a broadcast multiply and a COO product on the GPU (or on host views without one) and
 // checks both against ewise's CPU reference with the verification harness; on a GPU also a
-// custom functor compiled by nvcc in this project (functor.cu).
+// custom functor compiled by nvcc in this project (functor.cu). The host API comes from the
+// umbrella header ewise/ewise.hpp; functor.cu includes ewise/dense.cuh, which it leaves out.
 #include <cstdio>
 
-#include "ewise/dense.hpp"
-#include "ewise/device.hpp"
-#include "ewise/error.hpp"
-#include "ewise/reference.hpp"
-#include "ewise/sparse.hpp"
-#include "ewise/sparse_reference.hpp"
-#include "ewise/verify.hpp"
+#include <ewise/ewise.hpp>
+
 #include "functor.hpp"
 
 int main() try {

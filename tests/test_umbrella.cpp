@@ -1,0 +1,56 @@
+// The umbrella header on its own: <ewise/ewise.hpp> is the only ewise header this file includes,
+// so a public host header missing from it fails this file's build. One dense and one sparse call
+// on host views (the CPU backend), and one name from each header those calls do not need.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include <ewise/ewise.hpp>
+
+namespace ewise {
+namespace {
+
+ConstTensorView host_view(const std::vector<float>& v, const Dims& shape) {
+  return {v.data(), TensorDesc::contiguous(DType::f32, shape), Memory::host};
+}
+
+TEST(Umbrella, DenseBinaryOnHostViews) {
+  const std::vector<float> a = {1, 2, 3, 4, 5, 6};  // (2,3)
+  const std::vector<float> b = {10, 20, 30};        // (3,): added to every row
+  HostTensor out(DType::f32, broadcast_shapes({2, 3}, {3}));
+  binary(BinaryOp::add, host_view(a, {2, 3}), host_view(b, {3}), out);
+  const std::vector<float> want = {11, 22, 33, 14, 25, 36};
+  EXPECT_EQ(std::vector<float>(out.data_as<float>(), out.data_as<float>() + out.numel()), want);
+}
+
+TEST(Umbrella, SparseMultiplyOnHostViews) {
+  // 2x3 matrices; they share the coordinates (0,2) and (1,1).
+  const std::vector<std::int32_t> a_rows = {0, 0, 1}, a_cols = {0, 2, 1};
+  const std::vector<std::int32_t> b_rows = {0, 1, 1}, b_cols = {2, 1, 2};
+  const std::vector<float> a_vals = {2, 3, 4}, b_vals = {5, 6, 7};
+  const CooDesc desc{2, 3, 3, IndexType::i32, DType::f32, /*canonical=*/true};
+  const HostCoo c =
+      multiply<HostCoo>(CooView{a_rows.data(), a_cols.data(), a_vals.data(), desc, Memory::host},
+                        CooView{b_rows.data(), b_cols.data(), b_vals.data(), desc, Memory::host});
+  ASSERT_EQ(c.nnz(), 2);
+  const auto* rows = static_cast<const std::int32_t*>(c.rows());
+  const auto* cols = static_cast<const std::int32_t*>(c.cols());
+  const auto* vals = static_cast<const float*>(c.vals());
+  EXPECT_EQ(std::vector<std::int32_t>(rows, rows + 2), (std::vector<std::int32_t>{0, 1}));
+  EXPECT_EQ(std::vector<std::int32_t>(cols, cols + 2), (std::vector<std::int32_t>{2, 1}));
+  EXPECT_EQ(std::vector<float>(vals, vals + 2), (std::vector<float>{15, 24}));
+}
+
+TEST(Umbrella, IncludesTheOtherPublicHostHeaders) {
+  EXPECT_EQ(reference_apply(BinaryOp::mul, 2.0, 3.0), 6.0);              // reference.hpp
+  EXPECT_EQ(f16_bits_to_float(float_to_f16_bits(1.5f)), 1.5f);           // half.hpp
+  EXPECT_STREQ(io::npy_descr(DType::f32), "<f4");                        // io.hpp
+  EXPECT_EQ(verify::default_tolerance(DType::i32).abs, 0.0);             // verify.hpp
+  EXPECT_THROW(parse_dtype("f8"), InvalidArgument);                      // error.hpp
+  EXPECT_EQ(reference_multiply(HostCoo().view(), HostCoo().view()).nnz(), 0);  // sparse_reference
+  EXPECT_EQ(gpu_available(), gpu_unavailable_reason().empty());          // device.hpp
+}
+
+}  // namespace
+}  // namespace ewise

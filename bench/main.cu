@@ -1,5 +1,5 @@
 // ewise_bench — benchmarks of ewise's dense and sparse operations (method and results:
-// BENCHMARKS.md). Every case is verified against the CPU reference before it is timed.
+// docs/benchmarks.md). Every case is verified against the CPU reference before it is timed.
 //
 //   ewise_bench [--suite NAME[,NAME...]] [--quick] [--runs N] [--json FILE] [--csv FILE]
 //

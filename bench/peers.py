@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Times PyTorch and CuPy on the cases of an ewise_bench run, on the same GPU, and writes the
-ratio table (ewise time / peer time: below 1 means ewise is faster).
+ratio table (ewise time / peer time: below 1 means ewise is faster). Reads the record's
+ewise.json, writes its peers.json (data) and peers.md (the table).
 
-    python3 bench/peers.py --ewise OUT/ewise.json --out OUT [--runs 25]
+    python3 bench/peers.py RECORD [--runs 25]          e.g. bench/results/h200
 
 Cases are read from ewise's JSON, so both run exactly the same shapes, dtypes and densities:
   * dense: every `automatic` row of the patterns, schedules and crossover suites
@@ -29,6 +30,8 @@ import os
 import platform
 import sys
 import time
+
+import record
 
 
 def log(*a):
@@ -330,13 +333,10 @@ def fmt_ratio(x):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--ewise", required=True, help="ewise_bench JSON")
-    ap.add_argument("--out", required=True, help="output directory")
+    ap.add_argument("record", help="the record directory (holds ewise.json)")
     ap.add_argument("--runs", type=int, default=20, help="timed samples per case (>= 20)")
     args = ap.parse_args()
-    os.makedirs(args.out, exist_ok=True)
-    with open(args.ewise) as f:
-        ewise = json.load(f)
+    ewise = record.load_ewise(args.record)
     try:
         import torch
     except ImportError:
@@ -415,9 +415,9 @@ def main():
         log("  ewise {} ms | torch {} ms ({}) | cupy {} ms ({}) {}".format(
             fmt_ms(row["ewise_ms"]), fmt_ms(row.get("torch_ms")), fmt_ratio(row.get("torch_ratio")),
             fmt_ms(row.get("cupy_ms")), fmt_ratio(row.get("cupy_ratio")), row["notes"]))
-    with open(os.path.join(args.out, "peers.json"), "w") as f:
+    with open(os.path.join(args.record, record.PEERS), "w") as f:
         json.dump({"meta": meta, "cases": results, "ratios": rows}, f, indent=1)
-    with open(os.path.join(args.out, "peers.md"), "w") as f:
+    with open(os.path.join(args.record, "peers.md"), "w") as f:
         f.write(f"# ewise vs peers ({props.name})\n\n")
         f.write(f"ewise commit {meta['ewise_commit']}, torch {meta['torch']}, cupy {meta['cupy']}. "
                 "Ratio = ewise time / peer time (below 1: ewise faster). Median of "
@@ -431,7 +431,7 @@ def main():
                     f"{fmt_ms(r.get('torch_ms'))}{tv} | {fmt_ratio(r.get('torch_ratio'))} | "
                     f"{fmt_ms(r.get('cupy_ms'))}{cv} | {fmt_ratio(r.get('cupy_ratio'))} | "
                     f"{r['notes']} |\n")
-    log(f"peers: wrote {args.out}/peers.json and peers.md in {time.time() - t0:.1f} s")
+    log(f"peers: wrote {args.record}/peers.json and peers.md in {time.time() - t0:.1f} s")
     return 0
 
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Turns ewise_bench's JSON (and peers.py's) into PNG figures.
+"""Draws the figures of one benchmark record from its ewise.json (and peers.json when there is
+one) into its plots/ directory.
 
-    python3 bench/plot.py --ewise OUT/ewise.json [--peers OUT/peers.json] --out OUT/plots
+    python3 bench/plot.py RECORD          e.g. bench/results/h200
 
 Figures (each only when its suite is in the JSON):
   paper_bandwidth.png      GB/s vs the matrix's second dimension per kernel (paper Figs 6-8)
@@ -13,7 +14,6 @@ Figures (each only when its suite is in the JSON):
   peers_dense.png, peers_sparse.png  ewise time / peer time per case (below 1: ewise faster)
 """
 import argparse
-import json
 import math
 import os
 
@@ -21,6 +21,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+
+import record  # noqa: E402
 
 KERNEL_STYLE = {
     "baseline": ("tab:gray", "o"), "sliding": ("tab:blue", "s"),
@@ -301,22 +303,20 @@ def plot_peers(peers, out):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--ewise", required=True)
-    ap.add_argument("--peers")
-    ap.add_argument("--out", required=True)
+    ap.add_argument("record", help="the record directory (holds ewise.json)")
     args = ap.parse_args()
-    os.makedirs(args.out, exist_ok=True)
-    with open(args.ewise) as f:
-        ewise = json.load(f)
+    out = os.path.join(args.record, "plots")
+    os.makedirs(out, exist_ok=True)
+    ewise = record.load_ewise(args.record)
     rows, meta = ewise["results"], ewise["meta"]
-    plot_paper(rows, meta, args.out)
-    plot_schedules(rows, meta, args.out)
-    plot_patterns(rows, meta, args.out)
-    plot_sparse(rows, meta, args.out)
-    plot_crossover(rows, meta, args.out)
-    if args.peers and os.path.exists(args.peers):
-        with open(args.peers) as f:
-            plot_peers(json.load(f), args.out)
+    plot_paper(rows, meta, out)
+    plot_schedules(rows, meta, out)
+    plot_patterns(rows, meta, out)
+    plot_sparse(rows, meta, out)
+    plot_crossover(rows, meta, out)
+    peers = record.load_peers(args.record)
+    if peers:
+        plot_peers(peers, out)
 
 
 if __name__ == "__main__":

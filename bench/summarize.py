@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
-"""Markdown tables for BENCHMARKS.md from one run's ewise.json (and peers.json).
+"""Markdown tables of one benchmark record (docs/benchmarks.md quotes them): reads the
+record's ewise.json (and peers.json when there is one), writes its summary.md.
 
-    python3 bench/summarize.py --ewise OUT/ewise.json [--peers OUT/peers.json] > OUT/summary.md
+    python3 bench/summarize.py RECORD          e.g. bench/results/h200
 
 Tables: the dense issue's broadcast patterns (automatic against cub, the copy and PyTorch), the
 paper's workload (sliding vs baseline), the d2ltvm schedules, COO multiply by algorithm with
 the sparse issue's peer targets, COO ⊙ dense, and the crossover densities.
 """
 import argparse
-import json
+import os
+
+import record
 
 
 def ok(rows, suite):
@@ -159,29 +162,27 @@ def crossover(rows):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--ewise", required=True)
-    ap.add_argument("--peers")
+    ap.add_argument("record", help="the record directory (holds ewise.json)")
     args = ap.parse_args()
-    with open(args.ewise) as fh:
-        ewise = json.load(fh)
-    peers = []
-    if args.peers:
-        try:
-            with open(args.peers) as fh:
-                peers = json.load(fh).get("ratios", [])
-        except FileNotFoundError:
-            pass
+    ewise = record.load_ewise(args.record)
+    peers = (record.load_peers(args.record) or {}).get("ratios", [])
     m = ewise["meta"]
+    toolchain = ", ".join(f"{k} {m[k]}" for k in ("driver_version", "nvcc", "cxx", "cmake")
+                          if m.get(k))
     lines = [f"Device {m['device']} ({m['sm']}, {m['sm_count']} SMs, L2 {m['l2_bytes'] >> 20} MiB, "
              f"SM max {m['sm_clock_max_mhz']} MHz, memory max {m['mem_clock_max_mhz']} MHz), "
              f"driver/runtime {m['driver']}/{m['runtime']}, commit {m['commit']}, {m['started']}, "
              f"{'quick' if m['quick'] else 'full'} mode, median of {m['runs']} samples, "
-             f"{m['failures']} failures. nvidia-smi: {m['nvidia_smi']}.", ""]
+             f"{m['failures']} failures. nvidia-smi: {m['nvidia_smi']}."
+             + (f" Toolchain: {toolchain}." if toolchain else ""), ""]
     rows = ewise["results"]
     for part in (patterns(rows, peers), paper(rows), schedules(rows), sparse(rows, peers),
                  coo_dense(rows, peers), crossover(rows)):
         lines += part
-    print("\n".join(lines))
+    path = os.path.join(args.record, "summary.md")
+    with open(path, "w") as fh:
+        fh.write("\n".join(lines) + "\n")
+    print("wrote", path)
 
 
 if __name__ == "__main__":

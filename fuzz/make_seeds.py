@@ -5,7 +5,7 @@
 
 Each seed is a small valid (or deliberately near-valid) file exercising one feature of the
 readers; the fuzzers mutate them, and tests/test_fuzz_corpus.cpp replays them. Inputs found by
-fuzzing are added next to them under their own names (see RELIABILITY.md)."""
+fuzzing are added next to them under their own names (see docs/reliability.md)."""
 import os
 import struct
 
@@ -137,7 +137,7 @@ PLAN = {
 }
 
 # Inputs that reproduced bugs found by fuzzing (written as bug-<what>.bin; no expectation on
-# accepted/rejected, they must just not crash or trip a sanitizer). See RELIABILITY.md.
+# accepted/rejected, they must just not crash or trip a sanitizer). See docs/reliability.md.
 PLAN_BUGS = {
     # check_no_partial_overlap (src/broadcast.cpp): an f16 output (2,) with stride 2^62-1 is
     # valid (its last byte offset 2^63-2 fits int64) but (max_offset()+1)*elem overflows, and so

@@ -9,16 +9,20 @@
 
 namespace ewise {
 
-DeviceBuffer::DeviceBuffer(std::size_t bytes, cudaStream_t stream) : stream_(stream) {
+DeviceBuffer::DeviceBuffer(std::size_t bytes, cudaStream_t stream, MemoryResource* memory)
+    : stream_(stream) {
   if (bytes == 0) return;
-  EWISE_CUDA_CHECK(cudaMallocAsync(&ptr_, bytes, stream));
+  MemoryResource* const from = memory != nullptr ? memory : default_memory_resource();
+  ptr_ = from->allocate(bytes, stream);
   bytes_ = bytes;
+  memory_ = from;
 }
 
 DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept
     : ptr_(std::exchange(other.ptr_, nullptr)),
       bytes_(std::exchange(other.bytes_, 0)),
-      stream_(other.stream_) {}
+      stream_(other.stream_),
+      memory_(std::exchange(other.memory_, nullptr)) {}
 
 DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
   if (this != &other) {
@@ -26,6 +30,7 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
     ptr_ = std::exchange(other.ptr_, nullptr);
     bytes_ = std::exchange(other.bytes_, 0);
     stream_ = other.stream_;
+    memory_ = std::exchange(other.memory_, nullptr);
   }
   return *this;
 }
@@ -33,14 +38,13 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
 DeviceBuffer::~DeviceBuffer() { release(); }
 
 void DeviceBuffer::release() noexcept {
-  // A destructor cannot throw; a failing free means the context is already broken, and the
-  // error stays pending for the next checked call to report.
-  if (ptr_ != nullptr) (void)cudaFreeAsync(ptr_, stream_);
+  if (ptr_ != nullptr) memory_->deallocate(ptr_, bytes_, stream_);
   ptr_ = nullptr;
   bytes_ = 0;
+  memory_ = nullptr;
 }
 
-HostBuffer::HostBuffer(std::size_t bytes, cudaStream_t /*stream*/)
+HostBuffer::HostBuffer(std::size_t bytes, cudaStream_t /*stream*/, MemoryResource* /*memory*/)
     : ptr_(bytes ? new std::byte[bytes] : nullptr), bytes_(bytes) {}
 
 namespace {
@@ -77,9 +81,9 @@ HostTensor to_host(const ConstTensorView& v, cudaStream_t stream) {
   return out;
 }
 
-DeviceTensor to_device(const ConstTensorView& v, cudaStream_t stream) {
+DeviceTensor to_device(const ConstTensorView& v, cudaStream_t stream, MemoryResource* memory) {
   const HostTensor host = to_host(v, stream);
-  DeviceTensor out(host.dtype(), host.shape(), stream);
+  DeviceTensor out(host.dtype(), host.shape(), stream, memory);
   if (out.bytes() == 0) return out;
   EWISE_CUDA_CHECK(cudaMemcpyAsync(out.data(), host.data(), out.bytes(), cudaMemcpyHostToDevice, stream));
   // The source is pageable host memory that dies with this function: wait for the copy.

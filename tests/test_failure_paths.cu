@@ -1,6 +1,6 @@
 // GPU tests of failure paths: a device allocation failure (more than the GPU has, or the GPU
 // filled up before a sparse pipeline allocates its temporaries) throws a clear CudaError, leaks
-// nothing (the default memory pool's used bytes and cudaMemGetInfo come back to where they
+// nothing (ewise's memory pool's used bytes and cudaMemGetInfo come back to where they
 // were) and the very next call works; an asynchronous fault from an earlier launch is reported
 // by the next ewise call instead of being swallowed (run in a child process: the fault kills
 // the CUDA context); invalid input is rejected before anything is written or allocated.
@@ -61,11 +61,12 @@ std::size_t free_device_bytes() {
   return free_bytes;
 }
 
-/// Takes every byte the default memory pool can still hand out, from its own free space and
-/// from the device, so that the next pool allocation fails. Frees it all on destruction.
+/// Takes every byte the device can still hand out, after ewise's pool has returned its free
+/// memory, so that the next allocation of ewise fails. Frees it all on destruction.
 class Ballast {
  public:
   Ballast() {
+    (void)memory_use();  // synchronizes and trims ewise's pool
     for (std::size_t chunk = std::size_t{1} << 30; chunk >= 256; chunk /= 2)
       for (;;) {
         void* p = nullptr;
@@ -143,7 +144,7 @@ TEST(FailurePaths, AllocationLargerThanTheGpuThrowsLeaksNothingAndTheNextCallWor
     ADD_FAILURE() << "allocating " << t.bytes() << " bytes with " << free_bytes << " free did not throw";
   } catch (const CudaError& e) {
     expect_out_of_memory(e, "DeviceTensor");
-    EXPECT_NE(std::string(e.what()).find("cudaMallocAsync"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("cudaMallocFromPoolAsync"), std::string::npos) << e.what();
   }
   expect_same_memory(before, "after DeviceTensor");
   expect_dense_call_works(seed, "a failed DeviceTensor allocation");

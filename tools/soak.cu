@@ -2,7 +2,7 @@
 // process (dense with every kernel, dtype and layout, the functor entry, the allocating form,
 // every sparse operation and algorithm, .npy/.mtx round trips of device data), every result
 // verified against the CPU reference, on several streams in turn. Device memory is measured
-// after a warm-up round and at the end (and every --report seconds): the default pool's bytes
+// after a warm-up round and at the end (and every --report seconds): ewise's memory pool's bytes
 // in use must be exactly the same and the device's used memory (after trimming the pool) may
 // not grow by more than 4 MiB.
 //

@@ -1,8 +1,10 @@
 // ewise/buffer.hpp — owning memory: RAII buffers and owning tensors.
 //
-// DeviceBuffer allocates with cudaMallocAsync on a stream and frees with cudaFreeAsync on the
-// same stream, so it is stream-ordered: the memory may be used by work queued on that stream
-// before the destructor runs. It is move-only and cannot leak when an exception unwinds.
+// DeviceBuffer allocates from a MemoryResource (ewise/memory.hpp: the one given, else the
+// device's default, else ewise's pool) on a stream and frees on the same stream, so it is
+// stream-ordered: the memory may be used by work queued on that stream before the destructor
+// runs. It is move-only and cannot leak when an exception unwinds. The stream and the resource
+// must outlive the buffer (memory.hpp says what happens to a buffer that outlives its stream).
 // HostBuffer is the same interface over host memory, so code templated on the buffer serves both.
 #pragma once
 
@@ -11,6 +13,7 @@
 #include <cstddef>
 #include <memory>
 
+#include "ewise/memory.hpp"
 #include "ewise/tensor.hpp"
 
 namespace ewise {
@@ -21,8 +24,11 @@ class DeviceBuffer {
   static constexpr Memory memory = Memory::device;
 
   DeviceBuffer() = default;
-  /// Allocates `bytes` on `stream` (0 bytes allocates nothing). Throws CudaError on failure.
-  explicit DeviceBuffer(std::size_t bytes, cudaStream_t stream = nullptr);
+  /// Allocates `bytes` on `stream` from `memory` (nullptr: the current device's default
+  /// resource). 0 bytes allocates nothing and makes no CUDA call. Throws what the resource
+  /// throws (CudaError from ewise's pool).
+  explicit DeviceBuffer(std::size_t bytes, cudaStream_t stream = nullptr,
+                        MemoryResource* memory = nullptr);
   DeviceBuffer(DeviceBuffer&& other) noexcept;
   DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
   DeviceBuffer(const DeviceBuffer&) = delete;
@@ -33,12 +39,15 @@ class DeviceBuffer {
   const void* data() const noexcept { return ptr_; }
   std::size_t size() const noexcept { return bytes_; }
   cudaStream_t stream() const noexcept { return stream_; }
+  /// The resource the memory came from (nullptr for an empty buffer).
+  MemoryResource* resource() const noexcept { return memory_; }
 
  private:
   void release() noexcept;
   void* ptr_ = nullptr;
   std::size_t bytes_ = 0;
   cudaStream_t stream_ = nullptr;
+  MemoryResource* memory_ = nullptr;
 };
 
 /// Host allocation with DeviceBuffer's interface (the stream is ignored).
@@ -47,7 +56,8 @@ class HostBuffer {
   static constexpr Memory memory = Memory::host;
 
   HostBuffer() = default;
-  explicit HostBuffer(std::size_t bytes, cudaStream_t stream = nullptr);
+  explicit HostBuffer(std::size_t bytes, cudaStream_t stream = nullptr,
+                      MemoryResource* memory = nullptr);
 
   void* data() noexcept { return ptr_.get(); }
   const void* data() const noexcept { return ptr_.get(); }
@@ -63,9 +73,12 @@ template <class Buffer>
 class BasicTensor {
  public:
   BasicTensor() = default;
-  BasicTensor(DType dtype, const Dims& shape, cudaStream_t stream = nullptr)
+  /// A contiguous tensor of `shape`, allocated on `stream` from `memory` (device tensors; see
+  /// DeviceBuffer).
+  BasicTensor(DType dtype, const Dims& shape, cudaStream_t stream = nullptr,
+              MemoryResource* memory = nullptr)
       : desc_(TensorDesc::contiguous(dtype, shape)),
-        buf_(static_cast<std::size_t>(desc_.numel()) * dtype_size(dtype), stream) {}
+        buf_(static_cast<std::size_t>(desc_.numel()) * dtype_size(dtype), stream, memory) {}
 
   const TensorDesc& desc() const noexcept { return desc_; }
   DType dtype() const noexcept { return desc_.dtype; }
@@ -97,7 +110,9 @@ using HostTensor = BasicTensor<HostBuffer>;
 /// gathered on the device (a temporary of numel elements on `stream`), so only its elements
 /// are copied, never the memory between them.
 HostTensor to_host(const ConstTensorView& v, cudaStream_t stream = nullptr);
-/// Copies any view into a new contiguous device tensor, ordered on `stream`.
-DeviceTensor to_device(const ConstTensorView& v, cudaStream_t stream = nullptr);
+/// Copies any view into a new contiguous device tensor, allocated from `memory` (see
+/// DeviceBuffer) and ordered on `stream`.
+DeviceTensor to_device(const ConstTensorView& v, cudaStream_t stream = nullptr,
+                       MemoryResource* memory = nullptr);
 
 }  // namespace ewise

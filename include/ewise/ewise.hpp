@@ -6,6 +6,7 @@
 // clang++ needs nothing else):
 //   ewise/tensor.hpp            DType, Dims, TensorDesc and the non-owning tensor views
 //   ewise/buffer.hpp            owning host and device buffers and tensors, to_host / to_device
+//   ewise/memory.hpp            where device memory comes from: ewise's pool, your own resource
 //   ewise/broadcast.hpp         NumPy broadcasting and the plan every dense backend executes
 //   ewise/ops.hpp               the built-in binary operations (BinaryOp) and their semantics
 //   ewise/dense.hpp             dense element-wise operations: binary, select_kernel, options
@@ -31,6 +32,7 @@
 #include "ewise/error.hpp"
 #include "ewise/half.hpp"
 #include "ewise/io.hpp"
+#include "ewise/memory.hpp"
 #include "ewise/ops.hpp"
 #include "ewise/reference.hpp"
 #include "ewise/sparse.hpp"

@@ -8,28 +8,32 @@
 #include <cstdint>
 
 #include "ewise/error.hpp"
+#include "ewise/memory.hpp"
 
 namespace ewise::tools {
 
 struct MemoryUse {
-  std::uint64_t pool_used = 0;      ///< bytes allocated from the default pool and not freed
-  std::uint64_t pool_reserved = 0;  ///< bytes the default pool holds (after trimming)
+  std::uint64_t pool_used = 0;      ///< bytes allocated from ewise's pool and not freed
+  std::uint64_t pool_reserved = 0;  ///< bytes ewise's pool holds (after trimming)
   std::uint64_t pool_high = 0;      ///< high-water mark of pool_used
-  std::size_t device_used = 0;      ///< total - free after trimming the pool
+  std::size_t device_used = 0;      ///< total - free after trimming the pools
 };
 
-/// Waits for all work, returns the default pool's unused memory to the driver and measures.
+/// Waits for all work, returns the unused memory of ewise's pool and of the device's default
+/// pool (which the tests' own allocations use) to the driver, and measures.
 inline MemoryUse memory_use() {
   EWISE_CUDA_CHECK(cudaDeviceSynchronize());
   int device = 0;
   EWISE_CUDA_CHECK(cudaGetDevice(&device));
-  cudaMemPool_t pool;
-  EWISE_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, device));
-  EWISE_CUDA_CHECK(cudaMemPoolTrimTo(pool, 0));
+  cudaMemPool_t default_pool;
+  EWISE_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&default_pool, device));
+  EWISE_CUDA_CHECK(cudaMemPoolTrimTo(default_pool, 0));
+  trim_memory_pool(0);
+  const MemoryPoolStats pool = memory_pool_stats();
   MemoryUse m;
-  EWISE_CUDA_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &m.pool_used));
-  EWISE_CUDA_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &m.pool_reserved));
-  EWISE_CUDA_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &m.pool_high));
+  m.pool_used = pool.used;
+  m.pool_reserved = pool.reserved;
+  m.pool_high = pool.high;
   std::size_t free_bytes = 0, total = 0;
   EWISE_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
   m.device_used = total - free_bytes;

@@ -3,8 +3,11 @@
 # device leak checking), racecheck, initcheck and synccheck. Any reported error, failed test or
 # non-zero exit fails the script; prints the errors per tool at the end.
 #
-#   scripts/sanitize_gpu.sh [BUILD_DIR=build] [TOOL...]      tools: memcheck racecheck initcheck
-#                                                              synccheck failures (default: all)
+#   scripts/sanitize_gpu.sh [--shard K/N] [BUILD_DIR=build] [TOOL...]
+#       tools: memcheck racecheck initcheck synccheck failures (default: all)
+#       --shard K/N: run only shard K (0-based) of N of each tool's tests (GoogleTest's own
+#       sharding, GTEST_SHARD_INDEX / GTEST_TOTAL_SHARDS), so that a sweep can be split over
+#       several runs of bounded length; the N shards of a tool together run each test once.
 #
 # BUILD_DIR must hold a built tests/ewise_gpu_tests. Logs go to $SANITIZE_LOG_DIR (default
 # BUILD_DIR/sanitize). Sizes are reduced for the sanitizers (they run kernels 10-100x slower):
@@ -24,6 +27,14 @@
 set -uo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+shard=""
+if [[ ${1:-} == --shard ]]; then
+  shard=$2
+  shift 2
+  [[ $shard =~ ^([0-9]+)/([1-9][0-9]*)$ ]] && ((BASH_REMATCH[1] < BASH_REMATCH[2])) ||
+    { echo "sanitize_gpu: --shard takes K/N with 0 <= K < N, not '$shard'" >&2; exit 2; }
+  export GTEST_SHARD_INDEX=${BASH_REMATCH[1]} GTEST_TOTAL_SHARDS=${BASH_REMATCH[2]}
+fi
 build="${1:-build}"
 [[ $# -gt 0 ]] && shift
 tools=("$@")
@@ -79,7 +90,7 @@ for tool in "${tools[@]}"; do
       ;;
     *) echo "sanitize_gpu: unknown tool $tool" >&2; exit 2 ;;
   esac
-  log="$logs/$tool.log"
+  log="$logs/$tool${shard:+.shard${shard/\//of}}.log"
   echo "== $tool ($filter) -> $log"
   start=$SECONDS
   "$sanitizer" "${args[@]}" "$exe" --gtest_filter="$filter" >"$log" 2>&1
@@ -105,6 +116,6 @@ for tool in "${tools[@]}"; do
   summary+=("$(printf '%-10s %-6s exit %-3s errors %-4s tests passed %-4s failed %-3s skipped %-3s %4ss %s' \
                "$tool" "$result" "$rc" "${errors:-?}" "$passed" "$failed" "$skipped" "$took" "$hazards")")
 done
-echo "== compute-sanitizer summary (logs in $logs)"
+echo "== compute-sanitizer summary${shard:+, shard $shard} (logs in $logs)"
 printf '%s\n' "${summary[@]}"
 exit $status

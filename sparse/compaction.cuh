@@ -1,0 +1,298 @@
+// sparse/compaction.cuh — writing the selected entries of a sequence to consecutive slots, in
+// order: count per tile → scan (CUB) → write, for outputs allocated to their exact size after
+// the count; the single-pass form (a decoupled look-back) for outputs allocated for every
+// entry; run heads. Also finalize, which sums duplicates, multiplies and writes a result, and
+// the removal of zero entries.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "ewise/buffer.hpp"
+#include "ewise/coo.hpp"
+#include "ewise/detail/launch.cuh"
+#include "ewise/detail/types.cuh"
+#include "ewise/ops.hpp"
+#include "keys.cuh"
+#include "policy.hpp"
+#include "sort.cuh"
+#include "status.cuh"
+#include "workspace.hpp"
+
+namespace ewise::sparse_detail {
+
+// ---- tiles ---------------------------------------------------------------------------------
+//
+// Tile t covers entries [t * kTile, (t + 1) * kTile); within a tile, thread x handles entries
+// k * kBlock + x for k < kItems, so each load of a warp reads 32 consecutive entries.
+
+/// Offset in its tile of the calling thread's item k.
+__device__ __forceinline__ std::int64_t tile_offset(int k) {
+  return static_cast<std::int64_t>(k) * kBlock + threadIdx.x;
+}
+
+/// The tile's count: the sum of the threads' counts `c`, stored by thread 0 to counts[tile];
+/// the last tile also stores the 0 past the last tile that makes the exclusive scan of
+/// tiles + 1 counts end with the total. Block-wide; one block per tile.
+__device__ __forceinline__ void store_tile_count(unsigned c, std::int64_t* counts) {
+  __shared__ unsigned total;
+  if (threadIdx.x == 0) total = 0;
+  __syncthreads();
+  c = __reduce_add_sync(0xffffffffu, c);
+  if ((threadIdx.x & 31) == 0) atomicAdd(&total, c);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    counts[blockIdx.x] = total;
+    if (blockIdx.x == gridDim.x - 1) counts[gridDim.x] = 0;
+  }
+}
+
+/// Ranks of a tile's flagged items (block-wide): rank[k] counts the flagged entries of the tile
+/// before the calling thread's item k; returns the tile's total. The ballots of each (item,
+/// warp) group count its flagged entries; warp 0 scans the group counts in tile order.
+__device__ __forceinline__ unsigned tile_ranks(const bool (&flag)[kItems], unsigned (&rank)[kItems]) {
+  __shared__ unsigned before[kItems * kWarps + 1];  // flagged entries before each (k, warp) group
+  const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  unsigned ballots[kItems];
+#pragma unroll
+  for (int k = 0; k < kItems; ++k) {
+    ballots[k] = __ballot_sync(0xffffffffu, flag[k]);
+    if (lane == 0) before[k * kWarps + warp] = __popc(ballots[k]);
+  }
+  __syncthreads();
+  static_assert(kItems * kWarps == 64, "the scan below gives each lane of warp 0 two groups");
+  if (warp == 0) {  // exclusive scan of the 64 group counts, in (k, warp) order
+    const unsigned c0 = before[2 * lane], c1 = before[2 * lane + 1];
+    unsigned sum = c0 + c1;
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+      const unsigned v = __shfl_up_sync(0xffffffffu, sum, d);
+      if (lane >= static_cast<unsigned>(d)) sum += v;
+    }
+    before[2 * lane] = sum - c0 - c1;
+    before[2 * lane + 1] = sum - c1;
+    if (lane == 31) before[kItems * kWarps] = sum;
+  }
+  __syncthreads();
+  const unsigned lower = (1u << lane) - 1u;
+#pragma unroll
+  for (int k = 0; k < kItems; ++k) rank[k] = before[k * kWarps + warp] + __popc(ballots[k] & lower);
+  return before[kItems * kWarps];
+}
+
+// ---- count → scan → write ------------------------------------------------------------------
+//
+// An Op has `bool flag(i)` and `void write(i, slot)`; every flagged i < n is written to its
+// slot, slots in increasing order of i.
+
+template <class Op>
+__global__ void __launch_bounds__(kBlock) count_tiles_kernel(std::int64_t n, Op op, std::int64_t* counts) {
+  const std::int64_t begin = blockIdx.x * kTile;
+  unsigned c = 0;
+#pragma unroll
+  for (int k = 0; k < kItems; ++k) {
+    const std::int64_t i = begin + tile_offset(k);
+    if (i < n && op.flag(i)) ++c;
+  }
+  store_tile_count(c, counts);
+}
+
+template <class Op>
+__global__ void __launch_bounds__(kBlock) write_tiles_kernel(std::int64_t n, Op op, const std::int64_t* offsets) {
+  const std::int64_t begin = blockIdx.x * kTile;
+  bool flag[kItems];
+#pragma unroll
+  for (int k = 0; k < kItems; ++k) {
+    const std::int64_t i = begin + tile_offset(k);
+    flag[k] = i < n && op.flag(i);
+  }
+  unsigned rank[kItems];
+  tile_ranks(flag, rank);
+  const std::int64_t first = offsets[blockIdx.x];
+#pragma unroll
+  for (int k = 0; k < kItems; ++k)
+    if (flag[k]) op.write(begin + tile_offset(k), first + rank[k]);
+}
+
+/// Per-tile counts over [0, n) (n > 0), their exclusive scan (CUB) and the write, with
+/// `extra` pieces of memory for the caller in the same allocation. A kernel that counts on its
+/// own writes counts()[t] for every tile t and 0 at counts()[tiles()] (store_tile_count).
+class Compaction {
+ public:
+  Compaction(std::int64_t n, cudaStream_t stream, const std::vector<std::size_t>& extra = {});
+
+  std::int64_t tiles() const { return tiles_; }
+  std::int64_t* counts() const { return ws_.get<std::int64_t>(0); }
+  /// offsets()[t]: the slot of tile t's first output (after scan()).
+  const std::int64_t* offsets() const { return ws_.get<const std::int64_t>(1); }
+  template <class T>
+  T* extra(std::size_t i) const { return ws_.get<T>(3 + i); }
+
+  template <class Op>
+  void count(const Op& op) {
+    detail::launch("sparse count_tiles", count_tiles_kernel<Op>, dim3(static_cast<unsigned>(tiles_)),
+                   dim3(kBlock), 0, stream_, n_, op, counts());
+  }
+  /// Exclusive scan of the counts (CUB); the total goes to status slot `slot`, read back by the
+  /// next status.read().
+  void scan(Status& status, int slot);
+  /// scan, then status.read(); returns the total.
+  std::int64_t scan_total(Status& status, int slot);
+  template <class Op>
+  void write(const Op& op) {
+    detail::launch("sparse write_tiles", write_tiles_kernel<Op>, dim3(static_cast<unsigned>(tiles_)),
+                   dim3(kBlock), 0, stream_, n_, op, offsets());
+  }
+
+ private:
+  std::int64_t n_, tiles_;
+  cudaStream_t stream_;
+  Workspace ws_;  // counts (tiles + 1), offsets (tiles + 1), CUB scan storage, extra pieces
+};
+
+// ---- single pass ---------------------------------------------------------------------------
+
+/// Tiles that learn where their output starts from their predecessors in the same kernel (a
+/// decoupled look-back, as in CUB's single-pass scan): each tile publishes its count, then
+/// adds up its predecessors' counts (or stops at the first that published its inclusive
+/// total). Tiles are taken in launch order from a ticket, so every tile a block waits for is
+/// already running: no deadlock whatever order the hardware starts blocks in.
+struct TileChain {
+  /// tiles + 1 words, zero before the launch: tile t's state (flag in the top two bits, count
+  /// below), then the ticket.
+  unsigned long long* states = nullptr;
+  std::int64_t tiles = 0;
+
+  static constexpr unsigned long long kAggregate = 1ull << 62, kInclusive = 2ull << 62,
+                                      kCount = kAggregate - 1;
+
+  /// Bytes of states for `tiles` tiles.
+  static std::size_t bytes(std::int64_t tiles) {
+    return static_cast<std::size_t>(tiles + 1) * sizeof(unsigned long long);
+  }
+
+  /// The block's tile (block-wide).
+  __device__ std::int64_t take() const {
+    __shared__ std::int64_t tile;
+    if (threadIdx.x == 0) tile = static_cast<std::int64_t>(atomicAdd(states + tiles, 1ull));
+    __syncthreads();
+    return tile;
+  }
+
+  /// The number of entries tiles 0 .. t - 1 output, given tile t's `count` (block-wide).
+  __device__ std::int64_t exclusive(std::int64_t t, unsigned count) const {
+    __shared__ std::int64_t prefix;
+    if (threadIdx.x < 32) {
+      const unsigned lane = threadIdx.x;
+      auto* st = reinterpret_cast<volatile unsigned long long*>(states);
+      if (lane == 0) st[t] = (t == 0 ? 2ull : 1ull) << 62 | count;  // inclusive or aggregate
+      unsigned long long sum = 0;
+      // Windows of 32 predecessors, nearest last; before tile 0 counts as an inclusive 0.
+      for (std::int64_t end = t; end > 0; end -= 32) {
+        const std::int64_t j = end - 32 + static_cast<std::int64_t>(lane);
+        unsigned long long s = kInclusive;
+        if (j >= 0) s = st[j];
+        while (__any_sync(0xffffffffu, (s >> 62) == 0))
+          if ((s >> 62) == 0) s = st[j];
+        const unsigned inclusive = __ballot_sync(0xffffffffu, (s >> 62) == 2);
+        const unsigned from = inclusive ? 31u - static_cast<unsigned>(__clz(inclusive)) : 0u;
+        unsigned long long v = lane >= from ? (s & kCount) : 0;
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+        sum += v;
+        if (inclusive) break;
+      }
+      if (lane == 0) {
+        if (t > 0) st[t] = kInclusive | (sum + count);
+        prefix = static_cast<std::int64_t>(sum);
+      }
+    }
+    __syncthreads();
+    return prefix;
+  }
+};
+
+// ---- run heads -----------------------------------------------------------------------------
+
+/// Compaction op over n sorted keys: flags the run heads (the first position of each run of
+/// equal keys) and writes their positions.
+struct RunHeads {
+  KeySeq keys;
+  std::int64_t* out;
+  __device__ bool flag(std::int64_t j) const { return j == 0 || keys[j] != keys[j - 1]; }
+  __device__ void write(std::int64_t j, std::int64_t slot) const { out[slot] = j; }
+};
+
+// ---- finalize: sum duplicates, multiply, write ---------------------------------------------
+
+enum class Factor : std::uint8_t { none, sparse };
+enum class MatchIndex : std::uint8_t { position, storage };
+
+/// Output u comes from the run of equal keys starting at position heads[u] (u when heads is
+/// null) of the sequence q: its values summed in sequence order, times the factor (the sum of
+/// the matching run of s), rounded once, written at (row, col) to slot u of the COO arrays or
+/// to out_dense. Made by sums() or products(), then to_coo() or to_dense().
+struct FinalizeArgs {
+  std::int64_t nout = 0;
+  const std::int64_t* heads = nullptr;
+  EntrySeq q;  ///< the sequence whose runs become outputs
+  Factor factor = Factor::none;
+  const std::int64_t* matchpos = nullptr;  ///< s position of each q run's match, indexed by
+  MatchIndex match_index = MatchIndex::position;  ///< the run's position or storage index
+  EntrySeq s;  ///< unsorted: every later equal key belongs to the run
+  IndexArray out_rows, out_cols;
+  void* out_vals = nullptr;
+  void* out_dense = nullptr;  ///< when set: row-major nrows x ncols, instead of the COO arrays
+
+  /// Each run of q summed.
+  static FinalizeArgs sums(const EntrySeq& q, const std::int64_t* heads, std::int64_t nout);
+  /// Each run of q summed, times the sum of its matching run of s, which starts at s position
+  /// matchpos[the q run's position or storage index, as `index` says] (kernels that know the
+  /// match themselves pass no matchpos).
+  static FinalizeArgs products(const EntrySeq& q, const EntrySeq& s, const std::int64_t* heads,
+                               std::int64_t nout, const std::int64_t* matchpos, MatchIndex index);
+  FinalizeArgs& to_coo(DeviceCoo& out);
+  FinalizeArgs& to_dense(void* dense);
+};
+void finalize(const FinalizeArgs& args, DType dtype, cudaStream_t stream);
+
+/// Output u of finalize: the q run starting at sequence position j, matched (Factor::sparse)
+/// at s position p. For kernels that know j and p themselves (heads and matchpos unused).
+template <class T>
+__device__ void finalize_entry(const FinalizeArgs& a, std::int64_t u, std::int64_t j, std::int64_t p) {
+  using C = detail::compute_t<T>;
+  const auto* qv = static_cast<const T*>(a.q.vals);
+  const auto* sv = static_cast<const T*>(a.s.vals);
+  const std::int64_t q = a.q.storage(j);
+  const std::int64_t row = a.q.rows[q], col = a.q.cols[q];
+  const std::uint64_t ncols = a.q.keys.ncols;
+  const std::uint64_t key = static_cast<std::uint64_t>(row) * ncols + static_cast<std::uint64_t>(col);
+  C acc = detail::to_compute(qv[q]);
+  if (!a.q.unique)
+    for (std::int64_t jj = j + 1; jj < a.q.n && a.q.keys[jj] == key; ++jj)
+      acc = ops::Add{}(acc, detail::to_compute(qv[a.q.storage(jj)]));
+  if (a.factor == Factor::sparse) {
+    C s = detail::to_compute(sv[a.s.storage(p)]);
+    if (!a.s.unique)
+      for (std::int64_t pp = p + 1; pp < a.s.n; ++pp) {
+        if (a.s.keys[pp] == key) s = ops::Add{}(s, detail::to_compute(sv[a.s.storage(pp)]));
+        else if (a.s.sorted) break;
+      }
+    acc = ops::Mul{}(acc, s);
+  }
+  if (a.out_dense) {
+    static_cast<T*>(a.out_dense)[row * static_cast<std::int64_t>(ncols) + col] = detail::from_compute<T>(acc);
+  } else {
+    a.out_rows.set(u, row);
+    a.out_cols.set(u, col);
+    static_cast<T*>(a.out_vals)[u] = detail::from_compute<T>(acc);
+  }
+}
+
+/// `in` without its entries whose value compares equal to zero.
+DeviceCoo drop_zero_entries(DeviceCoo in, Status& status, cudaStream_t stream);
+
+}  // namespace ewise::sparse_detail

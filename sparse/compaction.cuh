@@ -7,6 +7,8 @@
 
 #include <cuda_runtime.h>
 
+#include <cub/block/block_reduce.cuh>
+
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -34,16 +36,13 @@ __device__ __forceinline__ std::int64_t tile_offset(int k) {
   return static_cast<std::int64_t>(k) * kBlock + threadIdx.x;
 }
 
-/// The tile's count: the sum of the threads' counts `c`, stored by thread 0 to counts[tile];
-/// the last tile also stores the 0 past the last tile that makes the exclusive scan of
-/// tiles + 1 counts end with the total. Block-wide; one block per tile.
+/// The tile's count: the sum of the threads' counts `c` (cub::BlockReduce), stored by thread 0
+/// to counts[tile]; the last tile also stores the 0 past the last tile that makes the exclusive
+/// scan of tiles + 1 counts end with the total. Block-wide; one block per tile.
 __device__ __forceinline__ void store_tile_count(unsigned c, std::int64_t* counts) {
-  __shared__ unsigned total;
-  if (threadIdx.x == 0) total = 0;
-  __syncthreads();
-  c = __reduce_add_sync(0xffffffffu, c);
-  if ((threadIdx.x & 31) == 0) atomicAdd(&total, c);
-  __syncthreads();
+  using BlockSum = cub::BlockReduce<unsigned, kBlock>;
+  __shared__ typename BlockSum::TempStorage temp;
+  const unsigned total = BlockSum(temp).Sum(c);
   if (threadIdx.x == 0) {
     counts[blockIdx.x] = total;
     if (blockIdx.x == gridDim.x - 1) counts[gridDim.x] = 0;

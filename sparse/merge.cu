@@ -1,5 +1,7 @@
 // sparse/merge.cu — COO ⊙ COO by merge: both operands in sorted order (canonical ones as
 // they are, others radix-sorted), intersected by merge-path tiles of equal size.
+#include <cub/block/block_scan.cuh>
+
 #include <algorithm>
 #include <type_traits>
 
@@ -51,9 +53,7 @@ __global__ void __launch_bounds__(kBlock)
                        const std::int64_t* q_split, EntryCheck qcheck, EntryCheck scheck,
                        TileMatch* staging, std::int64_t* counts, std::int64_t* bad_split) {
   __shared__ KT sm[kTile + 2];
-  __shared__ unsigned warp_found[kWarps];
   const std::int64_t t = blockIdx.x;
-  const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   if (t == tiles - 1 && threadIdx.x == 0) counts[tiles] = 0;
   const std::int64_t diag0 = t * kTile, diag1 = std::min(diag0 + kTile, nq + ns);
   const int len = static_cast<int>(diag1 - diag0);
@@ -148,21 +148,10 @@ __global__ void __launch_bounds__(kBlock)
     }
   }
   // The matches before each thread's: a block-wide exclusive scan of the per-thread counts.
-  const unsigned c = __popc(mask);
-  unsigned incl = c;
-#pragma unroll
-  for (int d = 1; d < 32; d <<= 1) {
-    const unsigned v = __shfl_up_sync(0xffffffffu, incl, d);
-    if (lane >= static_cast<unsigned>(d)) incl += v;
-  }
-  if (lane == 31) warp_found[warp] = incl;
-  __syncthreads();
-  unsigned before = incl - c, total = 0;
-#pragma unroll
-  for (int w = 0; w < kWarps; ++w) {
-    before += static_cast<unsigned>(w) < warp ? warp_found[w] : 0u;
-    total += warp_found[w];
-  }
+  using BlockScan = cub::BlockScan<unsigned, kBlock, cub::BLOCK_SCAN_WARP_SCANS>;
+  __shared__ typename BlockScan::TempStorage scan_temp;
+  unsigned before, total;
+  BlockScan(scan_temp).ExclusiveSum(static_cast<unsigned>(__popc(mask)), before, total);
   // At most nQ matches from sorted operands; the bound keeps broken input inside the buffer.
   const unsigned cap = static_cast<unsigned>(nQ);
 #pragma unroll

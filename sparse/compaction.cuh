@@ -8,6 +8,7 @@
 #include <cuda_runtime.h>
 
 #include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
 
 #include <cstddef>
 #include <cstdint>
@@ -28,12 +29,16 @@ namespace ewise::sparse_detail {
 
 // ---- tiles ---------------------------------------------------------------------------------
 //
-// Tile t covers entries [t * kTile, (t + 1) * kTile); within a tile, thread x handles entries
-// k * kBlock + x for k < kItems, so each load of a warp reads 32 consecutive entries.
+// Tile t covers entries [t * kTile, (t + 1) * kTile). Inside a tile the entries are
+// warp-striped (CUB's WARP_STRIPED arrangement): warp w holds [w * kWarpTile, (w + 1) *
+// kWarpTile) and its lane l's item k is entry w * kWarpTile + k * 32 + l, so each load of a
+// warp reads 32 consecutive entries and a warp's entries are in (item, lane) order.
+
+inline constexpr int kWarpTile = 32 * kItems;
 
 /// Offset in its tile of the calling thread's item k.
 __device__ __forceinline__ std::int64_t tile_offset(int k) {
-  return static_cast<std::int64_t>(k) * kBlock + threadIdx.x;
+  return static_cast<std::int64_t>(threadIdx.x >> 5) * kWarpTile + k * 32 + (threadIdx.x & 31);
 }
 
 /// The tile's count: the sum of the threads' counts `c` (cub::BlockReduce), stored by thread 0
@@ -50,36 +55,26 @@ __device__ __forceinline__ void store_tile_count(unsigned c, std::int64_t* count
 }
 
 /// Ranks of a tile's flagged items (block-wide): rank[k] counts the flagged entries of the tile
-/// before the calling thread's item k; returns the tile's total. The ballots of each (item,
-/// warp) group count its flagged entries; warp 0 scans the group counts in tile order.
+/// before the calling thread's item k; returns the tile's total. Within a warp the ballots of
+/// its items give the ranks; a cub::BlockScan of the warps' totals adds the warps before.
 __device__ __forceinline__ unsigned tile_ranks(const bool (&flag)[kItems], unsigned (&rank)[kItems]) {
-  __shared__ unsigned before[kItems * kWarps + 1];  // flagged entries before each (k, warp) group
-  const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  unsigned ballots[kItems];
+  using WarpTotals = cub::BlockScan<unsigned, kBlock, cub::BLOCK_SCAN_WARP_SCANS>;
+  __shared__ typename WarpTotals::TempStorage temp;
+  const unsigned lane = threadIdx.x & 31, lower = (1u << lane) - 1u;
+  unsigned in_warp = 0;
 #pragma unroll
   for (int k = 0; k < kItems; ++k) {
-    ballots[k] = __ballot_sync(0xffffffffu, flag[k]);
-    if (lane == 0) before[k * kWarps + warp] = __popc(ballots[k]);
+    const unsigned ballot = __ballot_sync(0xffffffffu, flag[k]);
+    rank[k] = in_warp + __popc(ballot & lower);
+    in_warp += __popc(ballot);
   }
-  __syncthreads();
-  static_assert(kItems * kWarps == 64, "the scan below gives each lane of warp 0 two groups");
-  if (warp == 0) {  // exclusive scan of the 64 group counts, in (k, warp) order
-    const unsigned c0 = before[2 * lane], c1 = before[2 * lane + 1];
-    unsigned sum = c0 + c1;
+  // Only the last lane of a warp brings its warp's total: a thread's exclusive sum is then the
+  // total of the warps before its own.
+  unsigned before, total;
+  WarpTotals(temp).ExclusiveSum(lane == 31 ? in_warp : 0u, before, total);
 #pragma unroll
-    for (int d = 1; d < 32; d <<= 1) {
-      const unsigned v = __shfl_up_sync(0xffffffffu, sum, d);
-      if (lane >= static_cast<unsigned>(d)) sum += v;
-    }
-    before[2 * lane] = sum - c0 - c1;
-    before[2 * lane + 1] = sum - c1;
-    if (lane == 31) before[kItems * kWarps] = sum;
-  }
-  __syncthreads();
-  const unsigned lower = (1u << lane) - 1u;
-#pragma unroll
-  for (int k = 0; k < kItems; ++k) rank[k] = before[k * kWarps + warp] + __popc(ballots[k] & lower);
-  return before[kItems * kWarps];
+  for (int k = 0; k < kItems; ++k) rank[k] += before;
+  return total;
 }
 
 // ---- count → scan → write ------------------------------------------------------------------

@@ -1,4 +1,5 @@
-// sparse/compaction.cu — Compaction, finalize and drop_zero_entries (compaction.cuh).
+// sparse/compaction.cu — Compaction, SinglePassTiles, finalize and
+// drop_zero_entries (compaction.cuh).
 #include <cub/device/device_scan.cuh>
 
 #include <utility>
@@ -47,6 +48,22 @@ std::int64_t Compaction::scan_total(Status& status, int slot) {
   scan(status, slot);
   status.read();
   return status.total(slot);
+}
+
+// ---- single pass ---------------------------------------------------------------------------
+
+std::size_t SinglePassTiles::bytes(std::int64_t tiles) {
+  std::size_t state_bytes = 0;
+  EWISE_CUDA_CHECK(State::AllocationSize(static_cast<int>(tiles), state_bytes));
+  return (state_bytes + 15) / 16 * 16 + sizeof(unsigned long long);  // the ticket after them
+}
+
+SinglePassTiles::SinglePassTiles(void* memory, std::int64_t n_tiles) : tiles(n_tiles) {
+  std::size_t state_bytes = 0;
+  EWISE_CUDA_CHECK(State::AllocationSize(static_cast<int>(tiles), state_bytes));
+  EWISE_CUDA_CHECK(state.Init(static_cast<int>(tiles), memory, state_bytes));
+  ticket = reinterpret_cast<unsigned long long*>(static_cast<std::byte*>(memory) +
+                                                 (state_bytes + 15) / 16 * 16);
 }
 
 // ---- finalize ------------------------------------------------------------------------------

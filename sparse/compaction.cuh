@@ -1,14 +1,16 @@
 // sparse/compaction.cuh — writing the selected entries of a sequence to consecutive slots, in
 // order: count per tile → scan (CUB) → write, for outputs allocated to their exact size after
-// the count; the single-pass form (a decoupled look-back) for outputs allocated for every
+// the count; the single-pass form (CUB's decoupled look-back) for outputs allocated for every
 // entry; run heads. Also finalize, which sums duplicates, multiplies and writes a result, and
 // the removal of zero entries.
 #pragma once
 
 #include <cuda_runtime.h>
 
+#include <cub/agent/single_pass_scan_operators.cuh>
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
+#include <cuda/std/functional>
 
 #include <cstddef>
 #include <cstdint>
@@ -149,60 +151,52 @@ class Compaction {
 
 // ---- single pass ---------------------------------------------------------------------------
 
-/// Tiles that learn where their output starts from their predecessors in the same kernel (a
-/// decoupled look-back, as in CUB's single-pass scan): each tile publishes its count, then
-/// adds up its predecessors' counts (or stops at the first that published its inclusive
-/// total). Tiles are taken in launch order from a ticket, so every tile a block waits for is
-/// already running: no deadlock whatever order the hardware starts blocks in.
-struct TileChain {
-  /// tiles + 1 words, zero before the launch: tile t's state (flag in the top two bits, count
-  /// below), then the ticket.
-  unsigned long long* states = nullptr;
+/// Tiles that learn where their output starts from their predecessors in the same kernel:
+/// CUB's decoupled look-back (cub::ScanTileState and cub::TilePrefixCallbackOp, as in CUB's
+/// single-pass scan and select). Tiles are taken in launch order from a ticket, so every tile
+/// a block waits for is already running: no deadlock whatever order the hardware starts
+/// blocks in.
+struct SinglePassTiles {
+  using State = cub::ScanTileState<std::int64_t>;
+  using LookBack = cub::TilePrefixCallbackOp<std::int64_t, ::cuda::std::plus<>, State>;
+
+  State state;
+  unsigned long long* ticket = nullptr;
   std::int64_t tiles = 0;
 
-  static constexpr unsigned long long kAggregate = 1ull << 62, kInclusive = 2ull << 62,
-                                      kCount = kAggregate - 1;
+  /// Device bytes for `tiles` tiles.
+  static std::size_t bytes(std::int64_t tiles);
+  /// Over `bytes(tiles)` bytes at `memory`; reset() them before the kernel that uses them.
+  SinglePassTiles(void* memory, std::int64_t tiles);
 
-  /// Bytes of states for `tiles` tiles.
-  static std::size_t bytes(std::int64_t tiles) {
-    return static_cast<std::size_t>(tiles + 1) * sizeof(unsigned long long);
+  /// Marks every tile not yet done and zeroes the ticket. Every thread of a grid of at least
+  /// `tiles` threads calls it once, in a kernel before the one that takes the tiles.
+  __device__ void reset() {
+    state.InitializeStatus(static_cast<int>(tiles));
+    if (blockIdx.x == 0 && threadIdx.x == 0) *ticket = 0;
   }
 
   /// The block's tile (block-wide).
   __device__ std::int64_t take() const {
     __shared__ std::int64_t tile;
-    if (threadIdx.x == 0) tile = static_cast<std::int64_t>(atomicAdd(states + tiles, 1ull));
+    if (threadIdx.x == 0) tile = static_cast<std::int64_t>(atomicAdd(ticket, 1ull));
     __syncthreads();
     return tile;
   }
 
-  /// The number of entries tiles 0 .. t - 1 output, given tile t's `count` (block-wide).
-  __device__ std::int64_t exclusive(std::int64_t t, unsigned count) const {
+  /// The number of entries tiles 0 .. tile - 1 output, given this tile's `count` (block-wide).
+  __device__ std::int64_t exclusive(std::int64_t tile, unsigned count) {
+    __shared__ typename LookBack::TempStorage look_back;
     __shared__ std::int64_t prefix;
-    if (threadIdx.x < 32) {
-      const unsigned lane = threadIdx.x;
-      auto* st = reinterpret_cast<volatile unsigned long long*>(states);
-      if (lane == 0) st[t] = (t == 0 ? 2ull : 1ull) << 62 | count;  // inclusive or aggregate
-      unsigned long long sum = 0;
-      // Windows of 32 predecessors, nearest last; before tile 0 counts as an inclusive 0.
-      for (std::int64_t end = t; end > 0; end -= 32) {
-        const std::int64_t j = end - 32 + static_cast<std::int64_t>(lane);
-        unsigned long long s = kInclusive;
-        if (j >= 0) s = st[j];
-        while (__any_sync(0xffffffffu, (s >> 62) == 0))
-          if ((s >> 62) == 0) s = st[j];
-        const unsigned inclusive = __ballot_sync(0xffffffffu, (s >> 62) == 2);
-        const unsigned from = inclusive ? 31u - static_cast<unsigned>(__clz(inclusive)) : 0u;
-        unsigned long long v = lane >= from ? (s & kCount) : 0;
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-        sum += v;
-        if (inclusive) break;
+    if (tile == 0) {
+      if (threadIdx.x == 0) {
+        state.SetInclusive(0, count);
+        prefix = 0;
       }
-      if (lane == 0) {
-        if (t > 0) st[t] = kInclusive | (sum + count);
-        prefix = static_cast<std::int64_t>(sum);
-      }
+    } else if (threadIdx.x < 32) {  // the look-back runs in the first warp
+      LookBack op(state, look_back, ::cuda::std::plus<>{}, static_cast<int>(tile));
+      const std::int64_t p = op(count);
+      if (threadIdx.x == 0) prefix = p;
     }
     __syncthreads();
     return prefix;

@@ -89,16 +89,15 @@ __global__ void __launch_bounds__(kBlock) canonical_kernel(CanonicalArgs<T, I> a
 }
 
 /// Keys (row * ncols + col) and a copy of the values of a matrix's entries, for the sort; runs
-/// the range check; zeroes the `nzero` words of sorted_runs' tile chain.
+/// the range check; resets the single-pass tiles of sorted_runs (so the grid has at least
+/// tiles.tiles threads).
 template <class T, class I, class K>
 __global__ void sort_input_kernel(const I* rows, const I* cols, const T* vals, std::int64_t n,
                                   std::int64_t nrows, std::int64_t ncols, unsigned long long* check,
-                                  K* keys, T* vals_copy, unsigned long long* zero, std::int64_t nzero) {
-  const std::int64_t end = n > nzero ? n : nzero;
-  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < end;
+                                  K* keys, T* vals_copy, SinglePassTiles tiles) {
+  tiles.reset();
+  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n;
        i += std::int64_t{gridDim.x} * blockDim.x) {
-    if (i < nzero) zero[i] = 0;
-    if (i >= n) continue;
     const std::int64_t r = rows[i], c = cols[i];
     if (check && (r < 0 || r >= nrows || c < 0 || c >= ncols))
       atomicMin(check, static_cast<unsigned long long>(i));
@@ -137,14 +136,14 @@ struct RunsArgs {
   I* out_rows;
   I* out_cols;
   T* out_vals;
-  TileChain chain;
+  SinglePassTiles tiles;
   std::int64_t* total;
 };
 
 template <class T, class K, class I>
 __global__ void __launch_bounds__(kBlock) sorted_runs_kernel(RunsArgs<T, K, I> a) {
   using C = detail::compute_t<T>;
-  const std::int64_t t = a.chain.take();
+  const std::int64_t t = a.tiles.take();
   const unsigned lane = threadIdx.x & 31;
   const std::int64_t begin = t * kTile;
   K key[kItems];
@@ -194,8 +193,8 @@ __global__ void __launch_bounds__(kBlock) sorted_runs_kernel(RunsArgs<T, K, I> a
   }
   unsigned rank[kItems];
   const unsigned count = tile_ranks(keep, rank);
-  const std::int64_t first = a.chain.exclusive(t, count);
-  if (t == a.chain.tiles - 1 && threadIdx.x == 0) *a.total = first + count;
+  const std::int64_t first = a.tiles.exclusive(t, count);
+  if (t == a.tiles.tiles - 1 && threadIdx.x == 0) *a.total = first + count;
 #pragma unroll
   for (int k = 0; k < kItems; ++k)
     if (keep[k]) {
@@ -250,20 +249,21 @@ DeviceCoo scale_entries(const CooView& a, const DenseOperand* dense, const Spars
       }
       const std::int64_t tiles = tiles_for(n);
       const bool wk = wide_keys(desc);
-      SortScratch sort(n, wk, sizeof(T), key_bits(desc), stream, TileChain::bytes(tiles));
-      const TileChain chain{static_cast<unsigned long long*>(sort.extra()), tiles};
+      SortScratch sort(n, wk, sizeof(T), key_bits(desc), stream, SinglePassTiles::bytes(tiles));
+      const SinglePassTiles single_pass(sort.extra(), tiles);
+      // sort_input resets the tiles: at least one thread per tile.
+      const unsigned grid = std::max(blocks_for(n), static_cast<unsigned>((tiles + kBlock - 1) / kBlock));
       const auto run = [&](auto ktag) {
         using K = decltype(ktag);
-        detail::launch("sparse sort_input", sort_input_kernel<T, I, K>, dim3(blocks_for(n)), dim3(kBlock), 0,
+        detail::launch("sparse sort_input", sort_input_kernel<T, I, K>, dim3(grid), dim3(kBlock), 0,
                        stream, rows, cols, vals, n, desc.nrows, desc.ncols, check,
-                       static_cast<K*>(sort.keys_in()), static_cast<T*>(sort.vals_in()), chain.states,
-                       tiles + 1);
+                       static_cast<K*>(sort.keys_in()), static_cast<T*>(sort.vals_in()), single_pass);
         sort.sort();
         const RunsArgs<T, K, I> args{static_cast<const K*>(sort.keys()),
                                      static_cast<const T*>(sort.vals()), n,
                                      static_cast<std::uint64_t>(desc.ncols),
                                      static_cast<std::uint64_t>(desc.nrows * desc.ncols), factor,
-                                     options.drop_zeros, out_rows, out_cols, out_vals, chain,
+                                     options.drop_zeros, out_rows, out_cols, out_vals, single_pass,
                                      status->total_slot(kTotal)};
         detail::launch("sparse sorted_runs", sorted_runs_kernel<T, K, I>, dim3(static_cast<unsigned>(tiles)),
                        dim3(kBlock), 0, stream, args);

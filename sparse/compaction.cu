@@ -1,6 +1,8 @@
-// sparse/compaction.cu — Compaction, SinglePassTiles, finalize and
+// sparse/compaction.cu — Compaction, SinglePassTiles, RunHeads, finalize and
 // drop_zero_entries (compaction.cuh).
 #include <cub/device/device_scan.cuh>
+#include <cub/device/device_select.cuh>
+#include <thrust/iterator/counting_iterator.h>
 
 #include <utility>
 
@@ -64,6 +66,31 @@ SinglePassTiles::SinglePassTiles(void* memory, std::int64_t n_tiles) : tiles(n_t
   EWISE_CUDA_CHECK(state.Init(static_cast<int>(tiles), memory, state_bytes));
   ticket = reinterpret_cast<unsigned long long*>(static_cast<std::byte*>(memory) +
                                                  (state_bytes + 15) / 16 * 16);
+}
+
+// ---- run heads -----------------------------------------------------------------------------
+
+namespace {
+
+struct IsRunHead {
+  KeySeq keys;
+  __device__ bool operator()(std::int64_t j) const { return j == 0 || keys[j] != keys[j - 1]; }
+};
+
+/// The DeviceSelect of RunHeads; `temp == nullptr` asks for the temporary size.
+void select_run_heads(void* temp, std::size_t& temp_bytes, const KeySeq& keys, std::int64_t n,
+                      std::int64_t* heads, std::int64_t* count, cudaStream_t stream) {
+  EWISE_CUDA_CHECK(cub::DeviceSelect::If(temp, temp_bytes, thrust::counting_iterator<std::int64_t>(0),
+                                         heads, count, n, IsRunHead{keys}, stream));
+}
+
+}  // namespace
+
+RunHeads::RunHeads(const KeySeq& keys, std::int64_t n, std::int64_t* count, cudaStream_t stream) {
+  std::size_t temp_bytes = 0;
+  select_run_heads(nullptr, temp_bytes, keys, n, nullptr, nullptr, stream);
+  ws_ = Workspace({static_cast<std::size_t>(n) * sizeof(std::int64_t), temp_bytes}, stream);
+  select_run_heads(ws_.get(1), temp_bytes, keys, n, ws_.get<std::int64_t>(0), count, stream);
 }
 
 // ---- finalize ------------------------------------------------------------------------------

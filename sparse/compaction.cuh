@@ -1,8 +1,8 @@
 // sparse/compaction.cuh — writing the selected entries of a sequence to consecutive slots, in
 // order: count per tile → scan (CUB) → write, for outputs allocated to their exact size after
 // the count; the single-pass form (CUB's decoupled look-back) for outputs allocated for every
-// entry; run heads. Also finalize, which sums duplicates, multiplies and writes a result, and
-// the removal of zero entries.
+// entry; run heads (CUB DeviceSelect). Also finalize, which sums duplicates, multiplies and
+// writes a result, and the removal of zero entries.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -205,13 +205,16 @@ struct SinglePassTiles {
 
 // ---- run heads -----------------------------------------------------------------------------
 
-/// Compaction op over n sorted keys: flags the run heads (the first position of each run of
-/// equal keys) and writes their positions.
-struct RunHeads {
-  KeySeq keys;
-  std::int64_t* out;
-  __device__ bool flag(std::int64_t j) const { return j == 0 || keys[j] != keys[j - 1]; }
-  __device__ void write(std::int64_t j, std::int64_t slot) const { out[slot] = j; }
+/// The positions of the run heads of n sorted keys (the first position of each run of equal
+/// keys), in increasing order, and their number at *count (device): one CUB
+/// DeviceSelect::If, into room for n.
+class RunHeads {
+ public:
+  RunHeads(const KeySeq& keys, std::int64_t n, std::int64_t* count, cudaStream_t stream);
+  const std::int64_t* positions() const { return ws_.get<const std::int64_t>(0); }
+
+ private:
+  Workspace ws_;  // positions (n), CUB storage
 };
 
 // ---- finalize: sum duplicates, multiply, write ---------------------------------------------

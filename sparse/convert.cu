@@ -1,5 +1,7 @@
 // sparse/convert.cu — the conversions on the GPU: coo_to_dense, dense_to_coo and CSR row
 // offsets.
+#include <optional>
+
 #include "compaction.cuh"
 #include "internal.hpp"
 #include "sort.cuh"
@@ -58,21 +60,13 @@ DeviceTensor device_coo_to_dense(const CooView& a, const SparseOptions& options,
   if (!sorts) status.check(a, "a", options.validate_indices);
   const SortedSeq s =
       sort_entries(a, sorts ? status.fused(a, "a", options.validate_indices) : EntryCheck{}, stream);
-  std::int64_t nout = a.desc.nnz;
-  Workspace heads;
-  if (s.seq.unique) {
-    status.read();
-  } else {
-    Compaction runs(s.seq.n, stream);
-    runs.count(RunHeads{s.seq.keys, nullptr});
-    nout = runs.scan_total(status, 0);
-    heads = Workspace({static_cast<std::size_t>(nout) * sizeof(std::int64_t)}, stream);
-    runs.write(RunHeads{s.seq.keys, heads.get<std::int64_t>(0)});
-  }
+  std::optional<RunHeads> heads;
+  if (!s.seq.unique) heads.emplace(s.seq.keys, s.seq.n, status.total_slot(0), stream);
+  status.read();
+  const std::int64_t nout = heads ? status.total(0) : a.desc.nnz;
   DeviceTensor out(a.desc.dtype, Dims{a.desc.nrows, a.desc.ncols}, stream);
   if (out.bytes() > 0) EWISE_CUDA_CHECK(cudaMemsetAsync(out.data(), 0, out.bytes(), stream));
-  finalize(FinalizeArgs::sums(s.seq, s.seq.unique ? nullptr : heads.get<std::int64_t>(0), nout)
-               .to_dense(out.data()),
+  finalize(FinalizeArgs::sums(s.seq, heads ? heads->positions() : nullptr, nout).to_dense(out.data()),
            a.desc.dtype, stream);
   return out;
 }

@@ -93,13 +93,11 @@ DeviceCoo search_matches(const CooDesc& like, const CooView& Q, const EntrySeq& 
   matched.n = m;
   matched.unique = false;
   matched.sorted = true;
-  Compaction runs(m, stream);
-  runs.count(RunHeads{matched.keys, nullptr});
-  const std::int64_t u = runs.scan_total(status, 1);
-  Workspace heads({static_cast<std::size_t>(u) * sizeof(std::int64_t)}, stream);
-  runs.write(RunHeads{matched.keys, heads.get<std::int64_t>(0)});
+  const RunHeads heads(matched.keys, m, status.total_slot(1), stream);
+  status.read();
+  const std::int64_t u = status.total(1);
   DeviceCoo out(result_desc(like, u), stream);
-  finalize(FinalizeArgs::products(matched, s, heads.get<std::int64_t>(0), u, matchpos, MatchIndex::storage)
+  finalize(FinalizeArgs::products(matched, s, heads.positions(), u, matchpos, MatchIndex::storage)
                .to_coo(out),
            like.dtype, stream);
   return out;

@@ -1,22 +1,19 @@
 // sparse/api.cpp — the public sparse entry points: check, then run on the backend where the
-// inputs live (GPU pipelines in sparse/*.cu, CPU reference in sparse/reference.cpp).
-#include <string_view>
+// inputs live (GPU: the device_* functions of internal.hpp; CPU: sparse/reference.cpp).
+// coo_algorithm_name and parse_coo_algorithm are in select.cpp, beside the rule.
 #include <type_traits>
 
 #include "ewise/error.hpp"
 #include "ewise/sparse.hpp"
 #include "ewise/sparse_reference.hpp"
 #include "internal.hpp"
+#include "select.hpp"
 
 namespace ewise {
 
 using namespace sparse_detail;
 
 namespace {
-
-constexpr CooAlgorithm kAlgorithms[] = {CooAlgorithm::automatic, CooAlgorithm::sort_search,
-                                        CooAlgorithm::merge, CooAlgorithm::bitmap_merge,
-                                        CooAlgorithm::linear_search};
 
 /// Where a result type lives.
 template <class Result>
@@ -31,25 +28,6 @@ template <>
 struct ResultMemory<HostTensor> : std::integral_constant<Memory, Memory::host> {};
 
 }  // namespace
-
-const char* coo_algorithm_name(CooAlgorithm a) {
-  switch (a) {
-    case CooAlgorithm::automatic: return "automatic";
-    case CooAlgorithm::sort_search: return "sort_search";
-    case CooAlgorithm::merge: return "merge";
-    case CooAlgorithm::bitmap_merge: return "bitmap_merge";
-    case CooAlgorithm::linear_search: return "linear_search";
-  }
-  return "unknown";
-}
-
-CooAlgorithm parse_coo_algorithm(std::string_view name) {
-  for (CooAlgorithm a : kAlgorithms)
-    if (name == coo_algorithm_name(a)) return a;
-  EWISE_EXPECTS(false, "unknown COO algorithm '", name,
-                "' (expected automatic, sort_search, merge, bitmap_merge or linear_search)");
-  return CooAlgorithm::automatic;
-}
 
 CooAlgorithm select_coo_algorithm(const CooView& a, const CooView& b, CooAlgorithm requested) {
   check_operands(a, b);

@@ -1,11 +1,10 @@
-// sparse/checks.cpp — argument checks and algorithm selection shared by the CPU and GPU
-// backends, and the temporary-storage helper.
-#include <algorithm>
+// sparse/checks.cpp — argument checks shared by the CPU and GPU backends (checks.hpp).
+#include "checks.hpp"
+
 #include <cstring>
 
 #include "ewise/broadcast.hpp"
 #include "ewise/error.hpp"
-#include "internal.hpp"
 
 namespace ewise::sparse_detail {
 
@@ -100,70 +99,6 @@ CooDesc check_dense_to_coo(const ConstTensorView& dense, IndexType index) {
   CooDesc d{dense.desc.shape[0], dense.desc.shape[1], 0, index, dense.desc.dtype, true};
   d.validate();
   return d;
-}
-
-bool sort_search_sorts_a(const CooDesc& a, const CooDesc& b) {
-  if (a.canonical != b.canonical) return a.canonical;
-  return a.canonical ? a.nnz >= b.nnz : a.nnz <= b.nnz;
-}
-
-CooAlgorithm resolve_algorithm(const CooDesc& a, const CooDesc& b, CooAlgorithm requested) {
-  switch (requested) {
-    case CooAlgorithm::sort_search:
-    case CooAlgorithm::merge:
-      return requested;
-    case CooAlgorithm::bitmap_merge:
-      EWISE_EXPECTS(bitmap_bytes(a) <= kBitmapMaxBytes, "bitmap_merge needs a bitmap of ",
-                    bitmap_bytes(a), " bytes for the ", a.nrows, "x", a.ncols, " shape, over the limit of ",
-                    kBitmapMaxBytes, "; use merge or sort_search");
-      return requested;
-    case CooAlgorithm::linear_search: {
-      const bool small = a.nnz == 0 || b.nnz <= kLinearSearchMaxWork / a.nnz;
-      EWISE_EXPECTS(small, "linear_search is for small inputs: nnz(a) * nnz(b) = ", a.nnz, " * ",
-                    b.nnz, " exceeds ", kLinearSearchMaxWork, "; use sort_search or merge");
-      return requested;
-    }
-    case CooAlgorithm::automatic: {
-      const bool sorts_a = sort_search_sorts_a(a, b), both_canonical = a.canonical && b.canonical;
-      const std::int64_t sorted = sorts_a ? a.nnz : b.nnz, searching = sorts_a ? b.nnz : a.nnz;
-      if ((!both_canonical && sorted <= kAutoSortSearchMaxSorted) || searching <= sorted / kAutoSortSearchRatio)
-        return CooAlgorithm::sort_search;
-      if (both_canonical) return CooAlgorithm::merge;
-      if (bitmap_bytes(a) <= kAutoBitmapMaxBytes &&
-          bitmap_bytes(a) / kAutoBitmapBytesPerEntry <= a.nnz + b.nnz)
-        return CooAlgorithm::bitmap_merge;
-      return CooAlgorithm::merge;
-    }
-  }
-  EWISE_EXPECTS(false, "unknown COO algorithm ", static_cast<int>(requested));
-  return requested;
-}
-
-int key_bits(const CooDesc& d) {
-  const auto top = static_cast<std::uint64_t>(std::max<std::int64_t>(d.nrows * d.ncols - 1, 1));
-  int bits = 0;
-  while (bits < 64 && (top >> bits) != 0) ++bits;
-  return bits;
-}
-
-Workspace::Workspace(std::initializer_list<std::size_t> bytes, cudaStream_t stream) {
-  std::size_t total = 0;
-  for (std::size_t b : bytes) {
-    offsets_.push_back(total);
-    sizes_.push_back(b);
-    total += (b + kAlign - 1) / kAlign * kAlign;
-  }
-  buf_ = DeviceBuffer(total, stream);
-}
-
-std::vector<std::int64_t> read_words(const std::int64_t* device_words, std::size_t n,
-                                     cudaStream_t stream) {
-  std::vector<std::int64_t> host(n);
-  if (n == 0) return host;
-  EWISE_CUDA_CHECK(cudaMemcpyAsync(host.data(), device_words, n * sizeof(std::int64_t),
-                                   cudaMemcpyDeviceToHost, stream));
-  EWISE_CUDA_CHECK(cudaStreamSynchronize(stream));
-  return host;
 }
 
 }  // namespace ewise::sparse_detail

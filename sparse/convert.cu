@@ -1,9 +1,10 @@
-// sparse/convert.cu — coalesce, COO ⊙ dense and the conversions on the GPU.
+// sparse/convert.cu — the conversions on the GPU: coo_to_dense, dense_to_coo and CSR row
+// offsets.
 #include <optional>
-#include <utility>
 
-#include "ewise/ops.hpp"
-#include "kernels.cuh"
+#include "compaction.cuh"
+#include "internal.hpp"
+#include "sort.cuh"
 
 namespace ewise::sparse_detail {
 namespace {
@@ -48,304 +49,25 @@ __global__ void csr_offsets_kernel(IndexArray rows, std::int64_t nnz, std::int64
   }
 }
 
-// ---- COO ⊙ dense and coalesce: one pass from the entries (canonical) or from their sort ------
-
-/// The factor of an entry: dense's element at (row, col), or none (coalesce) when data is null.
-template <class T>
-struct DenseFactor {
-  const T* data = nullptr;
-  std::int64_t row_stride = 0, col_stride = 0;
-};
-
-/// The value an output entry gets from its (summed) value `acc` and the factor's element `d`.
-template <class T>
-__device__ __forceinline__ T scaled(const DenseFactor<T>& f, detail::compute_t<T> acc, T d) {
-  return detail::from_compute<T>(f.data ? ops::Mul{}(acc, detail::to_compute(d)) : acc);
-}
-
-/// Whether an output entry with value v is kept (drop_zeros drops +0 and -0, keeps NaN).
-template <class T>
-__device__ __forceinline__ bool kept(bool drop_zeros, T v) {
-  return !drop_zeros || detail::to_compute(v) != detail::compute_t<T>(0);
-}
-
-/// A canonical matrix: output entry i comes from entry i. One pass checks the indices (range;
-/// strictly increasing, against the predecessor), reads the factor and writes the output. An
-/// entry out of range reads no factor, so unchecked bad input stays inside its buffers.
-template <class T, class I>
-struct CanonicalArgs {
-  const I* rows;
-  const I* cols;
-  const T* vals;
-  std::int64_t n, nrows, ncols;
-  unsigned long long* check;  ///< EntryCheck words (out of range, not increasing), or null
-  DenseFactor<T> factor;
-  I* out_rows;
-  I* out_cols;
-  T* out_vals;
-};
-
-template <class T, class I>
-__global__ void __launch_bounds__(kBlock) canonical_kernel(CanonicalArgs<T, I> a) {
-  const unsigned lane = threadIdx.x & 31;
-  // A block-uniform trip count, so that whole warps vote.
-  for (std::int64_t i0 = std::int64_t{blockIdx.x} * kBlock; i0 < a.n; i0 += std::int64_t{gridDim.x} * kBlock) {
-    const std::int64_t i = i0 + threadIdx.x;
-    const bool live = i < a.n;
-    I r = 0, c = 0, pr = 0, pc = 0;
-    T v{};
-    if (live) {
-      r = a.rows[i];
-      c = a.cols[i];
-      v = a.vals[i];
-      if (a.check && i > 0) {  // the predecessor: in cache, its warp neighbour loads it
-        pr = a.rows[i - 1];
-        pc = a.cols[i - 1];
-      }
-    }
-    const bool in = r >= 0 && r < a.nrows && c >= 0 && c < a.ncols;
-    if (a.check) {
-      const bool after = pr < r || (pr == r && pc < c);
-      // Within a warp the lowest flagged lane holds the smallest index.
-      const unsigned out = __ballot_sync(0xffffffffu, live && !in);
-      const unsigned order = __ballot_sync(0xffffffffu, live && in && i > 0 && !after);
-      if (out && lane == static_cast<unsigned>(__ffs(out) - 1)) atomicMin(a.check, static_cast<unsigned long long>(i));
-      if (order && lane == static_cast<unsigned>(__ffs(order) - 1))
-        atomicMin(a.check + 1, static_cast<unsigned long long>(i));
-    }
-    if (!live) continue;
-    T out = v;  // without a factor the value is copied bit for bit
-    if (a.factor.data) {
-      const T d = in ? a.factor.data[r * a.factor.row_stride + c * a.factor.col_stride] : T{};
-      out = scaled(a.factor, detail::to_compute(v), d);
-    }
-    a.out_rows[i] = r;
-    a.out_cols[i] = c;
-    a.out_vals[i] = out;
-  }
-}
-
-/// Keys (row * ncols + col) and a copy of the values of a matrix's entries, for the sort; runs
-/// the range check; zeroes the tile chain's `nzero` words.
-template <class T, class I, class K>
-__global__ void sort_input_kernel(const I* rows, const I* cols, const T* vals, std::int64_t n,
-                                  std::int64_t nrows, std::int64_t ncols, unsigned long long* check,
-                                  K* keys, T* vals_copy, unsigned long long* zero, std::int64_t nzero) {
-  const std::int64_t end = n > nzero ? n : nzero;
-  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < end;
-       i += std::int64_t{gridDim.x} * blockDim.x) {
-    if (i < nzero) zero[i] = 0;
-    if (i >= n) continue;
-    const std::int64_t r = rows[i], c = cols[i];
-    if (check && (r < 0 || r >= nrows || c < 0 || c >= ncols))
-      atomicMin(check, static_cast<unsigned long long>(i));
-    keys[i] = static_cast<K>(static_cast<std::uint64_t>(r) * static_cast<std::uint64_t>(ncols) +
-                             static_cast<std::uint64_t>(c));
-    vals_copy[i] = vals[i];
-  }
-}
-
-/// Row and column of an absolute index (32-bit division when the key and ncols fit).
-template <class K>
-__device__ __forceinline__ void split_key(K key, std::uint64_t ncols, std::uint64_t* r, std::uint64_t* c) {
-  if (sizeof(K) == 4 && ncols <= 0xFFFFFFFFull) {
-    const auto k32 = static_cast<std::uint32_t>(key), n32 = static_cast<std::uint32_t>(ncols);
-    const std::uint32_t q = k32 / n32;
-    *r = q;
-    *c = k32 - q * n32;
-  } else {
-    *r = static_cast<std::uint64_t>(key) / ncols;
-    *c = static_cast<std::uint64_t>(key) - *r * ncols;
-  }
-}
-
-/// A matrix's entries stably sorted by key: one output per run of equal keys (its values
-/// summed in storage order), times the factor, compacted by the tile chain (drop_zeros drops
-/// as it goes); the count goes to *total. A key past the shape (unchecked bad input) reads no
-/// factor.
-template <class T, class K, class I>
-struct RunsArgs {
-  const K* keys;
-  const T* vals;
-  std::int64_t n;
-  std::uint64_t ncols, cells;
-  DenseFactor<T> factor;
-  bool drop_zeros;
-  I* out_rows;
-  I* out_cols;
-  T* out_vals;
-  TileChain chain;
-  std::int64_t* total;
-};
-
-template <class T, class K, class I>
-__global__ void __launch_bounds__(kBlock) sorted_runs_kernel(RunsArgs<T, K, I> a) {
-  using C = detail::compute_t<T>;
-  const std::int64_t t = a.chain.take();
-  const unsigned lane = threadIdx.x & 31;
-  const std::int64_t base = t * kTile + threadIdx.x;
-  K key[kItems];
-  T v[kItems];
-#pragma unroll
-  for (int k = 0; k < kItems; ++k) {
-    const std::int64_t i = base + k * kBlock;
-    key[k] = 0;
-    v[k] = T{};
-    if (i < a.n) {
-      key[k] = a.keys[i];
-      v[k] = a.vals[i];
-    }
-  }
-  bool head[kItems];
-#pragma unroll
-  for (int k = 0; k < kItems; ++k) {
-    const std::int64_t i = base + k * kBlock;
-    K prev = __shfl_up_sync(0xffffffffu, key[k], 1);
-    if (lane == 0 && i > 0 && i < a.n) prev = a.keys[i - 1];
-    head[k] = i < a.n && (i == 0 || prev != key[k]);
-  }
-  C acc[kItems];
-#pragma unroll
-  for (int k = 0; k < kItems; ++k) {
-    acc[k] = detail::to_compute(v[k]);
-    if (head[k])  // the rest of the run, in storage order (the sort is stable)
-      for (std::int64_t j = base + k * kBlock + 1; j < a.n && a.keys[j] == key[k]; ++j)
-        acc[k] = ops::Add{}(acc[k], detail::to_compute(a.vals[j]));
-  }
-  std::uint64_t r[kItems], c[kItems];
-  T d[kItems];
-#pragma unroll
-  for (int k = 0; k < kItems; ++k) {
-    split_key(key[k], a.ncols, &r[k], &c[k]);
-    d[k] = T{};
-    if (a.factor.data && head[k] && key[k] < a.cells)
-      d[k] = a.factor.data[static_cast<std::int64_t>(r[k]) * a.factor.row_stride +
-                           static_cast<std::int64_t>(c[k]) * a.factor.col_stride];
-  }
-  T out[kItems];
-  bool keep[kItems];
-#pragma unroll
-  for (int k = 0; k < kItems; ++k) {
-    out[k] = scaled(a.factor, acc[k], d[k]);
-    keep[k] = head[k] && kept(a.drop_zeros, out[k]);
-  }
-  unsigned rank[kItems];
-  const unsigned count = tile_ranks(keep, rank);
-  const std::int64_t first = a.chain.exclusive(t, count);
-  if (t == a.chain.tiles - 1 && threadIdx.x == 0) *a.total = first + count;
-#pragma unroll
-  for (int k = 0; k < kItems; ++k)
-    if (keep[k]) {
-      const std::int64_t slot = first + rank[k];
-      a.out_rows[slot] = static_cast<I>(r[k]);
-      a.out_cols[slot] = static_cast<I>(c[k]);
-      a.out_vals[slot] = out[k];
-    }
-}
-
-template <class F>
-void with_index(IndexType t, F&& f) {
-  if (t == IndexType::i64) f(std::int64_t{});
-  else f(std::int32_t{});
-}
-
-/// a ⊙ dense (dense given) or the canonical form of a (dense null). Canonical a: one pass
-/// (it synchronizes only to check the indices, then drop_zeros compacts the result). Otherwise
-/// a stable radix sort of (key, value) and one pass over the runs of equal keys that sums,
-/// multiplies, drops zeros when asked and compacts (one synchronization).
-DeviceCoo scale_entries(const CooView& a, const DenseOperand* dense, const SparseOptions& options,
-                        cudaStream_t stream) {
-  const CooDesc& desc = a.desc;
-  const std::int64_t n = desc.nnz;
-  if (n == 0) return DeviceCoo(result_desc(desc, 0), stream);
-  constexpr int kTotal = 0;  // status total slot
-  const bool sorts = !desc.canonical;
-  // Trusted canonical input without drop_zeros needs no status: the call does not synchronize.
-  std::optional<Status> status;
-  if (sorts || options.validate_indices || options.drop_zeros) status.emplace(stream);
-  unsigned long long* check = status ? status->fused(a, "a", options.validate_indices).words : nullptr;
-  // Room for every entry; the sorting path shrinks the count to the runs it keeps.
-  DeviceCoo out(result_desc(desc, n), stream);
-  Workspace ws;
-  detail::dispatch_dtype(desc.dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    DenseFactor<T> factor;
-    if (dense) factor = {static_cast<const T*>(dense->data), dense->row_stride, dense->col_stride};
-    with_index(desc.index, [&](auto itag) {
-      using I = decltype(itag);
-      const auto* rows = static_cast<const I*>(a.rows);
-      const auto* cols = static_cast<const I*>(a.cols);
-      const auto* vals = static_cast<const T*>(a.vals);
-      auto* out_rows = static_cast<I*>(out.rows());
-      auto* out_cols = static_cast<I*>(out.cols());
-      auto* out_vals = static_cast<T*>(out.vals());
-      if (!sorts) {
-        const CanonicalArgs<T, I> args{rows,   cols,     vals,     n,       desc.nrows, desc.ncols,
-                                       check,  factor,   out_rows, out_cols, out_vals};
-        detail::launch("sparse canonical_entries", canonical_kernel<T, I>, dim3(blocks_for(n)),
-                       dim3(kBlock), 0, stream, args);
-        return;
-      }
-      const std::int64_t tiles = tiles_for(n);
-      const bool wk = wide_keys(desc);
-      const int bits = key_bits(desc);
-      const auto kb = static_cast<std::size_t>(n) * (wk ? 8 : 4);
-      const auto vb = static_cast<std::size_t>(n) * sizeof(T);
-      ws = Workspace({kb, kb, vb, vb, TileChain::bytes(n), sort_pairs_temp_bytes(n, wk, sizeof(T), bits)},
-                     stream);
-      const TileChain chain{ws.get<unsigned long long>(4), tiles};
-      SortBuffers buf;
-      buf.keys[0] = ws.get(0);
-      buf.keys[1] = ws.get(1);
-      buf.vals[0] = ws.get(2);
-      buf.vals[1] = ws.get(3);
-      const auto run = [&](auto ktag) {
-        using K = decltype(ktag);
-        detail::launch("sparse sort_input", sort_input_kernel<T, I, K>, dim3(blocks_for(n)), dim3(kBlock), 0,
-                       stream, rows, cols, vals, n, desc.nrows, desc.ncols, check,
-                       static_cast<K*>(buf.keys[0]), static_cast<T*>(buf.vals[0]), chain.states,
-                       tiles + 1);
-        sort_pairs(ws.get(5), ws.bytes(5), buf, n, wk, sizeof(T), bits, stream);
-        const RunsArgs<T, K, I> args{static_cast<const K*>(buf.keys[buf.selector]),
-                                     static_cast<const T*>(buf.vals[buf.selector]), n,
-                                     static_cast<std::uint64_t>(desc.ncols),
-                                     static_cast<std::uint64_t>(desc.nrows * desc.ncols), factor,
-                                     options.drop_zeros, out_rows, out_cols, out_vals, chain,
-                                     status->total_slot(kTotal)};
-        detail::launch("sparse sorted_runs", sorted_runs_kernel<T, K, I>, dim3(static_cast<unsigned>(tiles)),
-                       dim3(kBlock), 0, stream, args);
-      };
-      if (wk) run(std::uint64_t{});
-      else run(std::uint32_t{});
-    });
-  });
-  // Canonical with drop_zeros: the compaction reads the status (and throws for bad indices).
-  if (!sorts && options.drop_zeros) return drop_zero_entries(std::move(out), *status, stream);
-  if (status) status->read();  // throws for bad indices
-  if (sorts) out.set_nnz(status->total(kTotal));
-  return out;
-}
-
 }  // namespace
-
-DeviceCoo device_coalesce(const CooView& a, const SparseOptions& options, cudaStream_t stream) {
-  return scale_entries(a, nullptr, options, stream);
-}
-
-DeviceCoo device_multiply_dense(const CooView& a, const DenseOperand& dense,
-                                const SparseOptions& options, cudaStream_t stream) {
-  return scale_entries(a, &dense, options, stream);
-}
 
 DeviceTensor device_coo_to_dense(const CooView& a, const SparseOptions& options,
                                  cudaStream_t stream) {
   Status status(stream);
-  const Runs runs = find_runs(a, options.validate_indices, status, stream);
+  // Unsorted entries: sorted (the sort's first pass checks them), then one output per run of
+  // equal keys. Canonical ones (checked by a pass of their own): one output per entry.
+  const bool sorts = !a.desc.canonical && a.desc.nnz > 0;
+  if (!sorts) status.check(a, "a", options.validate_indices);
+  const SortedSeq s =
+      sort_entries(a, sorts ? status.fused(a, "a", options.validate_indices) : EntryCheck{}, stream);
+  std::optional<RunHeads> heads;
+  if (!s.seq.unique) heads.emplace(s.seq.keys, s.seq.n, status.total_slot(0), stream);
+  status.read();
+  const std::int64_t nout = heads ? status.total(0) : a.desc.nnz;
   DeviceTensor out(a.desc.dtype, Dims{a.desc.nrows, a.desc.ncols}, stream);
   if (out.bytes() > 0) EWISE_CUDA_CHECK(cudaMemsetAsync(out.data(), 0, out.bytes(), stream));
-  FinalizeArgs f = finalize_args(a, runs);
-  f.out_dense = out.data();
-  finalize(f, a.desc.dtype, stream);
+  finalize(FinalizeArgs::sums(s.seq, heads ? heads->positions() : nullptr, nout).to_dense(out.data()),
+           a.desc.dtype, stream);
   return out;
 }
 
@@ -380,12 +102,6 @@ DeviceTensor device_csr_row_offsets(const CooView& a, const SparseOptions& optio
                  dim3(kBlock), 0, stream, index_array(a.rows, a.desc.index), a.desc.nnz,
                  a.desc.nrows, IndexArray{out.data(), t == DType::i64});
   return out;
-}
-
-void device_check_indices(const CooView& m, const char* what, cudaStream_t stream) {
-  Status status(stream);
-  status.check(m, what, true);
-  status.read();
 }
 
 }  // namespace ewise::sparse_detail

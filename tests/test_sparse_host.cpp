@@ -360,14 +360,21 @@ TEST(SparseAlgorithms, NamesRoundTrip) {
   expect_invalid([] { parse_coo_algorithm("bogus"); }, {"bogus", "sort_search"});
 }
 
+/// select_coo_algorithm for operands of an nrows x ncols shape with na and nb entries, canonical
+/// or not. Descriptors only: the arrays are never read.
+CooAlgorithm select_for(std::int64_t nrows, std::int64_t ncols, std::int64_t na, bool ca,
+                        std::int64_t nb, bool cb, CooAlgorithm r = CooAlgorithm::automatic) {
+  static float dummy = 0;
+  const CooView a{&dummy, &dummy, &dummy, CooDesc{nrows, ncols, na, IndexType::i32, DType::f32, ca}, Memory::host};
+  const CooView b{&dummy, &dummy, &dummy, CooDesc{nrows, ncols, nb, IndexType::i32, DType::f32, cb}, Memory::host};
+  return select_coo_algorithm(a, b, r);
+}
+
 TEST(SparseAlgorithms, Selection) {
-  // Descriptors only (the arrays are never read); n x n shape.
+  // n x n shape.
   const auto pick = [](std::int64_t n, std::int64_t na, bool ca, std::int64_t nb, bool cb,
                        CooAlgorithm r = CooAlgorithm::automatic) {
-    static float dummy = 0;
-    const CooView a{&dummy, &dummy, &dummy, CooDesc{n, n, na, IndexType::i32, DType::f32, ca}, Memory::host};
-    const CooView b{&dummy, &dummy, &dummy, CooDesc{n, n, nb, IndexType::i32, DType::f32, cb}, Memory::host};
-    return select_coo_algorithm(a, b, r);
+    return select_for(n, n, na, ca, nb, cb, r);
   };
   const std::int64_t huge = 1 << 20, mid = 16384;
   EXPECT_EQ(pick(huge, 1000000, true, 1000000, true), CooAlgorithm::merge);
@@ -398,6 +405,23 @@ TEST(SparseAlgorithms, Selection) {
   SparseOptions lin;
   lin.algorithm = CooAlgorithm::linear_search;
   expect_invalid([&] { multiply<HostCoo>(big, big2, lin); }, {"linear_search"});
+}
+
+TEST(SparseAlgorithms, SelectionThresholds) {
+  // Each threshold of the automatic rule, at the limit and one past it.
+  const std::int64_t mid = 16384;  // a 32 MiB bitmap: 1 Mi input entries at 32 bytes per entry
+  // An operand to sort with at most 65536 entries: sort_search.
+  EXPECT_EQ(select_for(mid, mid, 65536, false, 65536, false), CooAlgorithm::sort_search);
+  EXPECT_EQ(select_for(mid, mid, 65537, false, 65537, false), CooAlgorithm::merge);
+  // Lookups at most 1/32 of the entries searched: sort_search, even when both are canonical.
+  EXPECT_EQ(select_for(1 << 20, 1 << 20, 1000, true, 32000, true), CooAlgorithm::sort_search);
+  EXPECT_EQ(select_for(1 << 20, 1 << 20, 1001, true, 32000, true), CooAlgorithm::merge);
+  // A bitmap of at most 32 bytes per input entry: bitmap_merge.
+  EXPECT_EQ(select_for(mid, mid, 524288, false, 524288, false), CooAlgorithm::bitmap_merge);
+  EXPECT_EQ(select_for(mid, mid, 524287, false, 524288, false), CooAlgorithm::merge);
+  // A bitmap of at most 48 MiB (16384 x 24576 cells): bitmap_merge.
+  EXPECT_EQ(select_for(mid, 24576, 1000000, false, 1000000, false), CooAlgorithm::bitmap_merge);
+  EXPECT_EQ(select_for(mid, 24577, 1000000, false, 1000000, false), CooAlgorithm::merge);
 }
 
 TEST(SparseReference, EmptyAndDegenerate) {

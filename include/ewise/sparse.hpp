@@ -52,10 +52,11 @@ namespace ewise {
 
 /// How multiply(COO, COO) finds matching coordinates. All give identical results.
 enum class CooAlgorithm : std::uint8_t {
-  /// sort_search when one operand is small (the other has at most 1/32 as many entries, or,
-  /// unless both are canonical, at most 65536 entries to sort); else merge when both are
-  /// canonical; else bitmap_merge when its bitmap takes at most 32 bytes per input entry and
-  /// fits in L2 (48 MiB); else merge.
+  /// By the operands' sizes and sortedness: sort_search when one operand is small (few entries
+  /// to sort, or far fewer than the other); else merge when both are canonical; else
+  /// bitmap_merge when its bitmap is small for the input and fits in L2; else merge.
+  /// select_coo_algorithm names the choice; the thresholds, measured on an H200, are in
+  /// sparse/policy.hpp and the rule in sparse/select.cpp.
   automatic,
   /// The HammerBlade write-up's optimized kernel: one operand is radix-sorted by absolute
   /// index (only the bits nrows*ncols needs; 32-bit keys when they fit; skipped when it is

@@ -1,0 +1,46 @@
+// sparse/checks.hpp — argument checks shared by the CPU and GPU backends (checks.cpp), and the
+// messages of a failed index check. Host-compilable.
+#pragma once
+
+#include <cstdint>
+
+#include "ewise/coo.hpp"
+#include "ewise/tensor.hpp"
+
+namespace ewise::sparse_detail {
+
+/// check_view on both; same shape, dtype, index type and memory.
+void check_operands(const CooView& a, const CooView& b);
+
+/// A dense operand read at (r, c) as data[r * row_stride + c * col_stride] (elements).
+struct DenseOperand {
+  const void* data = nullptr;
+  std::int64_t row_stride = 0, col_stride = 0;
+};
+/// check_view on both; same dtype and memory; dense broadcasts to a's shape.
+DenseOperand check_dense_operand(const CooView& a, const ConstTensorView& dense);
+
+/// Throws unless `inputs` equals `result` (the memory the chosen result type lives in).
+void check_result_memory(Memory inputs, Memory result, const char* op);
+
+/// The messages of check_indices: entry k is out of range / not after entry k - 1.
+[[noreturn]] void throw_out_of_range(const char* what, const CooDesc& d, std::int64_t k,
+                                     std::int64_t row, std::int64_t col);
+[[noreturn]] void throw_not_increasing(const char* what, std::int64_t k, std::int64_t prev_row,
+                                       std::int64_t prev_col, std::int64_t row, std::int64_t col);
+
+/// check_indices on a host view.
+void check_indices_host(const CooView& m, const char* what);
+
+/// Row or column index k of a host array of index type t.
+std::int64_t host_index(const void* p, IndexType t, std::int64_t k);
+
+/// Throws unless a is marked canonical (for coo_to_csr_row_offsets).
+void check_canonical_for_csr(const CooView& a);
+/// The dtype of CSR row offsets for a (see sparse.hpp).
+DType csr_offsets_dtype(const CooDesc& a);
+
+/// dense_to_coo's checks: rank 2, shape suits `index`. Returns the COO descriptor (nnz 0).
+CooDesc check_dense_to_coo(const ConstTensorView& dense, IndexType index);
+
+}  // namespace ewise::sparse_detail

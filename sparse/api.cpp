@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "ewise/error.hpp"
+#include "ewise/memory.hpp"
 #include "ewise/sparse.hpp"
 #include "ewise/sparse_reference.hpp"
 #include "internal.hpp"
@@ -75,7 +76,10 @@ Result multiply(const CooView& a, const CooView& b, const SparseOptions& options
   [[maybe_unused]] const CooAlgorithm algorithm =
       resolve_algorithm(a.desc, b.desc, options.algorithm);
   if constexpr (ResultMemory<Result>::value == Memory::host) return reference_multiply(a, b, options);
-  else return device_multiply(a, b, algorithm, options, stream);
+  else {
+    const detail::CallMemory memory(options.memory);
+    return device_multiply(a, b, algorithm, options, stream);
+  }
 }
 
 template <class Result>
@@ -84,7 +88,10 @@ Result multiply(const CooView& a, const ConstTensorView& dense, const SparseOpti
   const DenseOperand d = check_dense_operand(a, dense);
   check_result_memory(a.memory, ResultMemory<Result>::value, "multiply");
   if constexpr (ResultMemory<Result>::value == Memory::host) return reference_multiply(a, dense, options);
-  else return device_multiply_dense(a, d, options, stream);
+  else {
+    const detail::CallMemory memory(options.memory);
+    return device_multiply_dense(a, d, options, stream);
+  }
 }
 
 template <class Result>
@@ -92,15 +99,22 @@ Result coalesce(const CooView& a, const SparseOptions& options, cudaStream_t str
   check_view(a, "a");
   check_result_memory(a.memory, ResultMemory<Result>::value, "coalesce");
   if constexpr (ResultMemory<Result>::value == Memory::host) return reference_coalesce(a, options);
-  else return device_coalesce(a, options, stream);
+  else {
+    const detail::CallMemory memory(options.memory);
+    return device_coalesce(a, options, stream);
+  }
 }
 
 template <class Result>
-Result dense_to_coo(const ConstTensorView& dense, IndexType index, cudaStream_t stream) {
+Result dense_to_coo(const ConstTensorView& dense, IndexType index, cudaStream_t stream,
+                    MemoryResource* memory) {
   const CooDesc desc = check_dense_to_coo(dense, index);
   check_result_memory(dense.memory, ResultMemory<Result>::value, "dense_to_coo");
   if constexpr (ResultMemory<Result>::value == Memory::host) return reference_dense_to_coo(dense, index);
-  else return device_dense_to_coo(dense, desc, stream);
+  else {
+    const detail::CallMemory call_memory(memory);
+    return device_dense_to_coo(dense, desc, stream);
+  }
 }
 
 template <class Result>
@@ -108,7 +122,10 @@ Result coo_to_dense(const CooView& a, const SparseOptions& options, cudaStream_t
   check_view(a, "a");
   check_result_memory(a.memory, ResultMemory<Result>::value, "coo_to_dense");
   if constexpr (ResultMemory<Result>::value == Memory::host) return reference_coo_to_dense(a);
-  else return device_coo_to_dense(a, options, stream);
+  else {
+    const detail::CallMemory memory(options.memory);
+    return device_coo_to_dense(a, options, stream);
+  }
 }
 
 template <class Result>
@@ -118,7 +135,10 @@ Result coo_to_csr_row_offsets(const CooView& a, const SparseOptions& options,
   check_canonical_for_csr(a);
   check_result_memory(a.memory, ResultMemory<Result>::value, "coo_to_csr_row_offsets");
   if constexpr (ResultMemory<Result>::value == Memory::host) return reference_coo_to_csr_row_offsets(a);
-  else return device_csr_row_offsets(a, options, stream);
+  else {
+    const detail::CallMemory memory(options.memory);
+    return device_csr_row_offsets(a, options, stream);
+  }
 }
 
 #define EWISE_SPARSE_INSTANTIATE(Coo, Tensor)                                                   \
@@ -126,7 +146,8 @@ Result coo_to_csr_row_offsets(const CooView& a, const SparseOptions& options,
   template Coo multiply<Coo>(const CooView&, const ConstTensorView&, const SparseOptions&,      \
                              cudaStream_t);                                                     \
   template Coo coalesce<Coo>(const CooView&, const SparseOptions&, cudaStream_t);               \
-  template Coo dense_to_coo<Coo>(const ConstTensorView&, IndexType, cudaStream_t);              \
+  template Coo dense_to_coo<Coo>(const ConstTensorView&, IndexType, cudaStream_t,                \
+                                 MemoryResource*);                                              \
   template Tensor coo_to_dense<Tensor>(const CooView&, const SparseOptions&, cudaStream_t);     \
   template Tensor coo_to_csr_row_offsets<Tensor>(const CooView&, const SparseOptions&,          \
                                                  cudaStream_t);

@@ -12,7 +12,8 @@ namespace ewise {
 DeviceBuffer::DeviceBuffer(std::size_t bytes, cudaStream_t stream, MemoryResource* memory)
     : stream_(stream) {
   if (bytes == 0) return;
-  MemoryResource* const from = memory != nullptr ? memory : default_memory_resource();
+  MemoryResource* from = memory != nullptr ? memory : detail::call_memory();
+  if (from == nullptr) from = default_memory_resource();
   ptr_ = from->allocate(bytes, stream);
   bytes_ = bytes;
   memory_ = from;

@@ -116,6 +116,8 @@ std::array<std::atomic<MemoryResource*>, kMaxDevices>& defaults() {
   return table;
 }
 
+thread_local MemoryResource* t_call_memory = nullptr;
+
 std::uint64_t pool_attribute(cudaMemPool_t p, cudaMemPoolAttr attr) {
   std::uint64_t v = 0;
   EWISE_CUDA_CHECK(cudaMemPoolGetAttribute(p, attr, &v));
@@ -149,4 +151,15 @@ void trim_memory_pool(std::size_t keep_bytes, int device) {
   EWISE_CUDA_CHECK(cudaMemPoolTrimTo(pool(resolve_device(device)).pool(), keep_bytes));
 }
 
+namespace detail {
+
+CallMemory::CallMemory(MemoryResource* resource) noexcept : previous_(t_call_memory) {
+  if (resource != nullptr) t_call_memory = resource;
+}
+
+CallMemory::~CallMemory() { t_call_memory = previous_; }
+
+MemoryResource* call_memory() noexcept { return t_call_memory; }
+
+}  // namespace detail
 }  // namespace ewise

@@ -7,12 +7,15 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <string>
 
 #include "ewise/buffer.hpp"
 #include "ewise/dense.hpp"
 #include "ewise/error.hpp"
 #include "ewise/memory.hpp"
 #include "ewise/reference.hpp"
+#include "ewise/sparse.hpp"
+#include "ewise/sparse_reference.hpp"
 #include "ewise/verify.hpp"
 #include "testing/gpu_test.hpp"
 
@@ -35,6 +38,29 @@ class CountingResource final : public MemoryResource {
   }
   std::atomic<int> allocations{0}, deallocations{0};
   std::atomic<std::size_t> bytes_allocated{0};
+};
+
+/// A default resource that must not be reached: every allocation of a call that names its own
+/// resource has to come from that one.
+class RefusingResource final : public MemoryResource {
+ public:
+  void* allocate(std::size_t bytes, cudaStream_t) override {
+    throw Error("RefusingResource: an allocation of " + std::to_string(bytes) +
+                " bytes bypassed the call's resource");
+  }
+  void deallocate(void*, std::size_t, cudaStream_t) noexcept override {}
+};
+
+/// Makes `r` the current device's default resource for the scope.
+class DefaultResourceGuard {
+ public:
+  explicit DefaultResourceGuard(MemoryResource* r) : previous_(set_default_memory_resource(r)) {}
+  ~DefaultResourceGuard() { set_default_memory_resource(previous_); }
+  DefaultResourceGuard(const DefaultResourceGuard&) = delete;
+  DefaultResourceGuard& operator=(const DefaultResourceGuard&) = delete;
+
+ private:
+  MemoryResource* previous_;
 };
 
 std::uint64_t default_pool_attribute(cudaMemPoolAttr attr) {
@@ -110,6 +136,43 @@ TEST(Memory, DefaultResourceCanBeSetAndRestored) {
   ASSERT_EQ(cudaGetDeviceCount(&count), cudaSuccess);
   EXPECT_THROW(set_default_memory_resource(&counting, count), InvalidArgument);
   EXPECT_EQ(default_memory_resource(), pool_memory_resource());
+}
+
+TEST(Memory, SparseCallsTakeEveryTemporaryAndTheResultFromTheCallersResource) {
+  EWISE_REQUIRE_GPU();
+  verify::CooGenOptions unsorted;
+  unsorted.unsorted = true;
+  unsorted.duplicate_fraction = 0.1;
+  const HostCoo ha = verify::random_coo(500, 300, 0.05, 21, unsorted);
+  const HostCoo hb = verify::random_coo(500, 300, 0.05, 22, unsorted);
+  const HostTensor hrow = verify::random_tensor(DType::f32, {300}, 23);
+  const DeviceCoo a = to_device(ha.view()), b = to_device(hb.view());
+  const DeviceTensor row = to_device(hrow.view());
+  const HostCoo want = reference_multiply(ha.view(), hb.view());
+  CountingResource counting;
+  RefusingResource refusing;
+  {
+    const DefaultResourceGuard guard(&refusing);
+    SparseOptions o;
+    o.memory = &counting;
+    for (CooAlgorithm alg : {CooAlgorithm::sort_search, CooAlgorithm::merge,
+                             CooAlgorithm::bitmap_merge, CooAlgorithm::linear_search}) {
+      o.algorithm = alg;
+      const DeviceCoo c = multiply(a.view(), b.view(), o);
+      const verify::CooCompareReport r = verify::compare_coo(c.view(), want.view(), {});
+      EXPECT_TRUE(r.ok()) << coo_algorithm_name(alg) << ": " << r.str();
+    }
+    o.drop_zeros = true;
+    const DeviceCoo scaled = multiply(a.view(), row.view(), o);
+    const DeviceCoo canonical = coalesce(a.view(), o);
+    const DeviceTensor dense = coo_to_dense(a.view(), o);
+    const DeviceTensor offsets = coo_to_csr_row_offsets(canonical.view(), o);
+    const DeviceCoo back = dense_to_coo(dense.view(), IndexType::i32, nullptr, &counting);
+    EXPECT_EQ(back.nnz(), canonical.nnz());
+  }
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_GT(counting.allocations.load(), 10);
+  EXPECT_EQ(counting.deallocations.load(), counting.allocations.load());
 }
 
 TEST(Memory, BufferOutlivingItsStreamLeavesNoPendingError) {

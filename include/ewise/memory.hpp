@@ -3,8 +3,9 @@
 // Every device allocation ewise makes — results and temporaries alike — goes through a
 // MemoryResource, a small stream-ordered allocator interface (RMM's device_memory_resource,
 // reduced to its two calls). Which one:
-//   1. the resource named in the call's options (DenseOptions::memory, SparseOptions::memory,
-//      or the `memory` argument of DeviceBuffer / DeviceTensor / to_device), else
+//   1. the resource named in the call (DenseOptions::memory, SparseOptions::memory, the
+//      `memory` argument of dense_to_coo, DeviceBuffer, DeviceTensor and to_device): it serves
+//      every temporary and the result of that call, else
 //   2. the device's default resource, set with set_default_memory_resource, else
 //   3. ewise's own memory pool for the device (pool_memory_resource).
 //
@@ -69,4 +70,25 @@ MemoryPoolStats memory_pool_stats(int device = -1);
 /// synchronize: memory whose stream-ordered free has not yet run is returned by a later trim.
 void trim_memory_pool(std::size_t keep_bytes = 0, int device = -1);
 
+namespace detail {
+
+/// Names the resource of one ewise call: while it lives, allocations on this thread that name
+/// no resource of their own use `resource` (nullptr changes nothing). Entry points create one
+/// from their options, so every temporary and result of the call comes from the caller's
+/// resource without each allocation site passing it along. Nests; not copyable.
+class CallMemory {
+ public:
+  explicit CallMemory(MemoryResource* resource) noexcept;
+  ~CallMemory();
+  CallMemory(const CallMemory&) = delete;
+  CallMemory& operator=(const CallMemory&) = delete;
+
+ private:
+  MemoryResource* previous_;
+};
+
+/// The resource of the innermost CallMemory on this thread, or nullptr.
+MemoryResource* call_memory() noexcept;
+
+}  // namespace detail
 }  // namespace ewise

@@ -12,7 +12,8 @@
 // learn the size of their result or to read the index checks (coalesce and multiply(COO, dense)
 // of a canonical matrix, with validate_indices and drop_zeros off, do not synchronize); their
 // last kernels may still run when they return: the result is complete in stream order on
-// `stream`. Temporaries are freed stream-ordered, also when they throw.
+// `stream`. Temporaries are freed stream-ordered, also when they throw. Device memory, the
+// temporaries' and the result's, comes from SparseOptions::memory (ewise/memory.hpp).
 //
 // Semantics shared by every operation:
 //   * An entry is a stored coordinate. A coordinate stored more than once (a duplicate) stands
@@ -46,6 +47,7 @@
 
 #include "ewise/buffer.hpp"
 #include "ewise/coo.hpp"
+#include "ewise/memory.hpp"
 #include "ewise/tensor.hpp"
 
 namespace ewise {
@@ -93,6 +95,9 @@ struct SparseOptions {
   bool validate_indices = true;
   /// Remove result entries whose value is zero (see the file comment). multiply and coalesce.
   bool drop_zeros = false;
+  /// Device memory for the call's temporaries and result (ewise/memory.hpp); nullptr: the
+  /// device's default resource (ewise's pool unless set). Must outlive the result.
+  MemoryResource* memory = nullptr;
 };
 
 /// The algorithm multiply(a, b) runs for these operands with `requested` (never automatic).
@@ -139,10 +144,11 @@ Result coalesce(const CooView& a, const SparseOptions& options = {}, cudaStream_
 
 /// The nonzeros of a rank-2 tensor (any strides) as a canonical COO matrix with `index`
 /// indices: every element that compares unequal to zero (so -0 is dropped and NaN kept).
-/// Throws when the shape does not suit `index`. Result: DeviceCoo or HostCoo.
+/// Throws when the shape does not suit `index`. Result: DeviceCoo or HostCoo; device memory
+/// from `memory` (see SparseOptions::memory).
 template <class Result = DeviceCoo>
 Result dense_to_coo(const ConstTensorView& dense, IndexType index = IndexType::i32,
-                    cudaStream_t stream = nullptr);
+                    cudaStream_t stream = nullptr, MemoryResource* memory = nullptr);
 
 /// The dense (nrows, ncols) tensor of a: duplicates summed, +0 where nothing is stored.
 /// Result: DeviceTensor or HostTensor.

@@ -1,5 +1,6 @@
-// fuzz/entries.hpp — the fuzz entry functions, shared by the libFuzzer targets (fuzz/target.cpp)
-// and the corpus regression test (tests/test_fuzz_corpus.cpp, normal g++ build).
+// fuzz/entries.hpp — the fuzz entry functions (fuzz/entries_*.cpp), shared by the libFuzzer
+// targets (fuzz/target.cpp) and the corpus regression test (tests/test_fuzz_corpus.cpp, normal
+// g++ build).
 //
 // Each entry takes arbitrary bytes and either
 //   * returns Outcome::accepted after checking the result's invariants (below), or

@@ -1,5 +1,5 @@
 // Host regression test of the fuzz corpus: every file in fuzz/corpus/<target>/ goes through the
-// same entry function as the libFuzzer target (fuzz/entries.cpp, compiled in here) and must give
+// same entry function as the libFuzzer target (fuzz/entries_*.cpp, compiled in here) and must give
 // a valid result or a clean ewise::Error — never a broken invariant or another exception.
 // Hand-made seeds state what they expect in their name: seed-*_rejected.* must be rejected,
 // every other seed-* must be accepted; inputs found by fuzzing may go either way.
@@ -15,7 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "../fuzz/entries.cpp"
+#include "../fuzz/entries_dense.cpp"
+#include "../fuzz/entries_io.cpp"
+#include "../fuzz/entries_plan.cpp"
 
 namespace ewise::fuzz {
 namespace {

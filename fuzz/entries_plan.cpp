@@ -400,7 +400,7 @@ Outcome plan_entry(const std::uint8_t* data, std::size_t size) {
     return Outcome::rejected;
   }
   check_plan(plan, op, out, a, b, seed);
-  check_dense_plan(plan, out, a, b, kAllKernels[(layout >> 3) % std::size(kAllKernels)]);
+  check_dense_plan(plan, out, a, b, kAllKernels[(layout >> 3) % std::size(kAllKernels)], seed);
   return Outcome::accepted;
 }
 

@@ -32,6 +32,6 @@ struct Operand {
 
 /// The dense planner's invariants on operands plan_binary accepted as `plan` (entries_dense.cpp).
 void check_dense_plan(const BroadcastPlan& plan, const Operand& out, const Operand& a,
-                      const Operand& b, Kernel named);
+                      const Operand& b, Kernel named, std::uint64_t seed);
 
 }  // namespace ewise::fuzz

@@ -201,10 +201,6 @@ std::vector<Case> patterns_suite(Bench& bench) {
       {"mixed", BinaryOp::add, {64, 1, 256, 1}, {1, 128, 1, 512}, false},
       {"transposed_row", BinaryOp::add, {S, S}, {1, S}, true},
   };
-  const Kernel kernels[] = {Kernel::automatic,      Kernel::general,    Kernel::vectorized,
-                            Kernel::row_vectorized, Kernel::tiled,      Kernel::sliding,
-                            Kernel::sliding_shared, Kernel::continuous, Kernel::alternate,
-                            Kernel::baseline};
   const std::vector<DType> dtypes =
       bench.quick() ? std::vector<DType>{DType::f32, DType::bf16}
                     : std::vector<DType>{DType::f32, DType::bf16, DType::f16, DType::f64};
@@ -218,9 +214,9 @@ std::vector<Case> patterns_suite(Bench& bench) {
       spec.a_shape = pt.a;
       spec.b_shape = pt.b;
       spec.a_transposed = pt.a_transposed;
-      cases.push_back({detail::concat(pt.name, " ", dtype_name(t)), [&bench, spec, kernels] {
+      cases.push_back({detail::concat(pt.name, " ", dtype_name(t)), [&bench, spec] {
                          const DenseOperands d(bench, spec, kMaxDenseSets);
-                         for (const Kernel k : kernels)
+                         for (const Kernel k : kAllKernels)
                            time_dense(bench, "patterns", d, with_kernel(k), {});
                        }});
     }

@@ -59,8 +59,7 @@ int run_info(const Args& args) {
   std::cout << "\noperations: ";
   for (BinaryOp op : kAllOps) std::cout << op_name(op) << " ";
   std::cout << "\nkernels:    ";
-  for (int k = 0; k <= static_cast<int>(Kernel::tiled); ++k)
-    std::cout << kernel_name(static_cast<Kernel>(k)) << " ";
+  for (const KernelName& k : kKernelNames) std::cout << k.name << " ";
   std::cout << "\nCOO algorithms: ";
   for (int a = 0; a <= static_cast<int>(CooAlgorithm::linear_search); ++a)
     std::cout << coo_algorithm_name(static_cast<CooAlgorithm>(a)) << " ";

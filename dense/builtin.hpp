@@ -4,21 +4,27 @@
 
 #include <cuda_runtime_api.h>
 
-#include "ewise/detail/dense_plan.hpp"
+#include "ewise/detail/dense/plan.hpp"
 #include "ewise/ops.hpp"
 #include "ewise/tensor.hpp"
 
 namespace ewise::detail {
 
-/// Launches `op` as planned, for storage dtype D (defined in builtin_<D>.cu).
+/// Launches `op` as planned, for dtype D (defined in builtin_<D>.cu).
 template <DType D>
-void run_builtin(BinaryOp op, const DenseLaunch& launch, cudaStream_t stream);
+void run_builtin(BinaryOp op, const DensePlan& plan, cudaStream_t stream);
 
-extern template void run_builtin<DType::f16>(BinaryOp, const DenseLaunch&, cudaStream_t);
-extern template void run_builtin<DType::bf16>(BinaryOp, const DenseLaunch&, cudaStream_t);
-extern template void run_builtin<DType::f32>(BinaryOp, const DenseLaunch&, cudaStream_t);
-extern template void run_builtin<DType::f64>(BinaryOp, const DenseLaunch&, cudaStream_t);
-extern template void run_builtin<DType::i32>(BinaryOp, const DenseLaunch&, cudaStream_t);
-extern template void run_builtin<DType::i64>(BinaryOp, const DenseLaunch&, cudaStream_t);
+template <>
+void run_builtin<DType::f16>(BinaryOp, const DensePlan&, cudaStream_t);
+template <>
+void run_builtin<DType::bf16>(BinaryOp, const DensePlan&, cudaStream_t);
+template <>
+void run_builtin<DType::f32>(BinaryOp, const DensePlan&, cudaStream_t);
+template <>
+void run_builtin<DType::f64>(BinaryOp, const DensePlan&, cudaStream_t);
+template <>
+void run_builtin<DType::i32>(BinaryOp, const DensePlan&, cudaStream_t);
+template <>
+void run_builtin<DType::i64>(BinaryOp, const DensePlan&, cudaStream_t);
 
 }  // namespace ewise::detail

@@ -2,5 +2,9 @@
 #include "builtin.cuh"
 
 namespace ewise::detail {
-template void run_builtin<DType::bf16>(BinaryOp, const DenseLaunch&, cudaStream_t);
+template <>
+void run_builtin<dtype_of<__nv_bfloat16>()>(BinaryOp op, const DensePlan& plan,
+                                            cudaStream_t stream) {
+  launch_builtin<__nv_bfloat16>(op, plan, stream);
+}
 }  // namespace ewise::detail

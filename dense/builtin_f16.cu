@@ -2,5 +2,9 @@
 #include "builtin.cuh"
 
 namespace ewise::detail {
-template void run_builtin<DType::f16>(BinaryOp, const DenseLaunch&, cudaStream_t);
+template <>
+void run_builtin<dtype_of<__half>()>(BinaryOp op, const DensePlan& plan,
+                                     cudaStream_t stream) {
+  launch_builtin<__half>(op, plan, stream);
+}
 }  // namespace ewise::detail

@@ -2,5 +2,9 @@
 #include "builtin.cuh"
 
 namespace ewise::detail {
-template void run_builtin<DType::f64>(BinaryOp, const DenseLaunch&, cudaStream_t);
+template <>
+void run_builtin<dtype_of<double>()>(BinaryOp op, const DensePlan& plan,
+                                     cudaStream_t stream) {
+  launch_builtin<double>(op, plan, stream);
+}
 }  // namespace ewise::detail

@@ -2,5 +2,9 @@
 #include "builtin.cuh"
 
 namespace ewise::detail {
-template void run_builtin<DType::i32>(BinaryOp, const DenseLaunch&, cudaStream_t);
+template <>
+void run_builtin<dtype_of<std::int32_t>()>(BinaryOp op, const DensePlan& plan,
+                                           cudaStream_t stream) {
+  launch_builtin<std::int32_t>(op, plan, stream);
+}
 }  // namespace ewise::detail

@@ -1,30 +1,54 @@
-// dense/plan.cpp — the host half of a dense call: kernel names, validation, planning and
-// kernel choice (detail/dense_plan.hpp). No CUDA call: the planner fuzz target links it alone.
+// dense/plan.cpp — the dense planner (ewise/detail/dense/plan.hpp): kernel names, the checks,
+// what each kernel accepts, the automatic choice, and one plan_<kernel> rule per kernel family
+// giving its launch. No CUDA call: the plan fuzz target links this file alone.
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <iterator>
 #include <limits>
 #include <string>
 
 #include "ewise/broadcast.hpp"
 #include "ewise/dense.hpp"
-#include "ewise/detail/dense_plan.hpp"
+#include "ewise/detail/dense/plan.hpp"
 #include "ewise/error.hpp"
 
 namespace ewise {
 
 namespace {
 
-constexpr const char* kKernelNames[] = {"automatic",      "general",    "vectorized", "sliding",
-                                        "sliding_shared", "continuous", "alternate",  "baseline",
-                                        "row_vectorized", "tiled"};
-constexpr int kKernelCount = static_cast<int>(sizeof kKernelNames / sizeof kKernelNames[0]);
+constexpr bool names_in_enum_order() {
+  for (std::size_t i = 0; i < std::size(kKernelNames); ++i)
+    if (static_cast<std::size_t>(kKernelNames[i].kernel) != i) return false;
+  return true;
+}
+static_assert(names_in_enum_order(), "kKernelNames lists every kernel in enum order");
 
-bool valid_kernel(Kernel k) { return static_cast<int>(k) < kKernelCount; }
+bool valid_kernel(Kernel k) { return static_cast<std::size_t>(k) < std::size(kKernelNames); }
+
+}  // namespace
+
+const char* kernel_name(Kernel k) {
+  return valid_kernel(k) ? kKernelNames[static_cast<std::size_t>(k)].name : "unknown";
+}
+
+Kernel parse_kernel(std::string_view name) {
+  std::string known;
+  for (const KernelName& k : kKernelNames) {
+    if (name == k.name) return k.kernel;
+    known += std::string(known.empty() ? "" : ", ") + k.name;
+  }
+  EWISE_EXPECTS(false, "unknown kernel '", name, "' (known: ", known, ")");
+  return Kernel::automatic;
+}
+
+namespace detail {
+
+namespace {
 
 std::string describe(const BroadcastPlan& p) {
-  return detail::concat("plan shape ", p.shape.str(), ", strides out ", p.strides[0].str(), " a ",
-                        p.strides[1].str(), " b ", p.strides[2].str());
+  return concat("plan shape ", p.shape.str(), ", strides out ", p.strides[0].str(), " a ",
+                p.strides[1].str(), " b ", p.strides[2].str());
 }
 
 /// The plan with dims ordered by the output's |stride|, largest first (stable): a permutation of
@@ -55,99 +79,89 @@ bool aligned(const void* ptr, std::int64_t bytes) {
   return reinterpret_cast<std::uintptr_t>(ptr) % static_cast<std::uintptr_t>(bytes) == 0;
 }
 
-/// Whether the matrix-vector kernels can use operand `vec` (1 = a, 2 = b) as the vector of the
-/// rank-2 plan p; `contiguous` also requires out and the other input row-major contiguous.
-std::string vector_rejects(const BroadcastPlan& p, int vec, bool contiguous) {
-  const Dims& s = p.strides[vec];
-  if ((s[0] == 0) == (s[1] == 0))
-    return detail::concat(vec == 1 ? "a" : "b", " is not a vector (strides ", s.str(),
-                          " need exactly one zero)");
-  if (contiguous) {
-    const Dims row_major{p.shape[1], 1};
-    if (p.strides[0] != row_major || p.strides[3 - vec] != row_major)
-      return detail::concat("out and ", vec == 1 ? "b" : "a", " must be row-major contiguous (",
-                            row_major.str(), ")");
-  }
+/// x / y rounded up, for x >= 0 and y > 0 (no overflow near the int64 limit).
+std::int64_t ceil_div(std::int64_t x, std::int64_t y) { return x / y + (x % y != 0); }
+
+std::int64_t element_bytes(const DenseCall& c) {
+  return static_cast<std::int64_t>(dtype_size(c.dtype));
+}
+
+// ---- what each kernel accepts: from the sorted, coalesced plan alone --------------------
+
+/// Why the plan's inner strides are not 1 (output) and 0 or 1 (inputs), or "".
+std::string inner_rejects(const BroadcastPlan& p) {
+  const int r = p.rank() - 1;
+  if (p.strides[0][r] != 1)
+    return concat("the output's inner stride is ", p.strides[0][r], ", not 1");
+  for (int k = 1; k <= 2; ++k)
+    if (p.strides[k][r] != 0 && p.strides[k][r] != 1)
+      return concat("input ", k == 1 ? "a" : "b", " has inner stride ", p.strides[k][r],
+                    ", not 0 or 1");
   return "";
 }
 
-}  // namespace
+/// The vector of a rank-2 matrix-vector plan: the input with exactly one zero stride (b tried
+/// first) and its direction, or why neither input qualifies. `contiguous` (continuous,
+/// alternate, baseline) also requires out and the other input row-major contiguous.
+struct VectorOperand {
+  int operand = 0;  ///< 1 = a, 2 = b; 0: none (see why)
+  bool row_vector = false;
+  std::string why;
+};
 
-const char* kernel_name(Kernel k) {
-  return valid_kernel(k) ? kKernelNames[static_cast<int>(k)] : "unknown";
+VectorOperand find_vector(const BroadcastPlan& p, bool contiguous) {
+  VectorOperand v;
+  if (p.rank() != 2) {
+    v.why = concat("needs a matrix-vector plan of rank 2, not ", p.rank());
+    return v;
+  }
+  for (int vec : {2, 1}) {
+    const Dims& s = p.strides[vec];
+    std::string reason;
+    if ((s[0] == 0) == (s[1] == 0)) {
+      reason = concat(vec == 1 ? "a" : "b", " is not a vector (strides ", s.str(),
+                      " need exactly one zero)");
+    } else if (contiguous) {
+      const Dims row_major{p.shape[1], 1};
+      if (p.strides[0] != row_major || p.strides[3 - vec] != row_major)
+        reason = concat("out and ", vec == 1 ? "b" : "a", " must be row-major contiguous (",
+                        row_major.str(), ")");
+    }
+    if (reason.empty()) return {vec, s[0] == 0, ""};
+    v.why += (v.why.empty() ? "" : "; ") + reason;
+  }
+  return v;
 }
 
-Kernel parse_kernel(std::string_view name) {
-  for (int i = 0; i < kKernelCount; ++i)
-    if (name == kKernelNames[i]) return static_cast<Kernel>(i);
-  std::string known;
-  for (const char* n : kKernelNames) known += std::string(known.empty() ? "" : ", ") + n;
-  EWISE_EXPECTS(false, "unknown kernel '", name, "' (known: ", known, ")");
-  return Kernel::automatic;
+bool contiguous_schedule(Kernel k) {
+  return k == Kernel::continuous || k == Kernel::alternate || k == Kernel::baseline;
 }
 
-namespace detail {
-
-std::string kernel_rejects(Kernel kernel, const BroadcastPlan& p, DenseLaunch* launch) {
-  const int rank = p.rank(), r = rank - 1;
-  const auto inner_ok = [&] {  // output inner stride 1, inputs 0 or 1
-    if (p.strides[0][r] != 1)
-      return detail::concat("the output's inner stride is ", p.strides[0][r], ", not 1");
-    for (int k = 1; k <= 2; ++k)
-      if (p.strides[k][r] != 0 && p.strides[k][r] != 1)
-        return detail::concat("input ", k == 1 ? "a" : "b", " has inner stride ", p.strides[k][r],
-                              ", not 0 or 1");
-    return std::string();
-  };
+/// Why `kernel` cannot run the sorted, coalesced plan p (numel > 0), or "" when it can.
+std::string kernel_rejects(Kernel kernel, const BroadcastPlan& p) {
   switch (kernel) {
     case Kernel::automatic:
     case Kernel::general:
       return "";
     case Kernel::vectorized:
-      if (rank != 1) return detail::concat("needs rank 1 after coalescing, not ", rank);
-      return inner_ok();
+      if (p.rank() != 1) return concat("needs rank 1 after coalescing, not ", p.rank());
+      return inner_rejects(p);
     case Kernel::row_vectorized:
-      return inner_ok();
-    case Kernel::tiled: {
-      if (rank < 2) return detail::concat("needs rank >= 2 after coalescing, not ", rank);
-      int t = r - 1;  // the dim nearest the innermost where an input has stride +-1
-      for (int d = r - 1; d >= 0; --d)
-        if (std::llabs(p.strides[1][d]) == 1 || std::llabs(p.strides[2][d]) == 1) {
-          t = d;
-          break;
-        }
-      launch->tile_dim = t;
-      const auto staged = [&](int k) {
-        return p.strides[k][t] != 0 && std::llabs(p.strides[k][t]) < std::llabs(p.strides[k][r]);
-      };
-      launch->staged_a = staged(1);
-      launch->staged_b = staged(2);
+      return inner_rejects(p);
+    case Kernel::tiled:
+      if (p.rank() < 2) return concat("needs rank >= 2 after coalescing, not ", p.rank());
       return "";
-    }
     case Kernel::sliding:
     case Kernel::sliding_shared:
     case Kernel::continuous:
     case Kernel::alternate:
-    case Kernel::baseline: {
-      if (rank != 2) return detail::concat("needs a matrix-vector plan of rank 2, not ", rank);
-      const bool contiguous = kernel != Kernel::sliding && kernel != Kernel::sliding_shared;
-      std::string why;
-      for (int vec : {2, 1}) {
-        const std::string reason = vector_rejects(p, vec, contiguous);
-        if (reason.empty()) {
-          launch->vector_operand = vec;
-          launch->row_vector = p.strides[vec][0] == 0;
-          return "";
-        }
-        why += (why.empty() ? "" : "; ") + reason;
-      }
-      return why;
-    }
+    case Kernel::baseline:
+      return find_vector(p, contiguous_schedule(kernel)).why;
   }
-  return detail::concat("unknown kernel ", static_cast<int>(kernel));
+  return concat("unknown kernel ", static_cast<int>(kernel));
 }
 
-namespace {
+// ---- the automatic choice -------------------------------------------------------------------
 
 /// Whether an input of p reads across its contiguous dim (inner stride neither 0 nor 1, stride
 /// +-1 along another dim: a transposed view) and the tiles fit: output inner stride 1, both
@@ -163,22 +177,122 @@ bool transposed_input(const BroadcastPlan& p) {
   return false;
 }
 
-/// Whether the tiled kernel can run launch L (kernel fields set) in 16-byte units of `elem`-byte
-/// elements (DenseLaunch::tile_vector_ok).
-bool tile_vector_ok(const DenseLaunch& L, std::int64_t elem) {
-  const BroadcastPlan& p = L.plan;
-  const std::int64_t V = kVectorBytes / elem;
-  const int r = p.rank() - 1, t = L.tile_dim;
-  if (p.shape[r] % V != 0 || p.shape[t] % V != 0 || p.strides[0][r] != 1) return false;
-  if (L.staged_a && L.staged_b) return false;  // the vector path stages one input
-  const void* ptrs[3] = {L.out, L.a, L.b};
-  const bool staged[3] = {false, L.staged_a, L.staged_b};
+/// The kernel `automatic` runs for the sorted, coalesced plan p (numel > 0).
+Kernel select(const BroadcastPlan& p) {
+  if (p.rank() == 1 && kernel_rejects(Kernel::vectorized, p).empty()) return Kernel::vectorized;
+  if (kernel_rejects(Kernel::row_vectorized, p).empty()) return Kernel::row_vectorized;
+  // A transposed input: shared-memory tiles, with or without a vector operand. H200, 16384^2
+  // transposed + row vector: f32 tiled 0.569 ms, sliding 1.144 ms; with the matrix one element
+  // off 16-byte alignment (element-wise tiles) 0.969 vs 1.146 ms.
+  if (transposed_input(p)) return Kernel::tiled;
+  // Other matrix-vector plans whose matrix is not read along rows (e.g. a reversed inner dim):
+  // the sliding kernel, whose strided reads the L2 absorbs.
+  if (p.rank() == 2 && kernel_rejects(Kernel::sliding, p).empty()) return Kernel::sliding;
+  return Kernel::general;
+}
+
+void check_options(const DenseOptions& o) {
+  EWISE_EXPECTS(valid_kernel(o.kernel), "unknown kernel ", static_cast<int>(o.kernel));
+  EWISE_EXPECTS(
+      o.threads == 0 || (o.threads >= 32 && o.threads <= kMaxThreads && o.threads % 32 == 0),
+      "threads per block must be 0 (default) or a multiple of 32 in 32..", kMaxThreads, ", not ",
+      o.threads);
+  EWISE_EXPECTS(o.blocks >= 0, "blocks must be 0 (default) or positive, not ", o.blocks);
+  EWISE_EXPECTS(o.sliding_factor >= 0, "sliding_factor must be 0 (automatic) or positive, not ",
+                o.sliding_factor);
+}
+
+// ---- the rules: the launch of an accepted call, one per kernel family -------------------
+
+/// Threads per block of every kernel but tiled.
+int block_threads(const DenseCall& c, const DeviceProps& d) {
+  return c.options.threads > 0 ? c.options.threads : dense_policy(d.cc).threads;
+}
+
+/// The plan of call c launched with `threads` per block and a grid of `need` blocks (capped).
+DensePlan make_plan(const DenseCall& c, int threads, std::int64_t need, const DeviceProps& d) {
+  DensePlan plan;
+  static_cast<DenseCall&>(plan) = c;
+  plan.threads = threads;
+  plan.grid = {need, c.options.blocks, d.sm_count};
+  return plan;
+}
+
+DensePlan plan_general(const DenseCall& c, const DeviceProps& d) {
+  const int threads = block_threads(c, d);
+  return make_plan(c, threads, ceil_div(c.numel, threads), d);
+}
+
+DensePlan plan_vectorized(const DenseCall& c, const DeviceProps& d) {
+  const std::int64_t elem = element_bytes(c), V = kVectorBytes / elem;
+  VectorizedPlan v;
+  v.a_full = c.plan.strides[1][0] == 1;
+  v.b_full = c.plan.strides[2][0] == 1;
+  // Scalar head up to the output's first 16-byte boundary; vectors only if every stride-1 input
+  // sits at the same offset within 16 bytes as the output.
+  const auto mis = [](const void* ptr) {
+    return reinterpret_cast<std::uintptr_t>(ptr) % kVectorBytes;
+  };
+  const bool same = (!v.a_full || mis(c.a) == mis(c.out)) && (!v.b_full || mis(c.b) == mis(c.out));
+  const auto head = static_cast<std::int64_t>((kVectorBytes - mis(c.out)) % kVectorBytes) / elem;
+  v.head = same ? std::min(head, c.numel) : c.numel;
+  v.vectors = (c.numel - v.head) / V;
+  // Threads: one per scalar when all is scalar, else one per vector_unroll vectors (at least V,
+  // for the head and the tail).
+  const std::int64_t work =
+      v.head == c.numel ? c.numel : std::max(ceil_div(v.vectors, vector_unroll(elem)), V);
+  const int threads = block_threads(c, d);
+  DensePlan plan = make_plan(c, threads, ceil_div(work, threads), d);
+  plan.vectorized = v;
+  return plan;
+}
+
+DensePlan plan_row_vectorized(const DenseCall& c, const DeviceProps& d) {
+  const BroadcastPlan& p = c.plan;
+  const std::int64_t elem = element_bytes(c), V = kVectorBytes / elem;
+  const int r = p.rank() - 1;
+  // 16-byte accesses when rows are whole vectors and every stride-1 operand's rows start
+  // 16-byte aligned (a broadcast, stride-0, operand is read as scalars).
+  bool vector = p.shape[r] % V == 0;
+  const void* ptrs[3] = {c.out, c.a, c.b};
+  for (int k = 0; k < 3 && vector; ++k) {
+    if (p.strides[k][r] != 1) continue;
+    vector = aligned(ptrs[k], kVectorBytes);
+    for (int dim = 0; dim < r && vector; ++dim) vector = p.strides[k][dim] % V == 0;
+  }
+  RowPlan row;
+  row.vector = vector ? static_cast<int>(V) : 1;
+  row.per_row_vectors = p.shape[r] / row.vector;
+  row.rows = c.numel / p.shape[r];
+  const std::int64_t chunk = 32 * vector_unroll(elem), idle = dense_policy(d.cc).row_run_max_idle;
+  row.per_row_chunks = ceil_div(row.per_row_vectors, chunk);
+  row.runs = row.per_row_chunks * chunk * idle <= row.per_row_vectors * (idle + 1);
+  row.chunks = row.runs ? row.rows * row.per_row_chunks
+                        : ceil_div(row.rows * row.per_row_vectors, chunk);
+  row.a_full = p.strides[1][r] == 1;
+  row.b_full = p.strides[2][r] == 1;
+  const int threads = block_threads(c, d);
+  DensePlan plan = make_plan(c, threads, ceil_div(row.chunks * 32, threads), d);
+  plan.row = row;
+  return plan;
+}
+
+/// Whether the tiled kernel can use 16-byte units on call c with tiles `t` (tile dim and staged
+/// inputs set), before the shared-memory check (TiledPlan::vector).
+bool tile_units_ok(const DenseCall& c, const TiledPlan& t) {
+  const BroadcastPlan& p = c.plan;
+  const std::int64_t V = kVectorBytes / element_bytes(c);
+  const int r = p.rank() - 1;
+  if (p.shape[r] % V != 0 || p.shape[t.tile_dim] % V != 0 || p.strides[0][r] != 1) return false;
+  if (t.staged_a && t.staged_b) return false;  // the vector path stages one input
+  const void* ptrs[3] = {c.out, c.a, c.b};
+  const bool staged[3] = {false, t.staged_a, t.staged_b};
   for (int k = 0; k < 3; ++k) {
     // The dim along which operand k's 16-byte units run (stride 1); none: read as scalars.
     int unit_dim = -1;
     if (staged[k]) {
-      if (p.strides[k][t] != 1) return false;
-      unit_dim = t;
+      if (p.strides[k][t.tile_dim] != 1) return false;
+      unit_dim = t.tile_dim;
     } else if (p.strides[k][r] == 1) {
       unit_dim = r;
     } else if (p.strides[k][r] != 0) {
@@ -186,129 +300,174 @@ bool tile_vector_ok(const DenseLaunch& L, std::int64_t elem) {
     }
     if (unit_dim < 0) continue;
     if (!aligned(ptrs[k], kVectorBytes)) return false;
-    for (int d = 0; d <= r; ++d)
-      if (d != unit_dim && p.strides[k][d] % V != 0) return false;
+    for (int dim = 0; dim <= r; ++dim)
+      if (dim != unit_dim && p.strides[k][dim] % V != 0) return false;
   }
   return true;
 }
 
-/// The kernel `automatic` runs for the sorted, coalesced plan p (numel > 0).
-Kernel select(const BroadcastPlan& p) {
-  DenseLaunch scratch;
-  if (p.rank() == 1 && kernel_rejects(Kernel::vectorized, p, &scratch).empty())
-    return Kernel::vectorized;
-  if (kernel_rejects(Kernel::row_vectorized, p, &scratch).empty()) return Kernel::row_vectorized;
-  // A transposed input: shared-memory tiles, with or without a vector operand. H200, 16384^2
-  // transposed + row vector: f32 tiled 0.569 ms, sliding 1.144 ms; with the matrix one element
-  // off 16-byte alignment (element-wise tiles) 0.969 vs 1.146 ms (notes/dense3.md).
-  if (transposed_input(p)) return Kernel::tiled;
-  // Other matrix-vector plans whose matrix is not read along rows (e.g. a reversed inner dim):
-  // the sliding kernel, whose strided reads the L2 absorbs.
-  if (p.rank() == 2 && kernel_rejects(Kernel::sliding, p, &scratch).empty()) return Kernel::sliding;
-  return Kernel::general;
+DensePlan plan_tiled(const DenseCall& c, const DeviceProps& d) {
+  const BroadcastPlan& p = c.plan;
+  const int r = p.rank() - 1, elem = static_cast<int>(element_bytes(c));
+  TiledPlan t;
+  t.tile_dim = r - 1;  // the dim nearest the innermost where an input has stride +-1
+  for (int dim = r - 1; dim >= 0; --dim)
+    if (std::llabs(p.strides[1][dim]) == 1 || std::llabs(p.strides[2][dim]) == 1) {
+      t.tile_dim = dim;
+      break;
+    }
+  const auto staged = [&](int k) {
+    return p.strides[k][t.tile_dim] != 0 &&
+           std::llabs(p.strides[k][t.tile_dim]) < std::llabs(p.strides[k][r]);
+  };
+  t.staged_a = staged(1);
+  t.staged_b = staged(2);
+  const std::int64_t buffers = t.staged_a + t.staged_b;
+  const TileShape units = tile_shape(elem, true);
+  t.vector =
+      tile_units_ok(c, t) && units.stages * buffers * units.tile_bytes(elem) <= d.max_shared;
+  const TileShape shape = tile_shape(elem, t.vector);
+  const std::int64_t rows = p.shape[t.tile_dim], cols = p.shape[r];
+  t.row_tiles = ceil_div(rows, shape.rows());
+  t.col_tiles = ceil_div(cols, shape.cols());
+  t.tiles = c.numel / (rows * cols) * t.row_tiles * t.col_tiles;
+  t.shared_bytes = shape.stages * buffers * shape.tile_bytes(elem);
+  DensePlan plan = make_plan(c, kTileThreads, t.tiles, d);
+  plan.tiled = t;
+  return plan;
 }
 
-void check_options(const DenseOptions& o) {
-  EWISE_EXPECTS(valid_kernel(o.kernel), "unknown kernel ", static_cast<int>(o.kernel));
-  EWISE_EXPECTS(o.threads == 0 || (o.threads >= 32 && o.threads <= 1024 && o.threads % 32 == 0),
-                "threads per block must be 0 (default) or a multiple of 32 in 32..1024, not ",
-                o.threads);
-  EWISE_EXPECTS(o.blocks >= 0, "blocks must be 0 (default) or positive, not ", o.blocks);
-  EWISE_EXPECTS(o.sliding_factor >= 0, "sliding_factor must be 0 (automatic) or positive, not ",
-                o.sliding_factor);
+/// sliding and sliding_shared: 2-d grids of block tiles, no grid-stride cap.
+DensePlan plan_sliding(const DenseCall& c, const DeviceProps& d) {
+  const VectorOperand v = find_vector(c.plan, false);
+  MatrixVectorPlan mv;
+  mv.vector_operand = v.operand;
+  mv.row_vector = v.row_vector;
+  const int threads = block_threads(c, d);
+  const std::int64_t rows = c.plan.shape[0], cols = c.plan.shape[1], by = threads / 32;
+  mv.sliding_factor = c.options.sliding_factor;
+  if (mv.sliding_factor == 0) {
+    // The smallest factor that leaves sliding_waves waves of threads, at most the one at which a
+    // block tile spans the whole broadcast dim (and an int).
+    const std::int64_t target = std::int64_t{dense_policy(d.cc).sliding_waves} * d.sm_count *
+                                d.max_threads_per_sm;
+    const std::int64_t most = mv.row_vector ? ceil_div(rows, by) : ceil_div(cols, 32);
+    mv.sliding_factor = static_cast<int>(std::clamp<std::int64_t>(
+        ceil_div(rows * cols, target), 1,
+        std::clamp<std::int64_t>(most, 1, std::numeric_limits<int>::max())));
+  }
+  // Row vector: tiles of 32 columns x by*factor rows; column vector: by rows x 32*factor columns.
+  const std::int64_t factor = mv.sliding_factor;
+  mv.tiles_x = mv.row_vector ? ceil_div(cols, 32) : ceil_div(cols, 32 * factor);
+  mv.tiles_y = mv.row_vector ? ceil_div(rows, by * factor) : ceil_div(rows, by);
+  mv.grid_x = static_cast<unsigned>(
+      std::min<std::int64_t>(mv.tiles_x, std::numeric_limits<int>::max()));
+  mv.grid_y = static_cast<unsigned>(std::min<std::int64_t>(mv.tiles_y, 65535));
+  DensePlan plan = make_plan(c, threads, 1, d);
+  plan.matrix_vector = mv;
+  return plan;
+}
+
+/// continuous, alternate, baseline: grid-stride over the contiguous matrix.
+DensePlan plan_schedule(const DenseCall& c, const DeviceProps& d) {
+  const VectorOperand v = find_vector(c.plan, true);
+  const int threads = block_threads(c, d);
+  DensePlan plan = make_plan(c, threads, ceil_div(c.numel, threads), d);
+  plan.matrix_vector.vector_operand = v.operand;
+  plan.matrix_vector.row_vector = v.row_vector;
+  return plan;
 }
 
 }  // namespace
 
-DenseLaunch plan_dense(const ConstTensorView& a, const ConstTensorView& b, const TensorView& out,
-                       const DenseOptions& options) {
+DenseCall check_dense(const ConstTensorView& a, const ConstTensorView& b, const TensorView& out,
+                      const DenseOptions& options) {
   const BroadcastPlan raw = plan_binary(a, b, out);
   check_options(options);
-  DenseLaunch L;
-  L.dtype = out.desc.dtype;
-  L.out = out.data;
-  L.a = a.data;
-  L.b = b.data;
-  L.threads = options.threads;
-  L.blocks = options.blocks;
-  L.sliding_factor = options.sliding_factor;
-  L.numel = raw.numel();
-  const auto elem = static_cast<std::int64_t>(dtype_size(L.dtype));
-  if (out.memory == Memory::device && L.numel > 0) {
+  DenseCall c;
+  c.dtype = out.desc.dtype;
+  c.out = out.data;
+  c.a = a.data;
+  c.b = b.data;
+  c.options = options;
+  c.numel = raw.numel();
+  if (out.memory == Memory::device && c.numel > 0) {
+    const std::int64_t elem = element_bytes(c);
     const std::pair<const void*, const char*> views[] = {
         {a.data, "a"}, {b.data, "b"}, {out.data, "out"}};
     for (const auto& [ptr, what] : views)
       EWISE_EXPECTS(aligned(ptr, elem), what, " data ", ptr, " is not aligned to its ", elem,
-                    "-byte ", dtype_name(L.dtype), " elements");
+                    "-byte ", dtype_name(c.dtype), " elements");
   }
-  if (L.numel == 0) {
-    L.kernel = options.kernel == Kernel::automatic ? Kernel::general : options.kernel;
-    L.plan = raw;
-    return L;
+  if (c.numel == 0) {
+    c.kernel = options.kernel == Kernel::automatic ? Kernel::general : options.kernel;
+    c.plan = raw;
+    return c;
   }
   BroadcastPlan p = coalesce(sort_by_output(raw));
   if (p.rank() == 0) {  // one element: a rank-1 plan of extent 1
     p.shape = Dims{1};
     p.strides = {Dims{1}, Dims{0}, Dims{0}};
   }
-  L.plan = p;
-  if (options.kernel == Kernel::automatic) {
-    L.kernel = select(p);
-  } else {
-    L.kernel = options.kernel;
-  }
-  const std::string why = kernel_rejects(L.kernel, p, &L);
-  EWISE_EXPECTS(why.empty(), "kernel ", kernel_name(L.kernel), " cannot run out ",
+  c.plan = p;
+  c.kernel = options.kernel == Kernel::automatic ? select(p) : options.kernel;
+  const std::string why = kernel_rejects(c.kernel, p);
+  EWISE_EXPECTS(why.empty(), "kernel ", kernel_name(c.kernel), " cannot run out ",
                 out.desc.shape.str(), " = a ", a.desc.shape.str(), " (strides ",
                 a.desc.strides.str(), ") op b ", b.desc.shape.str(), " (strides ",
                 b.desc.strides.str(), "), out strides ", out.desc.strides.str(), ": ", why, " (",
                 describe(p), ")");
   constexpr std::int64_t kNarrow = std::numeric_limits<std::int32_t>::max();
-  L.wide =
-      L.numel > kNarrow || span(p, 0) > kNarrow || span(p, 1) > kNarrow || span(p, 2) > kNarrow;
+  c.wide =
+      c.numel > kNarrow || span(p, 0) > kNarrow || span(p, 1) > kNarrow || span(p, 2) > kNarrow;
+  return c;
+}
 
-  const std::int64_t V = kVectorBytes / elem;
-  const int r = p.rank() - 1;
-  if (L.kernel == Kernel::vectorized) {
-    // Scalar head up to the output's first 16-byte boundary; vectors only if every stride-1
-    // input sits at the same offset within 16 bytes as the output.
-    const auto mis = [](const void* ptr) {
-      return reinterpret_cast<std::uintptr_t>(ptr) % kVectorBytes;
-    };
-    bool same = true;
-    if (p.strides[1][r] == 1) same = same && mis(L.a) == mis(L.out);
-    if (p.strides[2][r] == 1) same = same && mis(L.b) == mis(L.out);
-    const std::int64_t head =
-        static_cast<std::int64_t>((kVectorBytes - mis(L.out)) % kVectorBytes) / elem;
-    L.head = same ? std::min(head, L.numel) : L.numel;
+DensePlan plan_dense(const DenseCall& call, const DeviceProps& props) {
+  if (call.numel == 0) {
+    DensePlan plan;
+    static_cast<DenseCall&>(plan) = call;
+    return plan;
   }
-  if (L.kernel == Kernel::row_vectorized) {
-    bool ok = p.shape[r] % V == 0;
-    const void* ptrs[3] = {L.out, L.a, L.b};
-    for (int k = 0; k < 3 && ok; ++k) {
-      if (p.strides[k][r] != 1) continue;  // a broadcast (stride 0) operand is read as scalars
-      ok = aligned(ptrs[k], kVectorBytes);
-      for (int d = 0; d < r && ok; ++d) ok = p.strides[k][d] % V == 0;
-    }
-    L.row_vector_ok = ok;
+  switch (call.kernel) {
+    case Kernel::general:
+      return plan_general(call, props);
+    case Kernel::vectorized:
+      return plan_vectorized(call, props);
+    case Kernel::row_vectorized:
+      return plan_row_vectorized(call, props);
+    case Kernel::tiled:
+      return plan_tiled(call, props);
+    case Kernel::sliding:
+    case Kernel::sliding_shared:
+      return plan_sliding(call, props);
+    case Kernel::continuous:
+    case Kernel::alternate:
+    case Kernel::baseline:
+      return plan_schedule(call, props);
+    case Kernel::automatic:
+      break;
   }
-  if (L.kernel == Kernel::tiled) L.tile_vector_ok = tile_vector_ok(L, elem);
-  return L;
+  EWISE_EXPECTS(false, "plan_dense: kernel ", kernel_name(call.kernel), " was not resolved");
+  return {};
+}
+
+DensePlan plan_dense(const ConstTensorView& a, const ConstTensorView& b, const TensorView& out,
+                     const DenseOptions& options, const DeviceProps& props) {
+  return plan_dense(check_dense(a, b, out, options), props);
 }
 
 }  // namespace detail
 
 Kernel select_kernel(const ConstTensorView& a, const ConstTensorView& b, const TensorView& out) {
-  return detail::plan_dense(a, b, out, DenseOptions{}).kernel;
+  return detail::check_dense(a, b, out, DenseOptions{}).kernel;
 }
 
 bool kernel_supports(Kernel kernel, const ConstTensorView& a, const ConstTensorView& b,
                      const TensorView& out) {
   EWISE_EXPECTS(valid_kernel(kernel), "unknown kernel ", static_cast<int>(kernel));
-  const detail::DenseLaunch L = detail::plan_dense(a, b, out, DenseOptions{});
-  if (L.numel == 0) return true;
-  detail::DenseLaunch scratch;
-  return detail::kernel_rejects(kernel, L.plan, &scratch).empty();
+  const detail::DenseCall c = detail::check_dense(a, b, out, DenseOptions{});
+  return c.numel == 0 || detail::kernel_rejects(kernel, c.plan).empty();
 }
 
 }  // namespace ewise

@@ -1,5 +1,6 @@
-// fuzz/entries.hpp — the fuzz entry functions, shared by the libFuzzer targets (fuzz/target.cpp)
-// and the corpus regression test (tests/test_fuzz_corpus.cpp, normal g++ build).
+// fuzz/entries.hpp — the fuzz entry functions (fuzz/entries_*.cpp), shared by the libFuzzer
+// targets (fuzz/target.cpp) and the corpus regression test (tests/test_fuzz_corpus.cpp, normal
+// g++ build).
 //
 // Each entry takes arbitrary bytes and either
 //   * returns Outcome::accepted after checking the result's invariants (below), or
@@ -25,12 +26,13 @@
 //         not share a byte with an input unless exactly in place. Plans small enough are then
 //         executed by reference_binary on real buffers: every output element equals the
 //         operation applied to the inputs' elements and nothing outside the output is written.
-//         Then the dense planner (detail::plan_dense, dense/plan.cpp) on the same operands,
-//         with `automatic` and with a kernel named by the layout byte's high bits: automatic always plans
-//         them, a named kernel is accepted exactly when kernel_rejects allows it, and every
-//         launch visits the same (out, a, b) offsets as plan_binary's plan (all of them for
-//         small plans, the offset ranges always), takes the 32-bit path only when indices and
-//         offsets fit, and has kernel fields consistent with its plan.
+//         Then the dense planner (detail::plan_dense, dense/plan.cpp) on the same operands, for
+//         one of three devices' properties, with `automatic` and with a kernel named by the
+//         layout byte's high bits: automatic always plans them, a named kernel is accepted
+//         exactly when kernel_supports allows it, and every plan visits the same (out, a, b)
+//         offsets as plan_binary's plan (all of them for small plans, the offset ranges
+//         always), takes the 32-bit path only when indices and offsets fit, has kernel fields
+//         consistent with its plan, and threads and grids within their limits.
 #pragma once
 
 #include <cstddef>

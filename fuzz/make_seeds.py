@@ -84,8 +84,8 @@ MTX = {
 }
 
 
-# ---- plan: the byte encoding decoded by plan_entry in fuzz/entries.cpp ----------------------
-SMALL = {1: 0, 2: 1, 3: 2, 4: 3, 5: 5, 7: 6, 0: 7}  # extent -> byte (kSmall in entries.cpp)
+# ---- plan: the byte encoding decoded by plan_entry in fuzz/entries_plan.cpp -----------------
+SMALL = {1: 0, 2: 1, 3: 2, 4: 3, 5: 5, 7: 6, 0: 7}  # extent -> byte (kSmall in entries_plan.cpp)
 DTYPE = {"f16": 0, "bf16": 1, "f32": 2, "f64": 3, "i32": 4, "i64": 5}
 OP = {"add": 0, "sub": 1, "mul": 2, "div": 3, "min": 4, "max": 5}
 CONTIGUOUS, REVERSED, SWAPPED = [0], [3], lambda i, j: [4, i, j]

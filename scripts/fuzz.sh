@@ -37,13 +37,13 @@ flags=(-std=c++17 -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,addre
 
 mkdir -p "$build/obj"
 objs=()
-for s in "${sources[@]}" fuzz/entries; do
+for s in "${sources[@]}" fuzz/entries_io fuzz/entries_plan fuzz/entries_dense; do
   src="$root/$s.cpp"
   obj="$build/obj/${s//\//_}.o"
   if [[ ! -f $obj || $src -nt $obj || -n $(find "$root/include" "$root/src" "$root/dense" "$root/fuzz" -newer "$obj" -name '*.hpp' -print -quit) ]]; then
     # The checking harness is not coverage-instrumented: coverage should steer towards new
     # behaviour of the code under test, and tracing the harness's loops costs most of the time.
-    if [[ $s == fuzz/entries ]]; then
+    if [[ $s == fuzz/entries_* ]]; then
       "$cxx" "${flags[@]/-fsanitize=fuzzer-no-link,/-fsanitize=}" -c "$src" -o "$obj"
     else
       "$cxx" "${flags[@]}" -c "$src" -o "$obj"

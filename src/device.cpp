@@ -2,6 +2,9 @@
 
 #include <cuda_runtime_api.h>
 
+#include <mutex>
+
+#include "ewise/detail/device_props.hpp"
 #include "ewise/error.hpp"
 
 namespace ewise {
@@ -41,5 +44,53 @@ DeviceInfo current_device_info() {
   EWISE_CUDA_CHECK(cudaRuntimeGetVersion(&info.runtime_version));
   return info;
 }
+
+namespace detail {
+
+namespace {
+
+DeviceProps query_device_props(int ordinal) {
+  const auto attribute = [ordinal](cudaDeviceAttr attr) {
+    int value = 0;
+    EWISE_CUDA_CHECK(cudaDeviceGetAttribute(&value, attr, ordinal));
+    return value;
+  };
+  DeviceProps p;
+  p.ordinal = ordinal;
+  p.cc = 10 * attribute(cudaDevAttrComputeCapabilityMajor) +
+         attribute(cudaDevAttrComputeCapabilityMinor);
+  p.sm_count = attribute(cudaDevAttrMultiProcessorCount);
+  p.max_threads_per_sm = attribute(cudaDevAttrMaxThreadsPerMultiProcessor);
+  p.max_shared = attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin);
+  p.l2_bytes = attribute(cudaDevAttrL2CacheSize);
+  return p;
+}
+
+/// Ordinals below this are cached (one slot each, lock-free once filled); higher ones, on
+/// machines with more devices than any current host has, are queried on every call.
+constexpr int kCachedDevices = 64;
+
+struct CacheSlot {
+  std::once_flag once;
+  DeviceProps props;
+};
+CacheSlot cache[kCachedDevices];
+
+}  // namespace
+
+DeviceProps device_props(int ordinal) {
+  if (ordinal < 0 || ordinal >= kCachedDevices) return query_device_props(ordinal);
+  CacheSlot& slot = cache[ordinal];
+  std::call_once(slot.once, [&] { slot.props = query_device_props(ordinal); });
+  return slot.props;
+}
+
+DeviceProps current_device_props() {
+  int ordinal = 0;
+  EWISE_CUDA_CHECK(cudaGetDevice(&ordinal));
+  return device_props(ordinal);
+}
+
+}  // namespace detail
 
 }  // namespace ewise

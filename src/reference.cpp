@@ -56,11 +56,15 @@ void reference_binary(BinaryOp op, const ConstTensorView& a, const ConstTensorVi
   const BroadcastPlan plan = plan_binary(a, b, out);
   EWISE_EXPECTS(out.memory == Memory::host, "the CPU reference needs host views, got ",
                 memory_name(out.memory), " memory");
-  const DType t = out.desc.dtype;
+  reference_binary(op, out.desc.dtype, plan, out.data, a.data, b.data);
+}
+
+void reference_binary(BinaryOp op, DType t, const BroadcastPlan& plan, void* out, const void* a,
+                      const void* b) {
   detail::for_each_coord(plan.shape, [&](std::int64_t, const Dims& c) {
-    const std::byte* pa = detail::element_at(a.data, t, detail::dot(c, plan.strides[1]));
-    const std::byte* pb = detail::element_at(b.data, t, detail::dot(c, plan.strides[2]));
-    std::byte* po = detail::element_at(out.data, t, detail::dot(c, plan.strides[0]));
+    const std::byte* pa = detail::element_at(a, t, detail::dot(c, plan.strides[1]));
+    const std::byte* pb = detail::element_at(b, t, detail::dot(c, plan.strides[2]));
+    std::byte* po = detail::element_at(out, t, detail::dot(c, plan.strides[0]));
     if (is_floating(t))
       detail::store_double(t, po, reference_apply(op, detail::load_double(t, pa),
                                                   detail::load_double(t, pb)));

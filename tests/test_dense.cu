@@ -16,12 +16,15 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "ewise/broadcast.hpp"
 #include "ewise/buffer.hpp"
 #include "ewise/dense.cuh"
 #include "ewise/dense.hpp"
+#include "ewise/detail/dense/plan.hpp"
+#include "ewise/detail/device_props.hpp"
 #include "ewise/error.hpp"
 #include "ewise/half.hpp"
 #include "ewise/reference.hpp"
@@ -379,9 +382,8 @@ TEST(DenseGpu, TiledTileEdges) {
 std::pair<std::int64_t, std::int64_t> vector_tile(DType t) {
   return detail::dispatch_dtype(t, [](auto tag) {
     using T = typename decltype(tag)::type;
-    using S = detail::TileShape<T, detail::kVectorBytes / sizeof(T)>;
-    return std::pair<std::int64_t, std::int64_t>{S::kUnitRows * S::kVector,
-                                                 S::kUnitCols * S::kVector};
+    constexpr detail::TileShape S = detail::tile_shape(sizeof(T), true);
+    return std::pair<std::int64_t, std::int64_t>{S.rows(), S.cols()};
   });
 }
 
@@ -390,8 +392,9 @@ std::pair<std::int64_t, std::int64_t> vector_tile(DType t) {
 void check_tiled(Problem& p, bool vector_path, Kernel pick = Kernel::tiled) {
   DenseOptions o;
   o.kernel = Kernel::tiled;
-  const detail::DenseLaunch L = detail::plan_dense(p.a.view, p.b.view, p.out.view, o);
-  EXPECT_EQ(L.tile_vector_ok, vector_path) << p.describe(o);
+  const detail::DensePlan L =
+      detail::plan_dense(p.a.view, p.b.view, p.out.view, o, detail::current_device_props());
+  EXPECT_EQ(L.tiled.vector, vector_path) << p.describe(o);
   if (pick != Kernel::automatic)
     EXPECT_EQ(select_kernel(p.a.view, p.b.view, p.out.view), pick) << p.describe(o);
   EXPECT_EQ(check_all_kernels(p, {}, {Kernel::tiled, Kernel::automatic}), 2) << p.describe(o);
@@ -471,8 +474,9 @@ TEST(DenseGpu, TiledVectorPath) {
       const HostTensor ha = to_host(other.view), hb = to_host(self.view);
       HostTensor want(t, {R + 16, C});
       reference_binary(BinaryOp::sub, ha, hb, want.view());
-      EXPECT_TRUE(
-          detail::plan_dense(other.view, self.view, self.view, {Kernel::tiled}).tile_vector_ok);
+      EXPECT_TRUE(detail::plan_dense(other.view, self.view, self.view, {Kernel::tiled},
+                                     detail::current_device_props())
+                      .tiled.vector);
       binary(BinaryOp::sub, other.view, self.view, self.view, {kernel});
       const verify::CompareReport r = verify::compare(self.view, want.view(), verify::Tolerance{});
       EXPECT_TRUE(r.ok()) << "in place " << dtype_name(t) << " " << kernel_name(kernel) << ": "
@@ -515,7 +519,7 @@ TEST(DenseGpu, VectorEdgesAndMisalignment) {
 /// Vectors (of 16 bytes) per chunk of the row_vectorized kernel for dtype t.
 std::int64_t row_chunk_vectors(DType t) {
   return detail::dispatch_dtype(t, [](auto tag) -> std::int64_t {
-    return 32 * detail::kVectorUnroll<typename decltype(tag)::type>;
+    return 32 * detail::vector_unroll(sizeof(typename decltype(tag)::type));
   });
 }
 
@@ -1026,6 +1030,74 @@ TEST(DenseGpu, MoreThan2To31Elements) {
       check_window(BinaryOp::div, abuf.data(), bbuf.data(), {rows, 1}, obuf.data(), cols, r0, 2,
                    kernel_name(k));
   }
+}
+
+// ---- device properties: queried once per device, cached per ordinal --------------------------
+
+/// Device `ordinal`'s properties straight from the CUDA runtime, as a string to compare.
+std::string queried_props(int ordinal) {
+  const auto attribute = [ordinal](cudaDeviceAttr attr) {
+    int value = 0;
+    EXPECT_EQ(cudaDeviceGetAttribute(&value, attr, ordinal), cudaSuccess);
+    return value;
+  };
+  return detail::concat(ordinal, " sm_", attribute(cudaDevAttrComputeCapabilityMajor),
+                        attribute(cudaDevAttrComputeCapabilityMinor), " ",
+                        attribute(cudaDevAttrMultiProcessorCount), " SMs ",
+                        attribute(cudaDevAttrMaxThreadsPerMultiProcessor), " threads/SM ",
+                        attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin), " B shared ",
+                        attribute(cudaDevAttrL2CacheSize), " B L2");
+}
+
+std::string props_str(const detail::DeviceProps& p) {
+  return detail::concat(p.ordinal, " sm_", p.cc, " ", p.sm_count, " SMs ", p.max_threads_per_sm,
+                        " threads/SM ", p.max_shared, " B shared ", p.l2_bytes, " B L2");
+}
+
+/// Every device, highest ordinal first (a cache that ignored the ordinal would then hand the
+/// later devices the first one's entry), asked twice (the query, then the cache), from the
+/// current device and by ordinal; then from threads that each use one device.
+TEST(DenseGpu, DevicePropsPerDevice) {
+  EWISE_REQUIRE_GPU();
+  int count = 0, current = 0;
+  ASSERT_EQ(cudaGetDeviceCount(&count), cudaSuccess);
+  ASSERT_EQ(cudaGetDevice(&current), cudaSuccess);
+  for (int d = count - 1; d >= 0; --d) {
+    ASSERT_EQ(cudaSetDevice(d), cudaSuccess);
+    const std::string want = queried_props(d);
+    for (int call = 0; call < 2; ++call) {
+      EXPECT_EQ(props_str(detail::current_device_props()), want) << "call " << call;
+      EXPECT_EQ(props_str(detail::device_props(d)), want) << "call " << call;
+    }
+  }
+  ASSERT_EQ(cudaSetDevice(current), cudaSuccess);
+  std::vector<std::string> want(static_cast<std::size_t>(count)), got(8 * want.size());
+  for (int d = 0; d < count; ++d) want[static_cast<std::size_t>(d)] = queried_props(d);
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < got.size(); ++t)
+    threads.emplace_back([&got, t, count] {
+      const int d = static_cast<int>(t) % count;
+      if (cudaSetDevice(d) != cudaSuccess) return;
+      for (int call = 0; call < 100; ++call) got[t] = props_str(detail::current_device_props());
+    });
+  for (std::thread& t : threads) t.join();
+  for (std::size_t t = 0; t < got.size(); ++t)
+    EXPECT_EQ(got[t], want[t % want.size()]) << "thread " << t;
+}
+
+/// The cache must tell devices apart: needs a second GPU.
+TEST(DenseGpu, DevicePropsTellDevicesApart) {
+  EWISE_REQUIRE_GPU();
+  int count = 0, current = 0;
+  ASSERT_EQ(cudaGetDeviceCount(&count), cudaSuccess);
+  if (count < 2) GTEST_SKIP() << "needs 2 GPUs to tell devices apart, this machine has " << count;
+  ASSERT_EQ(cudaGetDevice(&current), cudaSuccess);
+  for (int d : {1, 0, 1}) {
+    ASSERT_EQ(cudaSetDevice(d), cudaSuccess);
+    EXPECT_EQ(detail::current_device_props().ordinal, d);
+    EXPECT_EQ(props_str(detail::current_device_props()), queried_props(d));
+  }
+  ASSERT_EQ(cudaSetDevice(current), cudaSuccess);
 }
 
 }  // namespace

@@ -11,7 +11,7 @@
 
 #include "ewise/broadcast.hpp"
 #include "ewise/dense.hpp"
-#include "ewise/detail/dense_plan.hpp"
+#include "ewise/detail/dense/plan.hpp"
 #include "ewise/detail/fast_divmod.hpp"
 #include "ewise/error.hpp"
 #include "ewise/reference.hpp"
@@ -163,71 +163,111 @@ TEST(DenseHost, KernelSupports) {
   EXPECT_TRUE(kernel_supports(Kernel::row_vectorized, a, b, out));
 }
 
+/// An H200's properties (132 SMs, 227 KiB of shared memory a block may opt in to).
+constexpr detail::DeviceProps kH200{0, 90, 132, 2048, 227 << 10, 60 << 20};
+
+detail::DensePlan plan(const ConstTensorView& a, const ConstTensorView& b, const TensorView& out,
+                       const DenseOptions& options = {},
+                       const detail::DeviceProps& device = kH200) {
+  return detail::plan_dense(a, b, out, options, device);
+}
+
 TEST(DenseHost, PlanDecisions) {
   // 32-bit indices up to int32, 64-bit beyond.
   const std::int64_t big = (std::int64_t{1} << 31) + 3;
-  auto L = detail::plan_dense(fake(kA, DType::f16, {big}), fake(kB, DType::f16, {1}),
-                              fake(kOut, DType::f16, {big}), {});
+  auto L = plan(fake(kA, DType::f16, {big}), fake(kB, DType::f16, {1}),
+                fake(kOut, DType::f16, {big}));
   EXPECT_TRUE(L.wide);
   EXPECT_EQ(L.kernel, Kernel::vectorized);
-  L = detail::plan_dense(fake(kA, DType::f16, {1 << 20}), fake(kB, DType::f16, {1}),
-                         fake(kOut, DType::f16, {1 << 20}), {});
+  L = plan(fake(kA, DType::f16, {1 << 20}), fake(kB, DType::f16, {1}),
+           fake(kOut, DType::f16, {1 << 20}));
   EXPECT_FALSE(L.wide);
   // A small tensor whose strides reach past int32 offsets is wide too.
-  L = detail::plan_dense(fake(kA, DType::f32, {2, 2}, {std::int64_t{1} << 31, 1}),
-                         fake(kB, DType::f32, {2, 2}), fake(kOut, DType::f32, {2, 2}), {});
+  L = plan(fake(kA, DType::f32, {2, 2}, {std::int64_t{1} << 31, 1}), fake(kB, DType::f32, {2, 2}),
+           fake(kOut, DType::f32, {2, 2}));
   EXPECT_TRUE(L.wide);
 
   // vectorized head: the output one f32 past a 16-byte boundary needs 3 scalars first.
-  L = detail::plan_dense(fake(kA + 4, DType::f32, {100}), fake(kB + 4, DType::f32, {100}),
-                         fake(kOut + 4, DType::f32, {100}), {});
-  EXPECT_EQ(L.head, 3);
+  L = plan(fake(kA + 4, DType::f32, {100}), fake(kB + 4, DType::f32, {100}),
+           fake(kOut + 4, DType::f32, {100}));
+  EXPECT_EQ(L.vectorized.head, 3);
   // An input aligned differently from the output: everything scalar.
-  L = detail::plan_dense(fake(kA + 8, DType::f32, {100}), fake(kB + 4, DType::f32, {100}),
-                         fake(kOut + 4, DType::f32, {100}), {});
-  EXPECT_EQ(L.head, 100);
+  L = plan(fake(kA + 8, DType::f32, {100}), fake(kB + 4, DType::f32, {100}),
+           fake(kOut + 4, DType::f32, {100}));
+  EXPECT_EQ(L.vectorized.head, 100);
   // A scalar input does not constrain the alignment.
-  L = detail::plan_dense(fake(kA + 4, DType::f32, {100}), fake(kB + 8, DType::f32, {1}),
-                         fake(kOut + 4, DType::f32, {100}), {});
-  EXPECT_EQ(L.head, 3);
+  L = plan(fake(kA + 4, DType::f32, {100}), fake(kB + 8, DType::f32, {1}),
+           fake(kOut + 4, DType::f32, {100}));
+  EXPECT_EQ(L.vectorized.head, 3);
 
   // row_vectorized: 16-byte rows need rows of a multiple of 4 f32 and aligned bases.
   const auto rv = [](std::uintptr_t a_off, std::int64_t cols) {
-    return detail::plan_dense(fake(kA + a_off, DType::f32, {8, cols}),
-                              fake(kB, DType::f32, {1, cols}), fake(kOut, DType::f32, {8, cols}),
-                              {});
+    return plan(fake(kA + a_off, DType::f32, {8, cols}), fake(kB, DType::f32, {1, cols}),
+                fake(kOut, DType::f32, {8, cols}));
   };
-  EXPECT_TRUE(rv(0, 64).row_vector_ok);
-  EXPECT_FALSE(rv(4, 64).row_vector_ok);
-  EXPECT_FALSE(rv(0, 66).row_vector_ok);
+  EXPECT_EQ(rv(0, 64).row.vector, 4);
+  EXPECT_EQ(rv(4, 64).row.vector, 1);
+  EXPECT_EQ(rv(0, 66).row.vector, 1);
   EXPECT_EQ(rv(0, 66).kernel, Kernel::row_vectorized);
 
   // Matrix-vector fields: which operand is the vector and its direction.
-  L = detail::plan_dense(fake(kA, DType::f32, {100, 1}), fake(kB, DType::f32, {100, 200}),
-                         fake(kOut, DType::f32, {100, 200}), {Kernel::sliding});
-  EXPECT_EQ(L.vector_operand, 1);
-  EXPECT_FALSE(L.row_vector);
+  L = plan(fake(kA, DType::f32, {100, 1}), fake(kB, DType::f32, {100, 200}),
+           fake(kOut, DType::f32, {100, 200}), {Kernel::sliding});
+  EXPECT_EQ(L.matrix_vector.vector_operand, 1);
+  EXPECT_FALSE(L.matrix_vector.row_vector);
   // Tiled: the dim where the transposed input has stride 1, staged through shared memory.
-  L = detail::plan_dense(fake(kA, DType::f32, {100, 200}, {1, 100}), fake(kB, DType::f32, {1, 200}),
-                         fake(kOut, DType::f32, {100, 200}), {Kernel::tiled});
+  L = plan(fake(kA, DType::f32, {100, 200}, {1, 100}), fake(kB, DType::f32, {1, 200}),
+           fake(kOut, DType::f32, {100, 200}), {Kernel::tiled});
   EXPECT_EQ(L.kernel, Kernel::tiled);
-  EXPECT_EQ(L.tile_dim, 0);
-  EXPECT_TRUE(L.staged_a);
-  EXPECT_FALSE(L.staged_b);
-  EXPECT_TRUE(L.tile_vector_ok);
+  EXPECT_EQ(L.tiled.tile_dim, 0);
+  EXPECT_TRUE(L.tiled.staged_a);
+  EXPECT_FALSE(L.tiled.staged_b);
+  EXPECT_TRUE(L.tiled.vector);
   // 16-byte tiles need aligned data, extents of whole vectors and one staged input.
   const auto tv = [](std::uintptr_t a_off, std::int64_t rows, std::int64_t cols, bool b_t) {
-    return detail::plan_dense(fake(kA + a_off, DType::f32, {rows, cols}, {1, rows}),
-                              b_t ? fake(kB, DType::f32, {rows, cols}, {1, rows})
-                                  : fake(kB, DType::f32, {1, cols}),
-                              fake(kOut, DType::f32, {rows, cols}), {Kernel::tiled})
-        .tile_vector_ok;
+    return plan(fake(kA + a_off, DType::f32, {rows, cols}, {1, rows}),
+                b_t ? fake(kB, DType::f32, {rows, cols}, {1, rows})
+                    : fake(kB, DType::f32, {1, cols}),
+                fake(kOut, DType::f32, {rows, cols}), {Kernel::tiled})
+        .tiled.vector;
   };
   EXPECT_TRUE(tv(0, 100, 200, false));
   EXPECT_FALSE(tv(4, 100, 200, false));
   EXPECT_FALSE(tv(0, 102, 200, false));
   EXPECT_FALSE(tv(0, 100, 202, false));
   EXPECT_FALSE(tv(0, 100, 200, true));
+}
+
+TEST(DenseHost, PlanFollowsTheDevice) {
+  // 16-byte tiles of f16 need 3 buffers of 128 x 128 elements (96 KiB): an H200 has the shared
+  // memory, a device with 64 KiB does not and runs element-wise tiles (64 x 64, 24 KiB).
+  detail::DeviceProps small = kH200;
+  small.max_shared = 64 << 10;
+  const auto a = fake(kA, DType::f16, {1024, 1024}, {1, 1024});
+  const auto b = fake(kB, DType::f16, {1, 1024}), out = fake(kOut, DType::f16, {1024, 1024});
+  const detail::DensePlan big_tiles = plan(a, b, out, {}, kH200);
+  const detail::DensePlan small_tiles = plan(a, b, out, {}, small);
+  EXPECT_EQ(big_tiles.kernel, Kernel::tiled);
+  EXPECT_EQ(small_tiles.kernel, Kernel::tiled);  // the kernel choice does not depend on it
+  EXPECT_TRUE(big_tiles.tiled.vector);
+  EXPECT_EQ(big_tiles.tiled.shared_bytes, 96 << 10);
+  EXPECT_EQ(big_tiles.tiled.tiles, 8 * 8);
+  EXPECT_FALSE(small_tiles.tiled.vector);
+  EXPECT_EQ(small_tiles.tiled.shared_bytes, 24 << 10);
+  EXPECT_EQ(small_tiles.tiled.tiles, 16 * 16);
+  // Grids: one full wave of resident blocks, or the blocks asked for, never more than needed.
+  EXPECT_EQ(big_tiles.grid.blocks(2), 64u);
+  EXPECT_EQ(small_tiles.grid.blocks(1), 132u);
+  EXPECT_EQ(plan(a, b, out, {Kernel::tiled, 0, 0, 100}, small).grid.blocks(1), 100u);
+  // The automatic sliding factor leaves two waves of threads: 2^24 elements over
+  // 2 * 132 * 2048 threads need a factor of 32 on an H200, 2 with 16 times as many SMs.
+  const auto m = fake(kA, DType::f32, {4096, 4096}), v = fake(kB, DType::f32, {1, 4096});
+  const auto mo = fake(kOut, DType::f32, {4096, 4096});
+  detail::DeviceProps wide = kH200;
+  wide.sm_count = 132 * 16;
+  EXPECT_EQ(plan(m, v, mo, {Kernel::sliding}).matrix_vector.sliding_factor, 32);
+  EXPECT_EQ(plan(m, v, mo, {Kernel::sliding}, wide).matrix_vector.sliding_factor, 2);
+  EXPECT_EQ(plan(m, v, mo, {Kernel::sliding, 5}).matrix_vector.sliding_factor, 5);
 }
 
 // ---- validation: every error before anything runs ------------------------------------------

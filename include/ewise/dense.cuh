@@ -21,8 +21,8 @@
 #include <type_traits>
 
 #include "ewise/dense.hpp"
-#include "ewise/detail/dense_dispatch.cuh"
-#include "ewise/detail/dense_plan.hpp"
+#include "ewise/detail/dense/dispatch.cuh"
+#include "ewise/detail/dense/plan.hpp"
 #include "ewise/detail/types.cuh"
 
 namespace ewise {
@@ -55,13 +55,13 @@ template <unsigned Mask = kAllDTypesMask, class F,
           std::enable_if_t<!std::is_same_v<std::decay_t<F>, BinaryOp>, int> = 0>
 void binary(const F& f, const ConstTensorView& a, const ConstTensorView& b, const TensorView& out,
             const DenseOptions& options = {}, cudaStream_t stream = nullptr) {
-  const detail::DenseLaunch L = detail::prepare_dense(a, b, out, options);
-  detail::check_functor_dtype<Mask>(L.dtype);
-  if (L.numel == 0) return;
-  detail::dispatch_dtype(L.dtype, [&](auto tag) {
+  const detail::DensePlan plan = detail::prepare_dense(a, b, out, options);
+  detail::check_functor_dtype<Mask>(plan.dtype);
+  if (plan.numel == 0) return;
+  detail::dispatch_dtype(plan.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr ((Mask >> static_cast<unsigned>(detail::dtype_of<T>())) & 1u)
-      detail::launch_dense<T>(f, L, stream);
+      detail::launch_dense<T>(f, plan, stream);
   });
 }
 

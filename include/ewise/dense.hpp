@@ -22,7 +22,10 @@
 
 #include <cuda_runtime_api.h>
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <string_view>
 
 #include "ewise/buffer.hpp"
@@ -65,13 +68,33 @@ enum class Kernel : std::uint8_t {
                    ///< element-wise 64 x 64 tiles (32 x 32 for 8-byte types) otherwise
 };
 
-inline constexpr Kernel kAllKernels[] = {
-    Kernel::automatic,  Kernel::general,   Kernel::vectorized, Kernel::sliding,
-    Kernel::sliding_shared, Kernel::continuous, Kernel::alternate, Kernel::baseline,
-    Kernel::row_vectorized, Kernel::tiled};
+/// The kernels' names, in enum order: the one table behind kernel_name, parse_kernel,
+/// kAllKernels and the command-line tool.
+struct KernelName {
+  Kernel kernel;
+  const char* name;
+};
+inline constexpr KernelName kKernelNames[] = {
+    {Kernel::automatic, "automatic"},
+    {Kernel::general, "general"},
+    {Kernel::vectorized, "vectorized"},
+    {Kernel::sliding, "sliding"},
+    {Kernel::sliding_shared, "sliding_shared"},
+    {Kernel::continuous, "continuous"},
+    {Kernel::alternate, "alternate"},
+    {Kernel::baseline, "baseline"},
+    {Kernel::row_vectorized, "row_vectorized"},
+    {Kernel::tiled, "tiled"},
+};
 
-/// "automatic", "general", "vectorized", "sliding", "sliding_shared", "continuous",
-/// "alternate", "baseline", "row_vectorized", "tiled".
+/// Every kernel, in enum order (automatic first).
+inline constexpr auto kAllKernels = [] {
+  std::array<Kernel, std::size(kKernelNames)> all{};
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = kKernelNames[i].kernel;
+  return all;
+}();
+
+/// The kernel's name in kKernelNames ("unknown" for a value outside the enum).
 const char* kernel_name(Kernel k);
 /// Parses a kernel name as printed by kernel_name; throws InvalidArgument otherwise.
 Kernel parse_kernel(std::string_view name);

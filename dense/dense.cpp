@@ -26,7 +26,7 @@ DensePlan prepare_dense(const ConstTensorView& a, const ConstTensorView& b, cons
 }
 
 DeviceTensor allocate_dense_output(const ConstTensorView& a, const ConstTensorView& b,
-                                   cudaStream_t stream) {
+                                   const DenseOptions& options, cudaStream_t stream) {
   check_view(a, "input a");
   check_view(b, "input b");
   EWISE_EXPECTS(a.memory == Memory::device && b.memory == Memory::device,
@@ -34,7 +34,8 @@ DeviceTensor allocate_dense_output(const ConstTensorView& a, const ConstTensorVi
                 ", b on ", memory_name(b.memory));
   EWISE_EXPECTS(a.desc.dtype == b.desc.dtype, "dtypes differ: a is ", dtype_name(a.desc.dtype),
                 ", b is ", dtype_name(b.desc.dtype), " (no type promotion: convert first)");
-  return DeviceTensor(a.desc.dtype, broadcast_shapes(a.desc.shape, b.desc.shape), stream);
+  return DeviceTensor(a.desc.dtype, broadcast_shapes(a.desc.shape, b.desc.shape), stream,
+                      options.memory);
 }
 
 }  // namespace detail
@@ -71,7 +72,7 @@ void binary(BinaryOp op, const ConstTensorView& a, const ConstTensorView& b, con
 
 DeviceTensor binary(BinaryOp op, const ConstTensorView& a, const ConstTensorView& b,
                     const DenseOptions& options, cudaStream_t stream) {
-  DeviceTensor out = detail::allocate_dense_output(a, b, stream);
+  DeviceTensor out = detail::allocate_dense_output(a, b, options, stream);
   binary(op, a, b, out.view(), options, stream);
   return out;
 }

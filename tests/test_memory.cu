@@ -138,7 +138,7 @@ TEST(Memory, DefaultResourceCanBeSetAndRestored) {
   EXPECT_EQ(default_memory_resource(), pool_memory_resource());
 }
 
-TEST(Memory, SparseCallsTakeEveryTemporaryAndTheResultFromTheCallersResource) {
+TEST(Memory, CallsTakeEveryTemporaryAndTheResultFromTheCallersResource) {
   EWISE_REQUIRE_GPU();
   verify::CooGenOptions unsorted;
   unsorted.unsorted = true;
@@ -169,6 +169,10 @@ TEST(Memory, SparseCallsTakeEveryTemporaryAndTheResultFromTheCallersResource) {
     const DeviceTensor offsets = coo_to_csr_row_offsets(canonical.view(), o);
     const DeviceCoo back = dense_to_coo(dense.view(), IndexType::i32, nullptr, &counting);
     EXPECT_EQ(back.nnz(), canonical.nnz());
+    DenseOptions d;
+    d.memory = &counting;
+    const DeviceTensor sum = binary(BinaryOp::add, dense.view(), row.view(), d);
+    EXPECT_EQ(sum.shape(), dense.shape());
   }
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   EXPECT_GT(counting.allocations.load(), 10);

@@ -71,7 +71,7 @@ template <unsigned Mask = kAllDTypesMask, class F,
 DeviceTensor binary(const F& f, const ConstTensorView& a, const ConstTensorView& b,
                     const DenseOptions& options = {}, cudaStream_t stream = nullptr) {
   detail::check_functor_dtype<Mask>(a.desc.dtype);
-  DeviceTensor out = detail::allocate_dense_output(a, b, stream);
+  DeviceTensor out = detail::allocate_dense_output(a, b, options, stream);
   binary<Mask>(f, a, b, out.view(), options, stream);
   return out;
 }

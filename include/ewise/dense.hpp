@@ -29,6 +29,7 @@
 #include <string_view>
 
 #include "ewise/buffer.hpp"
+#include "ewise/memory.hpp"
 #include "ewise/ops.hpp"
 #include "ewise/tensor.hpp"
 
@@ -113,6 +114,9 @@ struct DenseOptions {
   /// continuous, alternate, baseline), capped at what the work needs; 0 = enough to fill the
   /// device once. The sliding kernels' grid follows from sliding_factor.
   int blocks = 0;
+  /// Device memory of the allocating forms' result (ewise/memory.hpp); nullptr: the device's
+  /// default resource (ewise's pool unless set). The in-place forms allocate nothing.
+  MemoryResource* memory = nullptr;
 };
 
 /// out = a ⊙ b with broadcasting. See the file comment for the checks made. Asynchronous on

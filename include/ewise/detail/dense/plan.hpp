@@ -148,8 +148,9 @@ DensePlan prepare_dense(const ConstTensorView& a, const ConstTensorView& b, cons
                         const DenseOptions& options);
 
 /// The contiguous device output of the allocating forms: checks a and b (device views, one
-/// dtype, shapes broadcast) and allocates their broadcast shape on `stream`.
+/// dtype, shapes broadcast) and allocates their broadcast shape on `stream` from
+/// options.memory.
 DeviceTensor allocate_dense_output(const ConstTensorView& a, const ConstTensorView& b,
-                                   cudaStream_t stream);
+                                   const DenseOptions& options, cudaStream_t stream);
 
 }  // namespace ewise::detail

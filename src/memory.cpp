@@ -83,9 +83,9 @@ class PoolResource final : public MemoryResource {
 
   void deallocate(void* p, std::size_t /*bytes*/, cudaStream_t stream) noexcept override {
     if (cudaFreeAsync(p, stream) == cudaSuccess) return;
-    // The stream is gone (or the context broken). Clear the failed call's error so that no later
-    // call reports it as its own, wait until no work can still use p, and free it in order on
-    // the default stream.
+    // The runtime refused the stream (or the context is broken). Clear the failed call's error so
+    // that no later call reports it as its own, wait until no work can still use p, and free it
+    // in order on the default stream.
     (void)cudaGetLastError();
     const DeviceGuard guard(device_);
     (void)cudaDeviceSynchronize();

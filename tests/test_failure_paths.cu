@@ -20,6 +20,7 @@
 #include <functional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "ewise/buffer.hpp"
@@ -27,6 +28,7 @@
 #include "ewise/dense.hpp"
 #include "ewise/detail/launch.cuh"
 #include "ewise/error.hpp"
+#include "ewise/memory.hpp"
 #include "ewise/reference.hpp"
 #include "ewise/sparse.hpp"
 #include "ewise/sparse_reference.hpp"
@@ -61,8 +63,9 @@ std::size_t free_device_bytes() {
   return free_bytes;
 }
 
-/// Takes every byte the device can still hand out, after ewise's pool has returned its free
-/// memory, so that the next allocation of ewise fails. Frees it all on destruction.
+/// Takes every byte the device can still hand out (through the default pool, after ewise's pool
+/// has returned its free memory), then what ewise's pool still holds free in the chunks of live
+/// buffers, so that the next allocation of ewise fails. Frees it all on destruction.
 class Ballast {
  public:
   Ballast() {
@@ -74,16 +77,27 @@ class Ballast {
         blocks_.push_back(p);
       }
     (void)cudaGetLastError();  // our own failed allocation: not the library's concern
+    MemoryResource* pool = pool_memory_resource();
+    for (std::size_t chunk = std::size_t{1} << 30; chunk >= 256; chunk /= 2)
+      for (;;) {
+        try {
+          pooled_.push_back({pool->allocate(chunk, nullptr), chunk});
+        } catch (const CudaError&) {
+          break;
+        }
+      }
   }
   Ballast(const Ballast&) = delete;
   Ballast& operator=(const Ballast&) = delete;
   ~Ballast() {
     for (void* p : blocks_) (void)cudaFreeAsync(p, nullptr);
+    for (const auto& [p, bytes] : pooled_) pool_memory_resource()->deallocate(p, bytes, nullptr);
     (void)cudaStreamSynchronize(nullptr);
   }
 
  private:
   std::vector<void*> blocks_;
+  std::vector<std::pair<void*, std::size_t>> pooled_;
 };
 
 void expect_out_of_memory(const CudaError& e, const char* what) {

@@ -1,7 +1,7 @@
 // GPU tests of ewise/memory.hpp: ewise's pool keeps freed memory across synchronizations without
 // touching the device's default pool, a caller's resource serves every allocation it is given,
-// the per-device default can be set and restored, and a buffer that outlives its stream leaves
-// no error behind.
+// the per-device default can be set and restored, and results given another stream outlive the
+// stream they were made on.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -179,17 +179,26 @@ TEST(Memory, CallsTakeEveryTemporaryAndTheResultFromTheCallersResource) {
   EXPECT_EQ(counting.deallocations.load(), counting.allocations.load());
 }
 
-TEST(Memory, BufferOutlivingItsStreamLeavesNoPendingError) {
+TEST(Memory, ResultsOutliveTheirStreamOnceGivenAnother) {
   EWISE_REQUIRE_GPU();
   ASSERT_EQ(cudaGetLastError(), cudaSuccess);
   {
     DeviceBuffer kept;
+    DeviceTensor tensor;
+    DeviceCoo coo;
     cudaStream_t s;
     ASSERT_EQ(cudaStreamCreate(&s), cudaSuccess);
     kept = DeviceBuffer(kMiB, s);
     ASSERT_EQ(cudaMemsetAsync(kept.data(), 1, kMiB, s), cudaSuccess);
+    tensor = DeviceTensor(DType::f32, {1000}, s);
+    coo = to_device(verify::random_coo(50, 40, 0.1, 5).view(), s);
+    ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+    kept.set_stream(nullptr);
+    tensor.set_stream(nullptr);
+    coo.set_stream(nullptr);
+    EXPECT_EQ(kept.stream(), nullptr);
     ASSERT_EQ(cudaStreamDestroy(s), cudaSuccess);
-  }  // freed here, after its stream is gone
+  }  // freed here, on the default stream, after their first stream is gone
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
   // The next call must not inherit an error from that free.
   const HostTensor ha = verify::random_tensor(DType::f32, {37, 65}, 3);

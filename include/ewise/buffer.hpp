@@ -3,8 +3,10 @@
 // DeviceBuffer allocates from a MemoryResource (ewise/memory.hpp: the one given, else the
 // device's default, else ewise's pool) on a stream and frees on the same stream, so it is
 // stream-ordered: the memory may be used by work queued on that stream before the destructor
-// runs. It is move-only and cannot leak when an exception unwinds. The stream and the resource
-// must outlive the buffer (memory.hpp says what happens to a buffer that outlives its stream).
+// runs. It is move-only and cannot leak when an exception unwinds. The resource and the stream
+// the buffer frees on must outlive it: to keep a buffer past its stream, give it another one
+// with set_stream first (CUDA cannot free on a destroyed stream: on an H100 with driver 580,
+// cudaFreeAsync on a destroyed stream crashed the process).
 // HostBuffer is the same interface over host memory, so code templated on the buffer serves both.
 #pragma once
 
@@ -39,6 +41,10 @@ class DeviceBuffer {
   const void* data() const noexcept { return ptr_; }
   std::size_t size() const noexcept { return bytes_; }
   cudaStream_t stream() const noexcept { return stream_; }
+  /// Frees the memory on `stream` instead of the stream it was allocated on, so that the buffer
+  /// may outlive that stream. The caller orders `stream` after the work that uses the buffer
+  /// (e.g. with an event), as for any stream-ordered free.
+  void set_stream(cudaStream_t stream) noexcept { stream_ = stream; }
   /// The resource the memory came from (nullptr for an empty buffer).
   MemoryResource* resource() const noexcept { return memory_; }
 
@@ -62,6 +68,7 @@ class HostBuffer {
   void* data() noexcept { return ptr_.get(); }
   const void* data() const noexcept { return ptr_.get(); }
   std::size_t size() const noexcept { return bytes_; }
+  void set_stream(cudaStream_t /*stream*/) noexcept {}
 
  private:
   std::unique_ptr<std::byte[]> ptr_;
@@ -91,6 +98,9 @@ class BasicTensor {
   T* data_as() noexcept { return static_cast<T*>(buf_.data()); }
   template <class T>
   const T* data_as() const noexcept { return static_cast<const T*>(buf_.data()); }
+
+  /// See DeviceBuffer::set_stream (nothing to do for host tensors).
+  void set_stream(cudaStream_t stream) noexcept { buf_.set_stream(stream); }
 
   TensorView view() noexcept { return {buf_.data(), desc_, Buffer::memory}; }
   ConstTensorView view() const noexcept { return {buf_.data(), desc_, Buffer::memory}; }

@@ -82,6 +82,13 @@ class BasicCoo {
     desc_.nnz = nnz;
   }
 
+  /// Frees the arrays on `stream` (see DeviceBuffer::set_stream; nothing to do on the host).
+  void set_stream(cudaStream_t stream) noexcept {
+    rows_.set_stream(stream);
+    cols_.set_stream(stream);
+    vals_.set_stream(stream);
+  }
+
   void* rows() noexcept { return rows_.data(); }
   void* cols() noexcept { return cols_.data(); }
   void* vals() noexcept { return vals_.data(); }

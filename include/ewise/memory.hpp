@@ -17,9 +17,11 @@
 // process-wide CUDA settings are not touched. trim_memory_pool returns what the pool holds unused.
 //
 // Lifetimes: a resource must outlive every buffer allocated from it. A buffer is freed on the
-// stream it was allocated on, so that stream must outlive the buffer, as with cudaFreeAsync; a
-// buffer whose stream was destroyed first is still freed, after waiting for the device, and the
-// failed free leaves no error behind for a later call to report.
+// stream it was allocated on, so that stream must outlive the buffer, as with cudaFreeAsync, or
+// the buffer must first be given another stream (DeviceBuffer::set_stream, and the same on
+// DeviceTensor and DeviceCoo). A free that the runtime refuses leaves no error behind for a
+// later call to report: ewise's pool clears it, waits for the device and frees on the default
+// stream.
 #pragma once
 
 #include <cuda_runtime_api.h>

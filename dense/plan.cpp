@@ -332,6 +332,16 @@ DensePlan plan_tiled(const DenseCall& c, const DeviceProps& d) {
   t.col_tiles = ceil_div(cols, shape.cols());
   t.tiles = c.numel / (rows * cols) * t.row_tiles * t.col_tiles;
   t.shared_bytes = shape.stages * buffers * shape.tile_bytes(elem);
+  if (t.shared_bytes > d.max_shared) {
+    // Even element-wise tiles do not fit this device's shared memory (two staged inputs of
+    // 4-byte elements take 96 KiB): automatic runs the general kernel, a request throws.
+    EWISE_EXPECTS(c.options.kernel == Kernel::automatic, "kernel tiled needs ", t.shared_bytes,
+                  " bytes of shared memory per block for this plan; device ", d.ordinal,
+                  " allows ", d.max_shared, " (", describe(p), ")");
+    DenseCall general = c;
+    general.kernel = Kernel::general;
+    return plan_general(general, d);
+  }
   DensePlan plan = make_plan(c, kTileThreads, t.tiles, d);
   plan.tiled = t;
   return plan;

@@ -1,6 +1,7 @@
 // sparse/checks.cpp — argument checks shared by the CPU and GPU backends (checks.hpp).
 #include "checks.hpp"
 
+#include <cstdint>
 #include <cstring>
 
 #include "ewise/broadcast.hpp"
@@ -29,6 +30,11 @@ DenseOperand check_dense_operand(const CooView& a, const ConstTensorView& dense)
                 dtype_name(a.desc.dtype), ", dense is ", dtype_name(dense.desc.dtype));
   EWISE_EXPECTS(a.memory == dense.memory, "multiply: a is in ", memory_name(a.memory),
                 " memory but dense is in ", memory_name(dense.memory), " memory");
+  const std::size_t elem = dtype_size(dense.desc.dtype);
+  EWISE_EXPECTS(dense.memory != Memory::device || dense.desc.numel() == 0 ||
+                    reinterpret_cast<std::uintptr_t>(dense.data) % elem == 0,
+                "multiply: dense operand data ", dense.data, " is not aligned to its ", elem,
+                "-byte ", dtype_name(dense.desc.dtype), " elements");
   EWISE_EXPECTS(dense.desc.rank() <= 2, "multiply: dense operand ", dense.desc.shape.str(),
                 " has rank ", dense.desc.rank(), "; it must broadcast to the COO shape (",
                 a.desc.nrows, ",", a.desc.ncols, ")");
@@ -86,6 +92,8 @@ void check_indices_host(const CooView& m, const char* what) {
 void check_canonical_for_csr(const CooView& a) {
   EWISE_EXPECTS(a.desc.canonical, "coo_to_csr_row_offsets: the matrix (", a.desc.str(),
                 ") is not marked canonical; coalesce it first");
+  EWISE_EXPECTS(a.desc.nrows < INT64_MAX, "coo_to_csr_row_offsets: the matrix (", a.desc.str(),
+                ") has ", a.desc.nrows, " rows; its nrows + 1 offsets do not fit int64");
 }
 
 DType csr_offsets_dtype(const CooDesc& a) {

@@ -1,6 +1,8 @@
 #include "ewise/coo.hpp"
 
+#include <cstdint>
 #include <cstring>
+#include <utility>
 
 #include "checked.hpp"
 #include "ewise/error.hpp"
@@ -33,6 +35,17 @@ void check_view(const CooView& v, const char* what) {
   v.desc.validate();
   EWISE_EXPECTS(v.desc.nnz == 0 || (v.rows && v.cols && v.vals), what, " (", v.desc.str(),
                 ") has a null index or value array");
+  if (v.memory != Memory::device || v.desc.nnz == 0) return;
+  // A kernel reading a misaligned element faults with cudaErrorMisalignedAddress, which breaks
+  // the CUDA context for the whole process: reject it here, before anything is launched.
+  const std::pair<const void*, std::size_t> arrays[] = {{v.rows, index_size(v.desc.index)},
+                                                        {v.cols, index_size(v.desc.index)},
+                                                        {v.vals, dtype_size(v.desc.dtype)}};
+  const char* names[] = {"rows", "cols", "vals"};
+  for (int k = 0; k < 3; ++k)
+    EWISE_EXPECTS(reinterpret_cast<std::uintptr_t>(arrays[k].first) % arrays[k].second == 0,
+                  what, " (", v.desc.str(), "): device array ", names[k], " at ",
+                  arrays[k].first, " is not aligned to its ", arrays[k].second, "-byte elements");
 }
 
 namespace {

@@ -255,6 +255,15 @@ TEST(DenseHost, PlanFollowsTheDevice) {
   EXPECT_FALSE(small_tiles.tiled.vector);
   EXPECT_EQ(small_tiles.tiled.shared_bytes, 24 << 10);
   EXPECT_EQ(small_tiles.tiled.tiles, 16 * 16);
+  // Both inputs transposed: element-wise tiles stage both, 3 x 2 x 16 KiB in f32 (96 KiB). On a
+  // device with 64 KiB automatic runs general instead and a request for tiled throws.
+  const auto at = fake(kA, DType::f32, {1024, 1024}, {1, 1024});
+  const auto bt = fake(kB, DType::f32, {1024, 1024}, {1, 1024});
+  const auto ot = fake(kOut, DType::f32, {1024, 1024});
+  EXPECT_EQ(plan(at, bt, ot, {}, kH200).tiled.shared_bytes, 96 << 10);
+  EXPECT_EQ(plan(at, bt, ot, {}, small).kernel, Kernel::general);
+  test::expect_invalid([&] { plan(at, bt, ot, {Kernel::tiled}, small); },
+                       {"tiled needs 98304 bytes of shared memory", "allows 65536"});
   // Grids: one full wave of resident blocks, or the blocks asked for, never more than needed.
   EXPECT_EQ(big_tiles.grid.blocks(2), 64u);
   EXPECT_EQ(small_tiles.grid.blocks(1), 132u);

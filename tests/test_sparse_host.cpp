@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ewise/error.hpp"
@@ -325,6 +326,43 @@ TEST(SparseChecks, DescriptorProblems) {
   ConstTensorView tv = too_wide_for_i32.view();
   tv.desc = TensorDesc::strided(DType::f32, {0, (std::int64_t{1} << 31) + 1}, {0, 1});
   expect_invalid([&] { dense_to_coo<HostCoo>(tv, IndexType::i32); }, {"int64 indices"});
+}
+
+/// Device arrays off their element alignment would fault a kernel (a sticky error that breaks
+/// the process's CUDA context): every entry point rejects them before it launches anything.
+/// The addresses are never dereferenced.
+TEST(SparseChecks, MisalignedDeviceArraysAreRejectedBeforeAnyLaunch) {
+  CooView ok = make_coo(4, 5, {0}, {0}, {1});
+  ok.memory = Memory::device;
+  ok.rows = ok.cols = ok.vals = reinterpret_cast<const void*>(std::uintptr_t{0x10000});
+  const auto at = [](std::uintptr_t p) { return reinterpret_cast<const void*>(p); };
+  CooView rows = ok, cols = ok, vals = ok;
+  rows.rows = at(0x10002);
+  cols.cols = at(0x10001);
+  vals.vals = at(0x10006);
+  for (const auto& [bad, name] : {std::pair{rows, "rows"}, {cols, "cols"}, {vals, "vals"}}) {
+    const std::string what = std::string("misaligned ") + name;
+    expect_invalid([&] { multiply(bad, ok); }, {name, "not aligned"}, what);
+    expect_invalid([&] { multiply(ok, bad); }, {name, "not aligned"}, what);
+    expect_invalid([&] { coalesce(bad); }, {name, "not aligned"}, what);
+    expect_invalid([&] { coo_to_dense(bad); }, {name, "not aligned"}, what);
+    expect_invalid([&] { check_indices(bad); }, {name, "not aligned"}, what);
+  }
+  CooView i64 = ok;
+  i64.desc.index = IndexType::i64;
+  i64.rows = at(0x10004);  // 4-byte aligned is not enough for 8-byte indices
+  expect_invalid([&] { coalesce(i64); }, {"rows", "8-byte"});
+  ConstTensorView dense{at(0x10003), TensorDesc::contiguous(DType::f32, {5}), Memory::device};
+  expect_invalid([&] { multiply(ok, dense); }, {"dense operand", "not aligned"});
+}
+
+TEST(SparseChecks, CsrOffsetsOfTooManyRows) {
+  CooView v = make_coo(1, 1, {}, {}, {}, DType::f32, IndexType::i64);
+  v.desc.nrows = INT64_MAX;
+  v.desc.ncols = 0;
+  v.desc.canonical = true;
+  expect_invalid([&] { coo_to_csr_row_offsets<HostTensor>(v); },
+                 {"9223372036854775807 rows", "nrows + 1"});
 }
 
 TEST(SparseChecks, CooViewOverTensors) {

@@ -55,7 +55,9 @@ struct MutableCooView {
   operator CooView() const noexcept { return {rows, cols, vals, desc, memory}; }  // NOLINT
 };
 
-/// Throws InvalidArgument unless desc is valid and the arrays are non-null when nnz > 0.
+/// Throws InvalidArgument unless desc is valid, the arrays are non-null when nnz > 0, and device
+/// arrays are aligned to their element size (a misaligned one would fault a kernel and break
+/// the process's CUDA context).
 void check_view(const CooView& v, const char* what);
 
 /// A COO matrix that owns its three arrays.

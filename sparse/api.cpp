@@ -1,6 +1,7 @@
 // sparse/api.cpp — the public sparse entry points: check, then run on the backend where the
 // inputs live (GPU: the device_* functions of internal.hpp; CPU: sparse/reference.cpp).
 // coo_algorithm_name and parse_coo_algorithm are in select.cpp, beside the rule.
+#include <string_view>
 #include <type_traits>
 
 #include "ewise/error.hpp"
@@ -73,10 +74,14 @@ Result multiply(const CooView& a, const CooView& b, const SparseOptions& options
                 cudaStream_t stream) {
   check_operands(a, b);
   check_result_memory(a.memory, ResultMemory<Result>::value, "multiply");
-  [[maybe_unused]] const CooAlgorithm algorithm =
-      resolve_algorithm(a.desc, b.desc, options.algorithm);
-  if constexpr (ResultMemory<Result>::value == Memory::host) return reference_multiply(a, b, options);
-  else {
+  // The CPU backend has one algorithm: the requested one is only checked to be a known name,
+  // not held to the GPU algorithms' size limits.
+  if constexpr (ResultMemory<Result>::value == Memory::host) {
+    EWISE_EXPECTS(std::string_view(coo_algorithm_name(options.algorithm)) != "unknown",
+                  "multiply: unknown COO algorithm ", static_cast<int>(options.algorithm));
+    return reference_multiply(a, b, options);
+  } else {
+    const CooAlgorithm algorithm = resolve_algorithm(a.desc, b.desc, options.algorithm);
     const detail::CallMemory memory(options.memory);
     return device_multiply(a, b, algorithm, options, stream);
   }

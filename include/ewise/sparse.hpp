@@ -90,7 +90,9 @@ const char* coo_algorithm_name(CooAlgorithm a);  ///< "automatic", "sort_search"
 CooAlgorithm parse_coo_algorithm(std::string_view name);
 
 struct SparseOptions {
-  CooAlgorithm algorithm = CooAlgorithm::automatic;  ///< multiply(COO, COO) only
+  /// multiply(COO, COO) on the GPU; the CPU backend has one algorithm and ignores it (it only
+  /// checks that it is a known value, not the GPU algorithms' size limits).
+  CooAlgorithm algorithm = CooAlgorithm::automatic;
   /// Check every index (and every canonical promise) before computing. Host views are always
   /// checked.
   bool validate_indices = true;

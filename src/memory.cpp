@@ -8,7 +8,6 @@
 #include <atomic>
 #include <cstdint>
 #include <limits>
-#include <memory>
 #include <mutex>
 
 #include "ewise/error.hpp"

@@ -243,6 +243,7 @@ DensePlan plan_vectorized(const DenseCall& c, const DeviceProps& d) {
       v.head == c.numel ? c.numel : std::max(ceil_div(v.vectors, vector_unroll(elem)), V);
   const int threads = block_threads(c, d);
   DensePlan plan = make_plan(c, threads, ceil_div(work, threads), d);
+  plan.grid.covers_work = kVectorGridCoversWork;
   plan.vectorized = v;
   return plan;
 }
@@ -273,6 +274,7 @@ DensePlan plan_row_vectorized(const DenseCall& c, const DeviceProps& d) {
   row.b_full = p.strides[2][r] == 1;
   const int threads = block_threads(c, d);
   DensePlan plan = make_plan(c, threads, ceil_div(row.chunks * 32, threads), d);
+  plan.grid.covers_work = kVectorGridCoversWork;
   plan.row = row;
   return plan;
 }

@@ -268,6 +268,14 @@ TEST(DenseHost, PlanFollowsTheDevice) {
   EXPECT_EQ(big_tiles.grid.blocks(2), 64u);
   EXPECT_EQ(small_tiles.grid.blocks(1), 132u);
   EXPECT_EQ(plan(a, b, out, {Kernel::tiled, 0, 0, 100}, small).grid.blocks(1), 100u);
+  // The 16-byte kernels launch every block their chunks need (no occupancy query), unless
+  // DenseOptions::blocks caps them.
+  const auto flat = fake(kA, DType::f32, {1 << 24}), flat_out = fake(kOut, DType::f32, {1 << 24});
+  const detail::DensePlan vec = plan(flat, flat, flat_out, {}, kH200);
+  EXPECT_EQ(vec.kernel, Kernel::vectorized);
+  EXPECT_FALSE(vec.grid.needs_occupancy());
+  EXPECT_EQ(vec.grid.blocks(1), (1u << 24) / 4 / (4 * 256));  // 4 vectors per thread, 256 threads
+  EXPECT_EQ(plan(flat, flat, flat_out, {Kernel::vectorized, 0, 0, 100}, kH200).grid.blocks(1), 100u);
   // The automatic sliding factor leaves two waves of threads: 2^24 elements over
   // 2 * 132 * 2048 threads need a factor of 32 on an H200, 2 with 16 times as many SMs.
   const auto m = fake(kA, DType::f32, {4096, 4096}), v = fake(kB, DType::f32, {1, 4096});

@@ -50,20 +50,24 @@ struct DenseCall {
   DenseOptions options;  ///< as given (checked)
 };
 
-/// The grid of a grid-stride kernel: `need` blocks cover the work, capped at `cap` blocks when
-/// DenseOptions::blocks gave one, else at one full wave (blocks resident per SM x sm_count).
+/// The grid of a grid-stride kernel: `need` blocks cover the work. With DenseOptions::blocks
+/// (`cap`) at most that many; else the 16-byte kernels (vectorized, row_vectorized) launch all
+/// `need` blocks (`covers_work`) and the others at most one full wave (blocks resident per SM x
+/// sm_count): see kVectorGridCoversWork in policy.hpp for the figures.
 struct GridPlan {
-  std::int64_t need = 1;  ///< blocks that cover the work, at least 1
-  std::int64_t cap = 0;   ///< DenseOptions::blocks; 0: one full wave
+  std::int64_t need = 1;     ///< blocks that cover the work, at least 1
+  std::int64_t cap = 0;      ///< DenseOptions::blocks; 0: none
   int sm_count = 1;
+  bool covers_work = false;  ///< no wave cap: every block of `need` (within CUDA's grid limit)
 
   /// Whether blocks() needs the kernel's resident blocks per SM.
-  bool needs_occupancy() const { return cap == 0; }
+  bool needs_occupancy() const { return cap == 0 && !covers_work; }
   /// The blocks to launch, given `resident_per_sm` blocks of the kernel per SM (read only when
   /// needs_occupancy(); at least 1 counts).
   unsigned blocks(int resident_per_sm) const {
-    const std::int64_t limit =
-        cap > 0 ? cap : std::int64_t{std::max(resident_per_sm, 1)} * sm_count;
+    constexpr std::int64_t kMaxGridX = 2147483647;  // CUDA's limit on gridDim.x
+    const std::int64_t wave = std::int64_t{std::max(resident_per_sm, 1)} * sm_count;
+    const std::int64_t limit = cap > 0 ? cap : covers_work ? kMaxGridX : wave;
     return static_cast<unsigned>(std::clamp<std::int64_t>(need, 1, limit));
   }
 };

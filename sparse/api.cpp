@@ -99,6 +99,14 @@ Result multiply(const CooView& a, const ConstTensorView& dense, const SparseOpti
   }
 }
 
+void multiply_values(const CooView& a, const ConstTensorView& dense, const TensorView& out_vals,
+                     const SparseOptions& options, cudaStream_t stream) {
+  const DenseOperand d = check_dense_operand(a, dense);
+  check_values_output(a, dense, out_vals, options.drop_zeros);
+  if (a.memory == Memory::host) reference_multiply_values(a, dense, out_vals, options);
+  else device_multiply_values(a, d, out_vals, options, stream);
+}
+
 template <class Result>
 Result coalesce(const CooView& a, const SparseOptions& options, cudaStream_t stream) {
   check_view(a, "a");

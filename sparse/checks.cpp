@@ -42,6 +42,39 @@ DenseOperand check_dense_operand(const CooView& a, const ConstTensorView& dense)
   return {dense.data, s[0], s[1]};
 }
 
+void check_values_output(const CooView& a, const ConstTensorView& dense,
+                         const TensorView& out_vals, bool drop_zeros) {
+  check_view(out_vals, "out_vals");
+  const CooDesc& d = a.desc;
+  EWISE_EXPECTS(!drop_zeros,
+                "multiply_values keeps every entry of a (its pattern): drop_zeros must be false");
+  EWISE_EXPECTS(out_vals.desc.dtype == d.dtype, "multiply_values: out_vals is ",
+                dtype_name(out_vals.desc.dtype), " but a is ", dtype_name(d.dtype));
+  EWISE_EXPECTS(out_vals.desc.rank() == 1 && out_vals.desc.shape[0] == d.nnz &&
+                    out_vals.desc.is_contiguous(),
+                "multiply_values: out_vals must be a contiguous 1-D tensor of a.nnz = ", d.nnz,
+                " elements; got ", out_vals.desc.str());
+  EWISE_EXPECTS(out_vals.memory == a.memory, "multiply_values: a is in ", memory_name(a.memory),
+                " memory but out_vals is in ", memory_name(out_vals.memory), " memory");
+  const std::size_t elem = dtype_size(d.dtype);
+  EWISE_EXPECTS(out_vals.memory != Memory::device || d.nnz == 0 ||
+                    reinterpret_cast<std::uintptr_t>(out_vals.data) % elem == 0,
+                "multiply_values: out_vals data ", out_vals.data, " is not aligned to its ", elem,
+                "-byte ", dtype_name(d.dtype), " elements");
+  const DType index = d.index == IndexType::i32 ? DType::i32 : DType::i64;
+  const auto array = [&](const void* p, DType t) {
+    return ConstTensorView(p, TensorDesc::contiguous(t, Dims{d.nnz}), a.memory);
+  };
+  check_no_partial_overlap(out_vals, array(a.vals, d.dtype), "a.vals");
+  check_no_partial_overlap(out_vals, array(a.rows, index), "a.rows");
+  check_no_partial_overlap(out_vals, array(a.cols, index), "a.cols");
+  EWISE_EXPECTS(out_vals.data != a.rows && out_vals.data != a.cols,
+                "multiply_values: out_vals is one of a's index arrays");
+  check_no_partial_overlap(out_vals, dense, "dense");
+  EWISE_EXPECTS(dense.desc.numel() == 0 || out_vals.data != dense.data || d.nnz == 0,
+                "multiply_values: out_vals is the dense operand's data");
+}
+
 void check_result_memory(Memory inputs, Memory result, const char* op) {
   EWISE_EXPECTS(inputs == result, op, ": the inputs are in ", memory_name(inputs),
                 " memory but the result type lives in ", memory_name(result),

@@ -20,6 +20,12 @@ struct DenseOperand {
 /// check_view on both; same dtype and memory; dense broadcasts to a's shape.
 DenseOperand check_dense_operand(const CooView& a, const ConstTensorView& dense);
 
+/// The checks of multiply_values beyond check_dense_operand: out_vals a contiguous 1-D tensor
+/// of a.nnz elements of a's dtype in a's memory (device data aligned), overlapping none of a's
+/// arrays or dense except exactly a.vals (in place); drop_zeros off.
+void check_values_output(const CooView& a, const ConstTensorView& dense,
+                         const TensorView& out_vals, bool drop_zeros);
+
 /// Throws unless `inputs` equals `result` (the memory the chosen result type lives in).
 void check_result_memory(Memory inputs, Memory result, const char* op);
 

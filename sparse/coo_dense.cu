@@ -1,6 +1,6 @@
-// sparse/coo_dense.cu — COO ⊙ dense and coalesce on the GPU, which share one pipeline: one
-// pass over the entries of a canonical matrix, or a radix sort and one pass over its runs of
-// equal keys.
+// sparse/coo_dense.cu — COO ⊙ dense, multiply_values and coalesce on the GPU, which share one
+// pipeline: one pass over the entries in storage order (a canonical matrix; multiply_values on
+// any matrix), or a radix sort and one pass over its runs of equal keys.
 #include <algorithm>
 #include <optional>
 #include <utility>
@@ -32,24 +32,27 @@ __device__ __forceinline__ bool kept(bool drop_zeros, T v) {
   return !drop_zeros || detail::to_compute(v) != detail::compute_t<T>(0);
 }
 
-/// A canonical matrix: output entry i comes from entry i. One pass checks the indices (range;
-/// strictly increasing, against the predecessor), reads the factor and writes the output. An
-/// entry out of range reads no factor, so unchecked bad input stays inside its buffers.
+/// Output entry i comes from entry i, in storage order: a canonical matrix's coalesce and
+/// multiply(a, dense) (which also write the indices, out_rows and out_cols), and multiply_values
+/// on any matrix (values only: out_rows and out_cols null). One pass checks the indices when
+/// `check` is given (range; strictly increasing, against the predecessor), reads the factor and
+/// writes the output. An entry out of range reads no factor, so unchecked bad input stays inside
+/// its buffers.
 template <class T, class I>
-struct CanonicalArgs {
+struct EntriesArgs {
   const I* rows;
   const I* cols;
   const T* vals;
   std::int64_t n, nrows, ncols;
   unsigned long long* check;  ///< EntryCheck words (out of range, not increasing), or null
   DenseFactor<T> factor;
-  I* out_rows;
+  I* out_rows;  ///< with out_cols: null for values only
   I* out_cols;
   T* out_vals;
 };
 
 template <class T, class I>
-__global__ void __launch_bounds__(kBlock) canonical_kernel(CanonicalArgs<T, I> a) {
+__global__ void __launch_bounds__(kBlock) entries_kernel(EntriesArgs<T, I> a) {
   const unsigned lane = threadIdx.x & 31;
   // A block-uniform trip count, so that whole warps vote.
   for (std::int64_t i0 = std::int64_t{blockIdx.x} * kBlock; i0 < a.n; i0 += std::int64_t{gridDim.x} * kBlock) {
@@ -82,8 +85,10 @@ __global__ void __launch_bounds__(kBlock) canonical_kernel(CanonicalArgs<T, I> a
       const T d = in ? a.factor.data[r * a.factor.row_stride + c * a.factor.col_stride] : T{};
       out = scaled(a.factor, detail::to_compute(v), d);
     }
-    a.out_rows[i] = r;
-    a.out_cols[i] = c;
+    if (a.out_rows) {
+      a.out_rows[i] = r;
+      a.out_cols[i] = c;
+    }
     a.out_vals[i] = out;
   }
 }
@@ -241,9 +246,9 @@ DeviceCoo scale_entries(const CooView& a, const DenseOperand* dense, const Spars
       auto* out_cols = static_cast<I*>(out.cols());
       auto* out_vals = static_cast<T*>(out.vals());
       if (!sorts) {
-        const CanonicalArgs<T, I> args{rows,   cols,     vals,     n,       desc.nrows, desc.ncols,
-                                       check,  factor,   out_rows, out_cols, out_vals};
-        detail::launch("sparse canonical_entries", canonical_kernel<T, I>, dim3(blocks_for(n)),
+        const EntriesArgs<T, I> args{rows,  cols,   vals,     n,        desc.nrows, desc.ncols,
+                                     check, factor, out_rows, out_cols, out_vals};
+        detail::launch("sparse canonical_entries", entries_kernel<T, I>, dim3(blocks_for(n)),
                        dim3(kBlock), 0, stream, args);
         return;
       }
@@ -288,6 +293,28 @@ DeviceCoo device_coalesce(const CooView& a, const SparseOptions& options, cudaSt
 DeviceCoo device_multiply_dense(const CooView& a, const DenseOperand& dense,
                                 const SparseOptions& options, cudaStream_t stream) {
   return scale_entries(a, &dense, options, stream);
+}
+
+void device_multiply_values(const CooView& a, const DenseOperand& dense, const TensorView& out_vals,
+                            const SparseOptions& options, cudaStream_t stream) {
+  const CooDesc& desc = a.desc;
+  if (desc.nnz == 0) return;
+  // The check has a pass of its own (and synchronizes) so that nothing is written for bad input.
+  if (options.validate_indices) device_check_indices(a, "a", stream);
+  detail::dispatch_dtype(desc.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const DenseFactor<T> factor{static_cast<const T*>(dense.data), dense.row_stride,
+                                dense.col_stride};
+    with_index(desc.index, [&](auto itag) {
+      using I = decltype(itag);
+      const EntriesArgs<T, I> args{static_cast<const I*>(a.rows), static_cast<const I*>(a.cols),
+                                   static_cast<const T*>(a.vals), desc.nnz, desc.nrows,
+                                   desc.ncols, nullptr, factor, nullptr, nullptr,
+                                   static_cast<T*>(out_vals.data)};
+      detail::launch("sparse multiply_values", entries_kernel<T, I>, dim3(blocks_for(desc.nnz)),
+                     dim3(kBlock), 0, stream, args);
+    });
+  });
 }
 
 }  // namespace ewise::sparse_detail

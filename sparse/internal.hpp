@@ -25,6 +25,8 @@ DeviceCoo device_multiply(const CooView& a, const CooView& b, CooAlgorithm algor
                           const SparseOptions& options, cudaStream_t stream);        // multiply.cu
 DeviceCoo device_multiply_dense(const CooView& a, const DenseOperand& dense,
                                 const SparseOptions& options, cudaStream_t stream);  // coo_dense.cu
+void device_multiply_values(const CooView& a, const DenseOperand& dense, const TensorView& out_vals,
+                            const SparseOptions& options, cudaStream_t stream);      // coo_dense.cu
 DeviceCoo device_coalesce(const CooView& a, const SparseOptions& options,
                           cudaStream_t stream);                                      // coo_dense.cu
 DeviceCoo device_dense_to_coo(const ConstTensorView& dense, const CooDesc& desc,

@@ -139,6 +139,22 @@ HostCoo reference_multiply(const CooView& a, const ConstTensorView& dense,
   });
 }
 
+void reference_multiply_values(const CooView& a, const ConstTensorView& dense,
+                               const TensorView& out_vals, const SparseOptions& options) {
+  const sparse_detail::DenseOperand d = sparse_detail::check_dense_operand(a, dense);
+  sparse_detail::check_values_output(a, dense, out_vals, options.drop_zeros);
+  check_host(a, "a");
+  with_elem(a.desc.dtype, [&](auto e) {
+    using E = decltype(e);
+    for (std::int64_t k = 0; k < a.desc.nnz; ++k) {
+      const std::int64_t r = host_index(a.rows, a.desc.index, k);
+      const std::int64_t c = host_index(a.cols, a.desc.index, k);
+      E::store(out_vals.data, k,
+               ops::Mul{}(E::load(a.vals, k), E::load(d.data, r * d.row_stride + c * d.col_stride)));
+    }
+  });
+}
+
 HostCoo reference_coalesce(const CooView& a, const SparseOptions& options) {
   check_host(a, "a");
   return with_elem(a.desc.dtype, [&](auto e) {

@@ -164,6 +164,30 @@ void check_multiply_all(const HostCoo& a, const HostCoo& b, const std::string& w
   }
 }
 
+/// multiply_values(a, dense) on the device, checked and unchecked, into a poisoned buffer:
+/// bit-equal to the CPU backend, and for a canonical a (no duplicates) to multiply(a, dense)'s
+/// values, an independent oracle.
+void check_multiply_values(const HostCoo& a, const DeviceCoo& da, const ConstTensorView& hv,
+                           const ConstTensorView& dv, const std::string& what) {
+  const DType t = a.desc().dtype;
+  const Dims n{a.nnz()};
+  HostTensor want(t, n);
+  multiply_values(a, hv, want.view());
+  if (a.desc().canonical) {
+    const HostCoo product = reference_multiply(a, hv);
+    ASSERT_EQ(product.nnz(), a.nnz()) << what;
+    EXPECT_EQ(0, std::memcmp(product.vals(), want.data(), want.bytes())) << what << " values";
+  }
+  for (const bool checked : {true, false}) {
+    SparseOptions o;
+    o.validate_indices = checked;
+    DeviceTensor got(t, n);
+    verify::poison(got.view());
+    multiply_values(da, dv, got.view(), o);
+    expect_bits(to_host(got.view()), want, what + " multiply_values" + (checked ? "" : " unchecked"));
+  }
+}
+
 /// multiply(a, dense) against the reference for every form of dense operand (full, its
 /// transpose, a pitched view, row (1, n) and (n,), a reversed row, column, scalar, (1, 1);
 /// operands over 2^22 elements are left out), keeping and dropping zeros, and a trusted call
@@ -209,6 +233,7 @@ void check_dense_factors(const HostCoo& a, std::uint64_t seed, const std::string
       expect_same(multiply(da, dv, trusted), reference_multiply(a, hv), tag + " unchecked");
       trusted_done = true;
     }
+    check_multiply_values(a, da, hv, dv, tag);
   }
 }
 
@@ -646,6 +671,12 @@ TEST_F(SparseGpu, DenseFactorBrokenCanonicalPromise) {
       expect_invalid([&] { multiply(m, dense.view()); }, parts);
       expect_invalid([&] { multiply(m, scalar.view(), drop); }, parts);
       expect_invalid([&] { coalesce(m); }, parts);
+      DeviceTensor vals(DType::f32, Dims{m.nnz()});  // bad input: nothing written
+      verify::poison(vals.view());
+      expect_invalid([&] { multiply_values(m, dense.view(), vals.view()); }, parts);
+      const HostTensor after = to_host(vals.view());
+      for (std::int64_t k = 0; k < m.nnz(); ++k)
+        ASSERT_TRUE(verify::is_poison(DType::f32, static_cast<const float*>(after.data()) + k)) << k;
     };
     std::vector<Raw> back = e;
     std::reverse(back.begin(), back.end());
@@ -682,11 +713,53 @@ TEST_F(SparseGpu, DenseFactorBrokenCanonicalPromise) {
           EXPECT_NO_THROW(multiply(m, scalar.view(), trusted));
           EXPECT_NO_THROW(coalesce(m, trusted));
         }
+        trusted.drop_zeros = false;
+        DeviceTensor vals(DType::f32, Dims{m.desc.nnz});
+        EXPECT_NO_THROW(multiply_values(m, dense.view(), vals.view(), trusted));
       }
     }
     EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     expect_same(multiply(to_device(good), dense.view()),
                 reference_multiply(good, to_host(dense.view()).view()), "good input after");
+  }
+}
+
+/// multiply_values in place (out_vals = a.vals), on a misaligned or foreign out_vals, and with
+/// drop_zeros: the in-place result equals the out-of-place one; the others throw before any
+/// launch and leave the context usable.
+TEST_F(SparseGpu, MultiplyValuesInPlaceAndArgumentChecks) {
+  EWISE_REQUIRE_GPU();
+  verify::CooGenOptions o;
+  o.unsorted = true;
+  o.duplicate_fraction = 0.2;
+  for (const DType t : {DType::f16, DType::f32, DType::i64}) {
+    o.dtype = t;
+    const HostCoo ha = verify::random_coo(300, 500, 0.05, seed_, o);
+    const HostTensor hrow = verify::random_tensor(t, Dims{500}, seed_ + 1);
+    HostTensor want(t, Dims{ha.nnz()});
+    multiply_values(ha, hrow.view(), want.view());
+    const DeviceTensor row = to_device(hrow.view());
+    DeviceCoo da = to_device(ha);
+    const TensorView in_place{da.vals(), TensorDesc::contiguous(t, Dims{da.nnz()}), Memory::device};
+    multiply_values(da, row.view(), in_place);
+    expect_bits(to_host(ConstTensorView(in_place)), want, std::string("in place ") + dtype_name(t));
+    const auto es = static_cast<std::int64_t>(dtype_size(t));
+    DeviceTensor spare(t, Dims{da.nnz() + 1});
+    const TensorView misaligned{static_cast<std::byte*>(spare.data()) + 1,
+                                TensorDesc::contiguous(t, Dims{da.nnz()}), Memory::device};
+    test::expect_invalid([&] { multiply_values(da, row.view(), misaligned); },
+                         {"out_vals data", "not aligned"});
+    const TensorView shifted{static_cast<std::byte*>(da.vals()) + es,
+                             TensorDesc::contiguous(t, Dims{da.nnz()}), Memory::device};
+    test::expect_invalid([&] { multiply_values(da, row.view(), shifted); },
+                         {"partially overlaps", "a.vals"});
+    SparseOptions drop;
+    drop.drop_zeros = true;
+    test::expect_invalid([&] { multiply_values(da, row.view(), spare.view(), drop); },
+                         {"drop_zeros must be false"});
+    test::expect_invalid([&] { multiply_values(da, row.view(), spare.view()); },
+                         {"a.nnz = " + std::to_string(da.nnz())});
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   }
 }
 

@@ -331,6 +331,54 @@ TEST(SparseChecks, DescriptorProblems) {
 /// Device arrays off their element alignment would fault a kernel (a sticky error that breaks
 /// the process's CUDA context): every entry point rejects them before it launches anything.
 /// The addresses are never dereferenced.
+/// multiply_values keeps a's storage order, duplicates and zeros: each entry times the dense
+/// element at its coordinate; in place too.
+TEST(SparseReference, MultiplyValuesKeepsThePattern) {
+  const HostCoo a = make_coo(2, 3, {1, 0, 1, 0}, {2, 1, 2, 0}, {1, 2, 3, 0});
+  HostTensor row(DType::f32, Dims{3});
+  for (int i = 0; i < 3; ++i) row.data_as<float>()[i] = static_cast<float>(i + 1);
+  HostTensor out(DType::f32, Dims{4});
+  multiply_values(a, row.view(), out.view());
+  EXPECT_EQ(std::vector<float>(out.data_as<float>(), out.data_as<float>() + 4),
+            (std::vector<float>{3, 4, 9, 0}));
+  HostCoo b = make_coo(2, 3, {1, 0}, {2, 1}, {1, 2}, DType::f32, IndexType::i32, false);
+  const TensorView in_place{b.vals(), TensorDesc::contiguous(DType::f32, {2}), Memory::host};
+  HostTensor col(DType::f32, Dims{2, 1});
+  col.data_as<float>()[0] = -1;
+  col.data_as<float>()[1] = 10;
+  multiply_values(b, col.view(), in_place);
+  EXPECT_EQ(entries(b), (std::vector<Entry>{{1, 2, 10}, {0, 1, -2}}));
+}
+
+TEST(SparseChecks, MultiplyValuesArguments) {
+  const HostCoo a = make_coo(2, 3, {1, 0}, {2, 1}, {1, 2});
+  const HostCoo bad = make_coo(2, 3, {1, 2}, {2, 1}, {1, 2});
+  HostTensor row(DType::f32, Dims{3}), out(DType::f32, Dims{2}), longer(DType::f32, Dims{3});
+  HostTensor f64(DType::f64, Dims{2}), wide(DType::f32, Dims{2, 2});
+  const float poison = -7;
+  for (int k = 0; k < 2; ++k) out.data_as<float>()[k] = poison;
+  expect_invalid([&] { multiply_values(bad, row.view(), out.view()); }, {"entry 1", "(2, 1)"});
+  EXPECT_EQ(out.data_as<float>()[0], poison);  // nothing written for bad input
+  SparseOptions drop;
+  drop.drop_zeros = true;
+  expect_invalid([&] { multiply_values(a, row.view(), out.view(), drop); },
+                 {"drop_zeros must be false"});
+  expect_invalid([&] { multiply_values(a, row.view(), longer.view()); }, {"a.nnz = 2", "(3,)"});
+  expect_invalid([&] { multiply_values(a, row.view(), f64.view()); }, {"out_vals is f64"});
+  const TensorView strided{wide.data(), TensorDesc::strided(DType::f32, {2}, {2}), Memory::host};
+  expect_invalid([&] { multiply_values(a, row.view(), strided); }, {"contiguous 1-D"});
+  const TensorView on_rows{const_cast<void*>(a.rows()), TensorDesc::contiguous(DType::f32, {2}),
+                           Memory::host};
+  expect_invalid([&] { multiply_values(a, row.view(), on_rows); }, {"a.rows"});
+  const TensorView on_dense{row.data(), TensorDesc::contiguous(DType::f32, {2}), Memory::host};
+  expect_invalid([&] { multiply_values(a, row.view(), on_dense); }, {"dense"});
+  TensorView device_out = out.view();
+  device_out.memory = Memory::device;
+  expect_invalid([&] { multiply_values(a, row.view(), device_out); }, {"out_vals is in device"});
+  HostTensor wrong_width(DType::f32, Dims{4});
+  expect_invalid([&] { multiply_values(a, wrong_width.view(), out.view()); }, {"(4,)"});
+}
+
 TEST(SparseChecks, MisalignedDeviceArraysAreRejectedBeforeAnyLaunch) {
   CooView ok = make_coo(4, 5, {0}, {0}, {1});
   ok.memory = Memory::device;

@@ -2,6 +2,7 @@
 //
 //   DeviceCoo c = ewise::multiply(a, b);             // c = a ⊙ b, structural intersection
 //   DeviceCoo s = ewise::multiply(a, row_scale);     // COO ⊙ dense (dense broadcasts)
+//   ewise::multiply_values(a, dense, out_vals);      // the same values in a's own pattern
 //   HostCoo h = ewise::multiply<HostCoo>(ha, hb);    // host views: the CPU backend
 //
 // Where the inputs live picks the backend: device views run on the GPU, on `stream`; host views
@@ -11,7 +12,7 @@
 // inputs, throws InvalidArgument. Device forms synchronize `stream` (at most three times; four
 // for bitmap_merge with drop_zeros) to learn the size of their result or to read the index
 // checks (coalesce and multiply(COO, dense) of a canonical matrix, with validate_indices and
-// drop_zeros off, do not synchronize); their last kernels may still run when they return: the
+// drop_zeros off, and multiply_values without validate_indices do not synchronize); their last kernels may still run when they return: the
 // result is complete in stream order on `stream`. Temporaries are freed stream-ordered, also
 // when they throw. Device memory, the temporaries' and the result's, comes from
 // SparseOptions::memory (ewise/memory.hpp).
@@ -139,6 +140,22 @@ Result multiply(const CooView& a, const CooView& b, const SparseOptions& options
 template <class Result = DeviceCoo>
 Result multiply(const CooView& a, const ConstTensorView& dense, const SparseOptions& options = {},
                 cudaStream_t stream = nullptr);
+
+/// a ⊙ dense's values in a's own pattern: out_vals[k] = a.vals[k] · dense[a.rows[k], a.cols[k]]
+/// for every stored entry k, in a's storage order (dense broadcasts as for multiply(a, dense)).
+/// Nothing is sorted, summed or dropped and no index is copied: a's rows and cols with out_vals
+/// are the result, a duplicate's entries each scaled (their sum is the product of the sum).
+/// For a canonical a the values equal multiply(a, dense)'s. The allocating multiply(a, dense)
+/// shares its kernel (sparse/coo_dense.cu).
+/// out_vals: a contiguous 1-D tensor of a.nnz elements of a's dtype, in a's memory; it may be
+/// a.vals itself (in place) and may overlap nothing else of a or dense. drop_zeros must be
+/// false (InvalidArgument otherwise); the algorithm is ignored.
+/// Device views: with validate_indices, a checking pass runs first and synchronizes `stream`
+/// once (bad indices throw before anything is written); without it the call is one kernel and
+/// does not synchronize: an entry out of range reads nothing outside dense and gets an
+/// unspecified value. Host views run on the CPU backend.
+void multiply_values(const CooView& a, const ConstTensorView& dense, const TensorView& out_vals,
+                     const SparseOptions& options = {}, cudaStream_t stream = nullptr);
 
 /// The canonical form of a: sorted, duplicates summed. A matrix marked canonical is copied.
 /// Result: DeviceCoo or HostCoo (a DeviceCoo's arrays as for COO ⊙ dense: a.nnz entries).

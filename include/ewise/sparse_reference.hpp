@@ -18,6 +18,8 @@ namespace ewise {
 HostCoo reference_multiply(const CooView& a, const CooView& b, const SparseOptions& options = {});
 HostCoo reference_multiply(const CooView& a, const ConstTensorView& dense,
                            const SparseOptions& options = {});
+void reference_multiply_values(const CooView& a, const ConstTensorView& dense,
+                               const TensorView& out_vals, const SparseOptions& options = {});
 HostCoo reference_coalesce(const CooView& a, const SparseOptions& options = {});
 HostCoo reference_dense_to_coo(const ConstTensorView& dense, IndexType index = IndexType::i32);
 HostTensor reference_coo_to_dense(const CooView& a);

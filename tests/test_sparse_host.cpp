@@ -375,6 +375,9 @@ TEST(SparseChecks, MultiplyValuesArguments) {
   TensorView device_out = out.view();
   device_out.memory = Memory::device;
   expect_invalid([&] { multiply_values(a, row.view(), device_out); }, {"out_vals is in device"});
+  const HostCoo empty = make_coo(2, 3, {}, {}, {});  // null arrays: nothing to alias
+  HostTensor none(DType::f32, Dims{0});
+  EXPECT_NO_THROW(multiply_values(empty, row.view(), none.view()));
   HostTensor wrong_width(DType::f32, Dims{4});
   expect_invalid([&] { multiply_values(a, wrong_width.view(), out.view()); }, {"(4,)"});
 }

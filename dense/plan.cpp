@@ -100,6 +100,17 @@ std::string inner_rejects(const BroadcastPlan& p) {
   return "";
 }
 
+/// Why the output is not contiguous as a whole (row-major compact over the plan), or "".
+std::string contiguous_output_rejects(const BroadcastPlan& p) {
+  std::int64_t expect = 1;
+  for (int d = p.rank() - 1; d >= 0; --d) {
+    if (p.shape[d] != 1 && p.strides[0][d] != expect)
+      return concat("needs an output contiguous as a whole; its strides are ", p.strides[0].str());
+    expect *= p.shape[d];
+  }
+  return "";
+}
+
 /// The vector of a rank-2 matrix-vector plan: the input with exactly one zero stride (b tried
 /// first) and its direction, or why neither input qualifies. `contiguous` (continuous,
 /// alternate, baseline) also requires out and the other input row-major contiguous.
@@ -144,8 +155,7 @@ std::string kernel_rejects(Kernel kernel, const BroadcastPlan& p) {
     case Kernel::general:
       return "";
     case Kernel::vectorized:
-      if (p.rank() != 1) return concat("needs rank 1 after coalescing, not ", p.rank());
-      return inner_rejects(p);
+      return contiguous_output_rejects(p);
     case Kernel::row_vectorized:
       return inner_rejects(p);
     case Kernel::tiled:
@@ -159,6 +169,23 @@ std::string kernel_rejects(Kernel kernel, const BroadcastPlan& p) {
       return find_vector(p, contiguous_schedule(kernel)).why;
   }
   return concat("unknown kernel ", static_cast<int>(kernel));
+}
+
+/// Elements per access of row_vectorized on call c (inner strides 0 or 1): 16 bytes' worth
+/// when rows are whole vectors and every stride-1 operand's rows start 16-byte aligned (a
+/// broadcast, stride-0, operand is read as scalars), else 1.
+int row_vector_width(const DenseCall& c) {
+  const BroadcastPlan& p = c.plan;
+  const std::int64_t V = kVectorBytes / element_bytes(c);
+  const int r = p.rank() - 1;
+  bool vector = p.shape[r] % V == 0;
+  const void* ptrs[3] = {c.out, c.a, c.b};
+  for (int k = 0; k < 3 && vector; ++k) {
+    if (p.strides[k][r] != 1) continue;
+    vector = aligned(ptrs[k], kVectorBytes);
+    for (int dim = 0; dim < r && vector; ++dim) vector = p.strides[k][dim] % V == 0;
+  }
+  return vector ? static_cast<int>(V) : 1;
 }
 
 // ---- the automatic choice -------------------------------------------------------------------
@@ -177,14 +204,23 @@ bool transposed_input(const BroadcastPlan& p) {
   return false;
 }
 
-/// The kernel `automatic` runs for the sorted, coalesced plan p (numel > 0).
-Kernel select(const BroadcastPlan& p) {
-  if (p.rank() == 1 && kernel_rejects(Kernel::vectorized, p).empty()) return Kernel::vectorized;
-  if (kernel_rejects(Kernel::row_vectorized, p).empty()) return Kernel::row_vectorized;
+/// The kernel `automatic` runs for call c's sorted, coalesced plan (numel > 0).
+Kernel select(const DenseCall& c) {
+  const BroadcastPlan& p = c.plan;
+  const bool contiguous_out = contiguous_output_rejects(p).empty();
+  if (p.rank() == 1 && contiguous_out) return Kernel::vectorized;
+  const bool rows = inner_rejects(p).empty();
+  // Rows of whole, aligned 16-byte vectors: row offsets computed once per chunk.
+  if (rows && row_vector_width(c) > 1) return Kernel::row_vectorized;
   // A transposed input: shared-memory tiles, with or without a vector operand. H200, 16384^2
   // transposed + row vector: f32 tiled 0.569 ms, sliding 1.144 ms; with the matrix one element
   // off 16-byte alignment (element-wise tiles) 0.969 vs 1.146 ms.
   if (transposed_input(p)) return Kernel::tiled;
+  // A contiguous output whose rows are not whole aligned vectors (odd widths, misaligned
+  // starts, broadcasts over short rows): the output as one flat range of 16-byte vectors, the
+  // broadcast inputs gathered, rather than row_vectorized element by element.
+  if (contiguous_out) return Kernel::vectorized;
+  if (rows) return Kernel::row_vectorized;
   // Other matrix-vector plans whose matrix is not read along rows (e.g. a reversed inner dim):
   // the sliding kernel, whose strided reads the L2 absorbs.
   if (p.rank() == 2 && kernel_rejects(Kernel::sliding, p).empty()) return Kernel::sliding;
@@ -224,23 +260,28 @@ DensePlan plan_general(const DenseCall& c, const DeviceProps& d) {
 }
 
 DensePlan plan_vectorized(const DenseCall& c, const DeviceProps& d) {
+  const BroadcastPlan& p = c.plan;
   const std::int64_t elem = element_bytes(c), V = kVectorBytes / elem;
-  VectorizedPlan v;
-  v.a_full = c.plan.strides[1][0] == 1;
-  v.b_full = c.plan.strides[2][0] == 1;
-  // Scalar head up to the output's first 16-byte boundary; vectors only if every stride-1 input
-  // sits at the same offset within 16 bytes as the output.
   const auto mis = [](const void* ptr) {
     return reinterpret_cast<std::uintptr_t>(ptr) % kVectorBytes;
   };
-  const bool same = (!v.a_full || mis(c.a) == mis(c.out)) && (!v.b_full || mis(c.b) == mis(c.out));
+  // Scalar head up to the output's first 16-byte boundary, then vectors. An input laid out like
+  // the output is read as vectors when it sits at the same offset within 16 bytes, else gathered.
+  const auto access = [&](int k, const void* ptr) {
+    bool zero = true;
+    for (int dim = 0; dim < p.rank(); ++dim) zero = zero && p.strides[k][dim] == 0;
+    if (zero) return VectorAccess::scalar;
+    return p.strides[k] == p.strides[0] && mis(ptr) == mis(c.out) ? VectorAccess::vector
+                                                                   : VectorAccess::gather;
+  };
+  VectorizedPlan v;
+  v.a = access(1, c.a);
+  v.b = access(2, c.b);
   const auto head = static_cast<std::int64_t>((kVectorBytes - mis(c.out)) % kVectorBytes) / elem;
-  v.head = same ? std::min(head, c.numel) : c.numel;
+  v.head = std::min(head, c.numel);
   v.vectors = (c.numel - v.head) / V;
-  // Threads: one per scalar when all is scalar, else one per vector_unroll vectors (at least V,
-  // for the head and the tail).
-  const std::int64_t work =
-      v.head == c.numel ? c.numel : std::max(ceil_div(v.vectors, vector_unroll(elem)), V);
+  // Threads: one per vector_unroll vectors, at least V (for the head and the tail).
+  const std::int64_t work = std::max(ceil_div(v.vectors, vector_unroll(elem)), V);
   const int threads = block_threads(c, d);
   DensePlan plan = make_plan(c, threads, ceil_div(work, threads), d);
   plan.grid.covers_work = kVectorGridCoversWork;
@@ -250,19 +291,10 @@ DensePlan plan_vectorized(const DenseCall& c, const DeviceProps& d) {
 
 DensePlan plan_row_vectorized(const DenseCall& c, const DeviceProps& d) {
   const BroadcastPlan& p = c.plan;
-  const std::int64_t elem = element_bytes(c), V = kVectorBytes / elem;
+  const std::int64_t elem = element_bytes(c);
   const int r = p.rank() - 1;
-  // 16-byte accesses when rows are whole vectors and every stride-1 operand's rows start
-  // 16-byte aligned (a broadcast, stride-0, operand is read as scalars).
-  bool vector = p.shape[r] % V == 0;
-  const void* ptrs[3] = {c.out, c.a, c.b};
-  for (int k = 0; k < 3 && vector; ++k) {
-    if (p.strides[k][r] != 1) continue;
-    vector = aligned(ptrs[k], kVectorBytes);
-    for (int dim = 0; dim < r && vector; ++dim) vector = p.strides[k][dim] % V == 0;
-  }
   RowPlan row;
-  row.vector = vector ? static_cast<int>(V) : 1;
+  row.vector = row_vector_width(c);
   row.per_row_vectors = p.shape[r] / row.vector;
   row.rows = c.numel / p.shape[r];
   const std::int64_t chunk = 32 * vector_unroll(elem), idle = dense_policy(d.cc).row_run_max_idle;
@@ -422,7 +454,7 @@ DenseCall check_dense(const ConstTensorView& a, const ConstTensorView& b, const 
     p.strides = {Dims{1}, Dims{0}, Dims{0}};
   }
   c.plan = p;
-  c.kernel = options.kernel == Kernel::automatic ? select(p) : options.kernel;
+  c.kernel = options.kernel == Kernel::automatic ? select(c) : options.kernel;
   const std::string why = kernel_rejects(c.kernel, p);
   EWISE_EXPECTS(why.empty(), "kernel ", kernel_name(c.kernel), " cannot run out ",
                 out.desc.shape.str(), " = a ", a.desc.shape.str(), " (strides ",

@@ -86,8 +86,14 @@ void check_dense_plan(const BroadcastPlan& plan, const Operand& out, const Opera
     switch (L.kernel) {
       case Kernel::vectorized: {
         const detail::VectorizedPlan& f = L.vectorized;
-        EWISE_FUZZ_REQUIRE(r == 0 && f.head >= 0 && f.head <= numel &&
-                               f.head + f.vectors * v <= numel,
+        std::int64_t compact = 1;  // the output is contiguous as a whole
+        for (int d = r; d >= 0; --d) {
+          EWISE_FUZZ_REQUIRE(p.shape[d] == 1 || p.strides[0][d] == compact, what,
+                             ": vectorized with output strides ", p.strides[0].str());
+          compact *= p.shape[d];
+        }
+        EWISE_FUZZ_REQUIRE(f.head >= 0 && f.head <= numel && f.head + f.vectors * v <= numel &&
+                               numel - f.head - f.vectors * v < v,
                            what, ": vectorized head ", f.head, " and ", f.vectors,
                            " vectors of ", numel, " (rank ", r + 1, ")");
         break;

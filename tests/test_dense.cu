@@ -516,6 +516,47 @@ TEST(DenseGpu, VectorEdgesAndMisalignment) {
   }
 }
 
+/// The vectorized kernel across rows: ML shapes whose rows are not whole aligned 16-byte
+/// vectors (odd widths, a vocabulary-sized row, NCHW planes of 7x7 to 55x55, outer products
+/// with an odd inner extent, a rank-5 mixed broadcast), the output at a 16-byte boundary and one
+/// element past it, the full operand at the output's offset and at another (then gathered).
+/// Every dtype and op; automatic must pick vectorized for each.
+TEST(DenseGpu, VectorizedAcrossRows) {
+  EWISE_REQUIRE_GPU();
+  const std::uint64_t seed = test_seed();
+  struct Shape {
+    Dims a, b;
+  };
+  const Shape shapes[] = {
+      {{64, 1}, {1, 1}},   {{64, 3}, {1, 3}},   {{37, 7}, {7}},         {{29, 49}, {29, 1}},
+      {{40, 999}, {999}},  {{9, 1000}, {9, 1}}, {{3, 50257}, {50257}},  {{63, 1}, {1, 33}},
+      {{2, 16, 7, 7}, {1, 16, 1, 1}},           {{2, 8, 14, 14}, {8, 1, 1}},
+      {{1, 4, 55, 55}, {1, 4, 1, 1}},           {{3, 1, 5, 1, 7}, {1, 4, 1, 6, 1}},
+  };
+  for (DType t : kAllDTypes)
+    for (const Shape& sh : shapes)
+      for (int offsets = 0; offsets < 3; ++offsets) {  // none; out and a +1; only out +1
+        const int oa = offsets == 1, oo = offsets >= 1;
+        const BinaryOp op = kAllOps[static_cast<std::size_t>(offsets + sh.a.size()) % 6];
+        Problem p(op, t, sh.a, Layout::contiguous(sh.a.size(), oa), sh.b,
+                  Layout::contiguous(sh.b.size()), Layout::contiguous(broadcast_shapes(sh.a, sh.b).size(), oo),
+                  seed + static_cast<std::uint64_t>(sh.a.product()));
+        // Rows of whole aligned vectors stay with row_vectorized.
+        const Dims& out_shape = p.out.view.desc.shape;
+        const std::int64_t V = 16 / static_cast<std::int64_t>(dtype_size(t));
+        const bool whole_rows = offsets == 0 && out_shape[out_shape.size() - 1] % V == 0;
+        EXPECT_EQ(select_kernel(p.a.view, p.b.view, p.out.view),
+                  whole_rows ? Kernel::row_vectorized : Kernel::vectorized)
+            << p.describe({});
+        check_all_kernels(p, {}, {Kernel::vectorized, Kernel::automatic});
+        // The operands swapped: the gathered input is a.
+        Problem q(op, t, sh.b, Layout::contiguous(sh.b.size()), sh.a,
+                  Layout::contiguous(sh.a.size(), oa), Layout::contiguous(broadcast_shapes(sh.a, sh.b).size(), oo),
+                  seed + 1);
+        check_all_kernels(q, {}, {Kernel::vectorized});
+      }
+}
+
 /// Vectors (of 16 bytes) per chunk of the row_vectorized kernel for dtype t.
 std::int64_t row_chunk_vectors(DType t) {
   return detail::dispatch_dtype(t, [](auto tag) -> std::int64_t {
@@ -657,6 +698,8 @@ TEST(DenseGpu, InPlace) {
       {{300, 64}, {300, 1}, Layout::contiguous(2, 1)},
       {{64, 48}, {1, 48}, Layout::transposed(2)},  // out and a the same transposed view
       {{5, 33, 34}, {33, 1}, Layout::random(3, rng)},
+      {{300, 67}, {1, 67}, Layout::contiguous(2)},     // odd width: vectorized across rows
+      {{300, 67}, {300, 1}, Layout::contiguous(2, 1)},  // and a misaligned start
   };
   for (DType t : kAllDTypes)
     for (const Pattern& pat : patterns)

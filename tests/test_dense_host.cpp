@@ -126,27 +126,44 @@ TEST(DenseHost, AutomaticPicksByPattern) {
   // A transposed view plus a full matrix (no vector): shared-memory tiles; also in N-d.
   EXPECT_EQ(pick({4096, 4096}, {4096, 4096}, {4096, 4096}, {1, 4096}), Kernel::tiled);
   EXPECT_EQ(pick({8, 64, 64}, {8, 64, 64}, {8, 64, 64}, {4096, 1, 64}), Kernel::tiled);
-  // Too short to tile: general.
-  EXPECT_EQ(pick({4096, 8}, {4096, 8}, {4096, 8}, {1, 4096}), Kernel::general);
+  // Too short to tile: the output as one flat range of vectors, the transposed input gathered.
+  EXPECT_EQ(pick({4096, 8}, {4096, 8}, {4096, 8}, {1, 4096}), Kernel::vectorized);
   // A transposed output over contiguous inputs: the plan follows the output, so the inputs are
   // the transposed ones.
   EXPECT_EQ(pick({4096, 4096}, {4096, 4096}, {4096, 4096}, {}, {1, 4096}), Kernel::tiled);
-  // Reversed innermost dim: no vector access, no tile: general; with a vector, sliding.
-  EXPECT_EQ(pick({4096, 4096}, {4096, 4096}, {4096, 4096}, {4096, -1}), Kernel::general);
-  EXPECT_EQ(pick({4096, 4096}, {1, 4096}, {4096, 4096}, {4096, -1}), Kernel::sliding);
-  // Every other element: general.
-  EXPECT_EQ(pick({4096, 4096}, {4096, 4096}, {4096, 4096}, {8192, 2}), Kernel::general);
+  // Reversed innermost dim, every other element: no vector access, no tile; the output is
+  // contiguous, so vectorized gathers the input; with a non-contiguous output, general, or
+  // sliding for a matrix-vector plan.
+  EXPECT_EQ(pick({4096, 4096}, {4096, 4096}, {4096, 4096}, {4096, -1}), Kernel::vectorized);
+  EXPECT_EQ(pick({4096, 4096}, {1, 4096}, {4096, 4096}, {4096, -1}), Kernel::vectorized);
+  EXPECT_EQ(pick({4096, 4096}, {4096, 4096}, {4096, 4096}, {8192, 2}), Kernel::vectorized);
+  EXPECT_EQ(pick({4096, 4096}, {4096, 4096}, {4096, 4096}, {4096, -1}, {8192, 1}),
+            Kernel::general);
+  EXPECT_EQ(pick({4096, 4096}, {1, 4096}, {4096, 4096}, {4096, -1}, {8192, 1}), Kernel::sliding);
+  // Rows that are not whole aligned 16-byte vectors (odd widths, a misaligned start), short
+  // rows and outer products over them: vectorized across rows when the output is contiguous;
+  // row_vectorized element by element when it is not (a pitched output).
+  EXPECT_EQ(pick({4096, 999}, {1, 999}, {4096, 999}), Kernel::vectorized);
+  EXPECT_EQ(pick({4096, 999}, {4096, 1}, {4096, 999}), Kernel::vectorized);
+  EXPECT_EQ(pick({4095, 1}, {1, 999}, {4095, 999}), Kernel::vectorized);
+  EXPECT_EQ(pick({8, 64, 7, 7}, {1, 64, 1, 1}, {8, 64, 7, 7}), Kernel::vectorized);
+  EXPECT_EQ(pick({4096, 999}, {1, 999}, {4096, 999}, {}, {1000, 1}), Kernel::row_vectorized);
+  EXPECT_EQ(select_kernel(fake(kA + 4, DType::f32, {4096, 4096}), fake(kB, DType::f32, {1, 4096}),
+                          fake(kOut + 4, DType::f32, {4096, 4096})),
+            Kernel::vectorized);
 }
 
 TEST(DenseHost, KernelSupports) {
   const auto a = fake(kA, DType::f32, {100, 200}), row = fake(kB, DType::f32, {1, 200});
   const auto col = fake(kB, DType::f32, {100, 1}), out = fake(kOut, DType::f32, {100, 200});
   const auto at = fake(kA, DType::f32, {100, 200}, {1, 100});  // transposed view
-  for (Kernel k : kAllKernels)
-    if (k != Kernel::vectorized) EXPECT_TRUE(kernel_supports(k, a, row, out)) << kernel_name(k);
-  EXPECT_FALSE(kernel_supports(Kernel::vectorized, a, row, out));
-  for (Kernel k : kAllKernels)
-    if (k != Kernel::vectorized) EXPECT_TRUE(kernel_supports(k, a, col, out)) << kernel_name(k);
+  for (Kernel k : kAllKernels) EXPECT_TRUE(kernel_supports(k, a, row, out)) << kernel_name(k);
+  for (Kernel k : kAllKernels) EXPECT_TRUE(kernel_supports(k, a, col, out)) << kernel_name(k);
+  // vectorized needs an output contiguous as a whole.
+  const auto pitched = fake(kOut, DType::f32, {100, 200}, {256, 1});
+  EXPECT_FALSE(kernel_supports(Kernel::vectorized, a, row, pitched));
+  test::expect_invalid([&] { detail::plan_dense(a, row, pitched, {Kernel::vectorized}, detail::host_device_props()); },
+                       {"kernel vectorized cannot run", "contiguous as a whole"});
   // Transposed matrix: the sliding kernels take any strides, the contiguous schedules do not.
   EXPECT_TRUE(kernel_supports(Kernel::sliding, at, row, out));
   EXPECT_TRUE(kernel_supports(Kernel::sliding_shared, at, row, out));
@@ -191,14 +208,27 @@ TEST(DenseHost, PlanDecisions) {
   L = plan(fake(kA + 4, DType::f32, {100}), fake(kB + 4, DType::f32, {100}),
            fake(kOut + 4, DType::f32, {100}));
   EXPECT_EQ(L.vectorized.head, 3);
-  // An input aligned differently from the output: everything scalar.
+  // An input aligned differently from the output is gathered; the output still runs in vectors.
   L = plan(fake(kA + 8, DType::f32, {100}), fake(kB + 4, DType::f32, {100}),
            fake(kOut + 4, DType::f32, {100}));
-  EXPECT_EQ(L.vectorized.head, 100);
+  EXPECT_EQ(L.vectorized.head, 3);
+  EXPECT_EQ(L.vectorized.vectors, 24);
+  EXPECT_EQ(L.vectorized.a, detail::VectorAccess::gather);
+  EXPECT_EQ(L.vectorized.b, detail::VectorAccess::vector);
   // A scalar input does not constrain the alignment.
   L = plan(fake(kA + 4, DType::f32, {100}), fake(kB + 8, DType::f32, {1}),
            fake(kOut + 4, DType::f32, {100}));
   EXPECT_EQ(L.vectorized.head, 3);
+  EXPECT_EQ(L.vectorized.b, detail::VectorAccess::scalar);
+  // Odd widths in f16: one flat range (8 elements a vector), the row vector gathered.
+  L = plan(fake(kA, DType::f16, {3, 50257}), fake(kB, DType::f16, {50257}),
+           fake(kOut, DType::f16, {3, 50257}));
+  EXPECT_EQ(L.kernel, Kernel::vectorized);
+  EXPECT_EQ(L.vectorized.head, 0);
+  EXPECT_EQ(L.vectorized.vectors, 3 * 50257 / 8);
+  EXPECT_EQ(L.vectorized.a, detail::VectorAccess::vector);
+  EXPECT_EQ(L.vectorized.b, detail::VectorAccess::gather);
+  EXPECT_TRUE(L.vectorized.gathers());
 
   // row_vectorized: 16-byte rows need rows of a multiple of 4 f32 and aligned bases.
   const auto rv = [](std::uintptr_t a_off, std::int64_t cols) {
@@ -208,7 +238,9 @@ TEST(DenseHost, PlanDecisions) {
   EXPECT_EQ(rv(0, 64).row.vector, 4);
   EXPECT_EQ(rv(4, 64).row.vector, 1);
   EXPECT_EQ(rv(0, 66).row.vector, 1);
-  EXPECT_EQ(rv(0, 66).kernel, Kernel::row_vectorized);
+  EXPECT_EQ(rv(0, 66).kernel, Kernel::vectorized);
+  EXPECT_EQ(rv(4, 64).kernel, Kernel::vectorized);
+  EXPECT_EQ(rv(0, 64).kernel, Kernel::row_vectorized);
 
   // Matrix-vector fields: which operand is the vector and its direction.
   L = plan(fake(kA, DType::f32, {100, 1}), fake(kB, DType::f32, {100, 200}),
@@ -341,8 +373,11 @@ TEST(DenseHost, ValidationErrorsBeforeLaunch) {
   expect_invalid([&] { binary(BinaryOp::add, a, b, out, {Kernel::sliding, -2}); }, {"-2"});
   expect_invalid([&] { binary(static_cast<BinaryOp>(42), a, b, out); }, {"42"});
   // A kernel asked for a plan it cannot run names the kernel and the shapes.
-  expect_invalid([&] { binary(BinaryOp::add, a, b, out, {Kernel::vectorized}); },
-                 {"vectorized", "(3,4)", "(1,4)"});
+  expect_invalid(
+      [&] {
+        binary(BinaryOp::add, a, b, fake(kOut, DType::f32, {3, 4}, {8, 1}), {Kernel::vectorized});
+      },
+      {"vectorized", "(3,4)", "(1,4)", "contiguous as a whole"});
   expect_invalid(
       [&] {
         binary(BinaryOp::add, a, fake(kB, DType::f32, {3, 4}), out, {Kernel::tiled});
@@ -400,8 +435,14 @@ TEST(DenseHost, HostViewsRunOnTheCpu) {
   binary(BinaryOp::div, xt, y.view(), out.view(), {Kernel::tiled});
   const float want_f[4] = {3.f, -0.75f, 4.f, 2.f};
   for (int i = 0; i < 4; ++i) EXPECT_EQ(out.data_as<float>()[i], want_f[i]) << i;
-  // The kernel is checked even on the host.
-  EXPECT_THROW(binary(BinaryOp::div, xt, y.view(), out.view(), {Kernel::vectorized}),
+  // The kernel is checked even on the host: row_vectorized needs the inputs' inner strides 0
+  // or 1, vectorized an output contiguous as a whole.
+  EXPECT_THROW(binary(BinaryOp::div, xt, y.view(), out.view(), {Kernel::row_vectorized}),
+               InvalidArgument);
+  HostTensor wide(DType::f32, {2, 4});
+  TensorView pitched = wide.view();
+  pitched.desc = TensorDesc::strided(DType::f32, {2, 2}, {4, 1});
+  EXPECT_THROW(binary(BinaryOp::div, x.view(), y.view(), pitched, {Kernel::vectorized}),
                InvalidArgument);
 }
 

@@ -99,7 +99,13 @@ struct Strided {
   Offset stride[3][kMaxRank] = {};
 
   EWISE_DEVICE void offsets(Index i, Offset (&off)[3]) const {
+    Index inner;
+    offsets(i, off, inner);
+  }
+  /// The offsets and the innermost coordinate of index i.
+  EWISE_DEVICE void offsets(Index i, Offset (&off)[3], Index& inner) const {
     off[0] = off[1] = off[2] = 0;
+    inner = i;
 #pragma unroll
     for (int d = 0; d < kMaxRank; ++d) {
       if (d == rank - 1) {  // outermost dim: the remaining quotient is its coordinate
@@ -110,6 +116,7 @@ struct Strided {
       }
       Index q, r;
       extent[d].divmod(i, q, r);
+      if (d == 0) inner = r;
       const auto c = static_cast<Offset>(r);
 #pragma unroll
       for (int k = 0; k < 3; ++k) off[k] += c * stride[k][d];

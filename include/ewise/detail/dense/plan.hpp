@@ -72,13 +72,21 @@ struct GridPlan {
   }
 };
 
-/// vectorized (rank 1, output stride 1, input strides 1 or 0).
+/// How the vectorized kernel reads an input.
+enum class VectorAccess : std::uint8_t {
+  vector,  ///< laid out like the output, at the same offset within 16 bytes: 16-byte loads
+  scalar,  ///< every stride 0: one value, held in a register
+  gather,  ///< anything else: element by element through its strides
+};
+
+/// vectorized (the output contiguous as a whole): the output is one flat range of 16-byte
+/// vectors between a scalar head and tail.
 struct VectorizedPlan {
-  /// Leading scalar elements before the output's first 16-byte boundary; numel when a stride-1
-  /// input sits at another offset within 16 bytes than the output (everything runs scalar).
-  std::int64_t head = 0;
-  std::int64_t vectors = 0;           ///< 16-byte vectors after the head; the rest is a tail
-  bool a_full = true, b_full = true;  ///< stride 1 (else 0: one scalar)
+  std::int64_t head = 0;     ///< leading scalar elements (out + head is 16-byte aligned)
+  std::int64_t vectors = 0;  ///< 16-byte vectors after the head; the rest is a scalar tail
+  VectorAccess a = VectorAccess::vector, b = VectorAccess::vector;
+  /// An input is gathered: each vector's elements are found through the plan's strides.
+  bool gathers() const { return a == VectorAccess::gather || b == VectorAccess::gather; }
 };
 
 /// row_vectorized (output inner stride 1, input inner strides 1 or 0).

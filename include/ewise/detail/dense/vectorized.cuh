@@ -1,9 +1,13 @@
-// ewise/detail/dense/vectorized.cuh — the vectorized kernel: rank-1 plans, output stride 1, each
-// input stride 1 or 0 (same shape or scalar). 16-byte loads and stores, a scalar head up to the
-// output's first 16-byte boundary and a scalar tail. Planned by plan_vectorized.
+// ewise/detail/dense/vectorized.cuh — the vectorized kernel: any plan whose output is
+// contiguous as a whole. The output is one flat range: a scalar head up to its first 16-byte
+// boundary, 16-byte vectors, a scalar tail — once, whatever the rows. Each input is read as
+// 16-byte vectors (laid out like the output), held in a register (a scalar), or gathered element
+// by element through its strides (a broadcast along rows or columns, an outer product, an odd
+// row width, a misaligned start). Planned by plan_vectorized.
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "ewise/detail/dense/common.cuh"
 #include "ewise/detail/launch.cuh"
@@ -14,21 +18,63 @@ struct VectorizedArgs {
   std::int64_t n = 0;        ///< elements
   std::int64_t head = 0;     ///< leading scalar elements (out + head is 16-byte aligned)
   std::int64_t vectors = 0;  ///< 16-byte vectors after the head; the rest is a scalar tail
-  bool a_full = true;        ///< a has stride 1 (else 0: one scalar)
-  bool b_full = true;
+  VectorAccess a = VectorAccess::vector, b = VectorAccess::vector;
 };
 
-template <class T, class F>
+/// The plan's dims (innermost first) for kernels that gather an input; nothing otherwise.
+template <class Index, bool Gather>
+struct GatherMap {
+  Strided<Index> map;
+};
+template <class Index>
+struct GatherMap<Index, false> {};
+
+/// Elements i .. i + V - 1 of the gathered inputs into x and y. The first element's offsets come
+/// from the divmod chain; each next one steps along the innermost dim, and the chain runs again
+/// only where the innermost coordinate wraps (rows shorter than a vector wrap more than once).
+template <class T, int V, class Index>
+EWISE_DEVICE void gather(const Strided<Index>& m, Index i, const VectorizedArgs& p, const T* a,
+                         const T* b, Pack<T, V>& x, Pack<T, V>& y) {
+  using Offset = typename Strided<Index>::Offset;
+  Offset off[3];
+  Index inner;
+  m.offsets(i, off, inner);
+  const Index n0 = m.extent[0].divisor;
+#pragma unroll
+  for (int e = 0; e < V; ++e) {
+    if (e > 0) {
+      if (++inner == n0) {
+        m.offsets(i + static_cast<Index>(e), off, inner);
+      } else {
+        off[1] += m.stride[1][0];
+        off[2] += m.stride[2][0];
+      }
+    }
+    if (p.a == VectorAccess::gather) x.v[e] = a[off[1]];
+    if (p.b == VectorAccess::gather) y.v[e] = b[off[2]];
+  }
+}
+
+template <class T, class F, class Index, bool Gather>
 __global__ void __launch_bounds__(kMaxThreads)
-    vectorized_kernel(F f, VectorizedArgs p, T* out, const T* a, const T* b) {
+    vectorized_kernel(F f, VectorizedArgs p, GatherMap<Index, Gather> g, T* out, const T* a,
+                      const T* b) {
   constexpr int V = kVectorBytes / sizeof(T);
   using P = Pack<T, V>;
   const std::int64_t tid = global_thread<std::int64_t>(), nthreads = grid_threads<std::int64_t>();
-  const T a0 = a[0], b0 = b[0];  // the values of scalar operands
+  const T a0 = a[0], b0 = b[0];  // the values of scalar inputs
+  // Element i alone: a vector input's offset is i (it is laid out like the output).
   const auto scalar = [&](std::int64_t i) {
-    out[i] = apply(f, p.a_full ? a[i] : a0, p.b_full ? b[i] : b0);
+    T x = p.a == VectorAccess::vector ? a[i] : a0, y = p.b == VectorAccess::vector ? b[i] : b0;
+    if constexpr (Gather) {
+      typename Strided<Index>::Offset off[3];
+      g.map.offsets(static_cast<Index>(i), off);
+      if (p.a == VectorAccess::gather) x = a[off[1]];
+      if (p.b == VectorAccess::gather) y = b[off[2]];
+    }
+    out[i] = apply(f, x, y);
   };
-  P a0v, b0v;  // scalar operands as vectors
+  P a0v, b0v;  // scalar inputs as vectors
 #pragma unroll
   for (int e = 0; e < V; ++e) {
     a0v.v[e] = a0;
@@ -49,8 +95,9 @@ __global__ void __launch_bounds__(kMaxThreads)
     for (int u = 0; u < U; ++u) {
       const std::int64_t w = v0 + u * 32;
       if (w < p.vectors) {
-        x[u] = p.a_full ? va[w] : a0v;
-        y[u] = p.b_full ? vb[w] : b0v;
+        x[u] = p.a == VectorAccess::vector ? va[w] : a0v;
+        y[u] = p.b == VectorAccess::vector ? vb[w] : b0v;
+        if constexpr (Gather) gather(g.map, static_cast<Index>(p.head + w * V), p, a, b, x[u], y[u]);
       }
     }
 #pragma unroll
@@ -69,12 +116,24 @@ void launch_vectorized(const F& f, const DensePlan& plan, cudaStream_t stream) {
   p.n = plan.numel;
   p.head = v.head;
   p.vectors = v.vectors;
-  p.a_full = v.a_full;
-  p.b_full = v.b_full;
-  const auto kernel = vectorized_kernel<T, F>;
-  launch("vectorized", kernel, grid_blocks(kernel, plan.grid, plan.threads), plan.threads, 0,
-         stream, f, p, static_cast<T*>(plan.out), static_cast<const T*>(plan.a),
-         static_cast<const T*>(plan.b));
+  p.a = v.a;
+  p.b = v.b;
+  const auto run = [&](auto index, auto gathers) {
+    using Index = typename decltype(index)::type;
+    constexpr bool Gather = decltype(gathers)::value;
+    GatherMap<Index, Gather> g;
+    if constexpr (Gather) {
+      int dims[kMaxRank];
+      for (int d = 0; d < plan.plan.rank(); ++d) dims[d] = d;
+      g.map = make_strided<Index>(plan.plan, dims, plan.plan.rank());
+    }
+    const auto kernel = vectorized_kernel<T, F, Index, Gather>;
+    launch("vectorized", kernel, grid_blocks(kernel, plan.grid, plan.threads), plan.threads, 0,
+           stream, f, p, g, static_cast<T*>(plan.out), static_cast<const T*>(plan.a),
+           static_cast<const T*>(plan.b));
+  };
+  if (!v.gathers()) return run(TypeTag<std::uint32_t>{}, std::false_type{});
+  with_index(plan.wide, [&](auto index) { run(index, std::true_type{}); });
 }
 
 }  // namespace ewise::detail

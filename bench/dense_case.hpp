@@ -18,6 +18,8 @@ struct DenseSpec {
   DType dtype = DType::f32;
   Dims a_shape, b_shape;
   bool a_transposed = false;
+  /// a and out start this many elements past a 16-byte boundary (b stays aligned).
+  std::int64_t offset = 0;
 };
 
 /// The operands of a DenseSpec: random inputs and an output, in as many sets as rotation needs.
@@ -27,9 +29,9 @@ class DenseOperands {
 
   const DenseSpec& spec() const noexcept { return spec_; }
   int sets() const noexcept { return sets_; }
-  ConstTensorView a(std::int64_t i) const { return {a_.at(i), a_desc_, Memory::device}; }
+  ConstTensorView a(std::int64_t i) const { return {shifted(a_, i), a_desc_, Memory::device}; }
   ConstTensorView b(std::int64_t i) const { return {b_.at(i), b_desc_, Memory::device}; }
-  TensorView out(std::int64_t i) const { return {out_.at(i), out_desc_, Memory::device}; }
+  TensorView out(std::int64_t i) const { return {shifted(out_, i), out_desc_, Memory::device}; }
   std::int64_t out_numel() const { return out_desc_.numel(); }
   /// Bytes moved by one operation: each input read once, the output written once.
   double bytes() const;
@@ -37,6 +39,11 @@ class DenseOperands {
   std::vector<Param> params() const;
 
  private:
+  void* shifted(const Arena& arena, std::int64_t i) const {
+    return static_cast<std::byte*>(arena.at(i)) +
+           spec_.offset * static_cast<std::int64_t>(dtype_size(spec_.dtype));
+  }
+
   DenseSpec spec_;
   TensorDesc a_desc_, b_desc_, out_desc_;
   int sets_;

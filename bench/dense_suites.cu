@@ -22,9 +22,9 @@ DenseOperands::DenseOperands(Bench& bench, const DenseSpec& spec, int max_sets)
       b_desc_(TensorDesc::contiguous(spec.dtype, spec.b_shape)),
       out_desc_(TensorDesc::contiguous(spec.dtype, broadcast_shapes(spec.a_shape, spec.b_shape))),
       sets_(bench.sets_for(static_cast<std::size_t>(bytes()), max_sets)),
-      a_(spec.dtype, a_desc_.numel(), sets_, true, bench.next_seed(), bench.stream()),
+      a_(spec.dtype, a_desc_.numel() + spec.offset, sets_, true, bench.next_seed(), bench.stream()),
       b_(spec.dtype, b_desc_.numel(), sets_, true, bench.next_seed(), bench.stream()),
-      out_(spec.dtype, out_desc_.numel(), sets_, false, 0, bench.stream()) {
+      out_(spec.dtype, out_desc_.numel() + spec.offset, sets_, false, 0, bench.stream()) {
   EWISE_EXPECTS(!spec.a_transposed || spec.a_shape.size() == 2,
                 "a transposed operand must be a matrix, got ", spec.a_shape.str());
 }
@@ -37,7 +37,7 @@ double DenseOperands::bytes() const {
 std::vector<Param> DenseOperands::params() const {
   return {param("op", op_name(spec_.op)), param("a_shape", spec_.a_shape),
           param("b_shape", spec_.b_shape), param("out_shape", out_desc_.shape),
-          param("a_transposed", spec_.a_transposed)};
+          param("a_transposed", spec_.a_transposed), param("offset", spec_.offset)};
 }
 
 Stats time_dense(Bench& bench, const std::string& suite, const DenseOperands& d,
@@ -218,6 +218,56 @@ std::vector<Case> patterns_suite(Bench& bench) {
                          const DenseOperands d(bench, spec, kMaxDenseSets);
                          for (const Kernel k : kAllKernels)
                            time_dense(bench, "patterns", d, with_kernel(k), {});
+                       }});
+    }
+  return cases;
+}
+
+// ---- ml_shapes: odd widths, 16-bit types, short rows ---------------------------------------
+
+/// Shapes of ML models whose rows are not whole aligned 16-byte vectors: vocabulary-sized rows
+/// (GPT-2's 50257, LLaMA's 32001), conv bias over NCHW planes of 7x7 to 55x55, feature widths
+/// 999 and 1000, an outer product with an odd inner extent, a rank-5 mixed broadcast, and rows
+/// that start one element past a 16-byte boundary. automatic, and row_vectorized (the kernel
+/// these shapes ran before vectorization across rows) for comparison.
+std::vector<Case> ml_shapes_suite(Bench& bench) {
+  struct Shape {
+    const char* name;
+    BinaryOp op;
+    Dims a, b;
+    std::int64_t offset;
+  };
+  const Shape shapes[] = {
+      {"vocab50257_bias", BinaryOp::add, {1024, 50257}, {50257}, 0},
+      {"vocab32001_row_scale", BinaryOp::mul, {1024, 32001}, {1024, 1}, 0},
+      {"conv7x7_bias", BinaryOp::add, {1024, 512, 7, 7}, {1, 512, 1, 1}, 0},
+      {"conv14x14_bias", BinaryOp::add, {256, 256, 14, 14}, {1, 256, 1, 1}, 0},
+      {"conv28x28_scale", BinaryOp::mul, {128, 128, 28, 28}, {1, 128, 1, 1}, 0},
+      {"conv55x55_bias", BinaryOp::add, {64, 96, 55, 55}, {1, 96, 1, 1}, 0},
+      {"width999_bias", BinaryOp::add, {32768, 999}, {999}, 0},
+      {"width1000_col", BinaryOp::mul, {32768, 1000}, {32768, 1}, 0},
+      {"outer_odd", BinaryOp::mul, {8191, 1}, {1, 4097}, 0},
+      {"mixed_rank5", BinaryOp::add, {16, 1, 32, 1, 49}, {1, 24, 1, 32, 49}, 0},
+      {"misaligned_bias", BinaryOp::add, {16384, 1001}, {1001}, 1},
+      {"misaligned_same", BinaryOp::sub, {16384, 1001}, {16384, 1001}, 1},
+  };
+  const std::vector<DType> dtypes = bench.quick()
+                                        ? std::vector<DType>{DType::f32, DType::bf16}
+                                        : std::vector<DType>{DType::f32, DType::bf16, DType::f16};
+  std::vector<Case> cases;
+  for (const Shape& sh : shapes)
+    for (const DType t : dtypes) {
+      DenseSpec spec;
+      spec.name = sh.name;
+      spec.op = sh.op;
+      spec.dtype = t;
+      spec.a_shape = sh.a;
+      spec.b_shape = sh.b;
+      spec.offset = sh.offset;
+      cases.push_back({detail::concat(sh.name, " ", dtype_name(t)), [&bench, spec] {
+                         const DenseOperands d(bench, spec, kMaxDenseSets);
+                         for (const Kernel k : {Kernel::automatic, Kernel::row_vectorized})
+                           time_dense(bench, "ml_shapes", d, with_kernel(k), {});
                        }});
     }
   return cases;

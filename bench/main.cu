@@ -25,9 +25,9 @@ using ewise::bench::Case;
 using SuiteFn = std::vector<Case> (*)(Bench&);
 
 const std::pair<const char*, SuiteFn> kSuites[] = {
-    {"paper", ewise::bench::paper_suite},         {"schedules", ewise::bench::schedules_suite},
-    {"patterns", ewise::bench::patterns_suite},   {"sparse", ewise::bench::sparse_suite},
-    {"crossover", ewise::bench::crossover_suite},
+    {"paper", ewise::bench::paper_suite},       {"schedules", ewise::bench::schedules_suite},
+    {"patterns", ewise::bench::patterns_suite}, {"ml_shapes", ewise::bench::ml_shapes_suite},
+    {"sparse", ewise::bench::sparse_suite},     {"crossover", ewise::bench::crossover_suite},
 };
 
 void usage(FILE* f) {

@@ -117,7 +117,7 @@ def sets_for(footprint, l2_bytes):
 def dense_key(r):
     p = r["params"]
     return ("dense", r["suite"], r["name"], r["dtype"], p["op"], tuple(p["a_shape"]),
-            tuple(p["b_shape"]), bool(p["a_transposed"]))
+            tuple(p["b_shape"]), bool(p["a_transposed"]), int(p.get("offset", 0)))
 
 
 def sparse_key(r):
@@ -133,7 +133,7 @@ def collect_cases(ewise):
         if r["status"] != "ok":
             continue
         p = r["params"]
-        if r["suite"] in ("patterns", "schedules", "crossover") and "a_shape" in p:
+        if r["suite"] in ("patterns", "ml_shapes", "schedules", "crossover") and "a_shape" in p:
             if r["impl"] != "automatic" or (r["suite"] == "schedules" and p.get("nt", 0) != 0):
                 continue
             dense[dense_key(r)] = {"ewise_ms": r["median_ms"], "record": r}
@@ -157,32 +157,41 @@ def rand_uniform_torch(torch, shape, dtype):
     return x.to(dtype)
 
 
-def dense_operands(shape_a, shape_b, transposed, make):
-    """(a, b) made by `make`, a a transposed view of a contiguous tensor when asked."""
+def shifted(make, shape, offset):
+    """A tensor of `shape` made by `make` that starts `offset` elements into its allocation."""
+    if not offset:
+        return make(tuple(shape))
+    return make((math.prod(shape) + offset,))[offset:].reshape(tuple(shape))
+
+
+def dense_operands(shape_a, shape_b, transposed, make, offset=0):
+    """(a, b) made by `make`, a a transposed view of a contiguous tensor when asked, a starting
+    `offset` elements into its allocation."""
     if transposed:
         a = make((shape_a[1], shape_a[0])).T
     else:
-        a = make(tuple(shape_a))
+        a = shifted(make, shape_a, offset)
     b = make(tuple(shape_b))
     return a, b
 
 
 def run_dense_torch(torch, timer, key, l2):
-    _, suite, name, dt, op, sa, sb, tr = key
+    _, suite, name, dt, op, sa, sb, tr, off = key
     dtype = torch_dtype(torch, dt)
     make = lambda s: rand_uniform_torch(torch, s, dtype)
     out_shape = torch.broadcast_shapes(sa, sb)
     elem = torch.empty((), dtype=dtype).element_size()
     numel = lambda s: math.prod(s) if len(s) else 1
     footprint = (numel(sa) + numel(sb) + numel(out_shape)) * elem
-    sets = [(*dense_operands(sa, sb, tr, make), torch.empty(out_shape, device="cuda", dtype=dtype))
+    empty = lambda s: torch.empty(s, device="cuda", dtype=dtype)
+    sets = [(*dense_operands(sa, sb, tr, make, off), shifted(empty, out_shape, off))
             for _ in range(sets_for(footprint, l2))]
-    fn = torch.add if op == "add" else torch.mul
+    fn = {"add": torch.add, "sub": torch.sub, "mul": torch.mul}[op]
     a, b, c = sets[0]
     fn(a, b, out=c)
     note = None
     if numel(out_shape) <= (1 << 26):  # a sanity check of the peer, where it is cheap
-        ref = (a.double() + b.double()) if op == "add" else (a.double() * b.double())
+        ref = fn(a.double(), b.double())
         note = f"max rel err {((c.double() - ref).abs().max() / ref.abs().max()).item():.1e} vs f64"
         del ref
     st = timer(lambda i: fn(*sets[i % len(sets)][:2], out=sets[i % len(sets)][2]))
@@ -192,7 +201,7 @@ def run_dense_torch(torch, timer, key, l2):
 
 
 def run_dense_cupy(cp, timer, key, l2):
-    _, suite, name, dt, op, sa, sb, tr = key
+    _, suite, name, dt, op, sa, sb, tr, off = key
     if dt == "bf16":
         return {"skipped": "CuPy has no bfloat16"}
     dtype = {"f16": cp.float16, "f32": cp.float32, "f64": cp.float64}[dt]
@@ -207,9 +216,9 @@ def run_dense_cupy(cp, timer, key, l2):
     elem = cp.dtype(dtype).itemsize
     numel = lambda s: math.prod(s) if len(s) else 1
     footprint = (numel(sa) + numel(sb) + numel(out_shape)) * elem
-    sets = [(*dense_operands(sa, sb, tr, make), cp.empty(out_shape, dtype=dtype))
+    sets = [(*dense_operands(sa, sb, tr, make, off), shifted(lambda s: cp.empty(s, dtype=dtype), out_shape, off))
             for _ in range(sets_for(footprint, l2))]
-    fn = cp.add if op == "add" else cp.multiply
+    fn = {"add": cp.add, "sub": cp.subtract, "mul": cp.multiply}[op]
     st = timer(lambda i: fn(*sets[i % len(sets)][:2], out=sets[i % len(sets)][2]))
     st["sets"] = len(sets)
     return st

@@ -14,6 +14,7 @@ std::vector<Case> paper_suite(Bench& bench);
 std::vector<Case> schedules_suite(Bench& bench);
 /// The dense issue's eight broadcast patterns, every kernel that accepts them, 4 dtypes.
 std::vector<Case> patterns_suite(Bench& bench);
+std::vector<Case> ml_shapes_suite(Bench& bench);
 /// COO multiply by algorithm, unsorted and canonical inputs, plus COO ⊙ dense.
 std::vector<Case> sparse_suite(Bench& bench);
 /// Dense multiply vs COO multiply of the same shape as density grows.

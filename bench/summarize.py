@@ -51,6 +51,28 @@ def patterns(rows, peers):
     return out
 
 
+def ml_shapes(rows, peers):
+    rows = ok(rows, "ml_shapes")
+    if not rows:
+        return []
+    torch = {(p["case"], p["dtype"]): p for p in peers if p["suite"] == "ml_shapes"}
+    rowvec = {(r["name"], r["dtype"]): r for r in rows if r["impl"] == "row_vectorized"}
+    out = ["### ML shapes: odd widths, 16-bit types, short rows (`ml_shapes`, automatic kernel)", "",
+           "| case | dtype | kernel | ms | GB/s | of cub add | of copy | row_vectorized ms | PyTorch ms | x PyTorch | CuPy ms |",
+           "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        if r["impl"] != "automatic":
+            continue
+        p = torch.get((r["name"], r["dtype"]), {})
+        tms = p.get("torch_ms")
+        rv = rowvec.get((r["name"], r["dtype"]), {}).get("median_ms")
+        out.append(f"| {r['name']} | {r['dtype']} | {r['note'].replace('selected ', '')} | "
+                   f"{f(r['median_ms'])} | {r['gbps']:.0f} | {pct(r['cub_fraction'])} | "
+                   f"{pct(r['copy_fraction'])} | {f(rv)} | {f(tms)} | "
+                   f"{f(tms / r['median_ms'], 2) if tms else '-'} | {f(p.get('cupy_ms'))} |")
+    return out + [""]
+
+
 def paper(rows):
     rows = [r for r in ok(rows, "paper") if r["params"].get("sliding_factor", 0) == 0]
     if not rows:
@@ -176,7 +198,7 @@ def main():
              f"{m['failures']} failures. nvidia-smi: {m['nvidia_smi']}."
              + (f" Toolchain: {toolchain}." if toolchain else ""), ""]
     rows = ewise["results"]
-    for part in (patterns(rows, peers), paper(rows), schedules(rows), sparse(rows, peers),
+    for part in (patterns(rows, peers), ml_shapes(rows, peers), paper(rows), schedules(rows), sparse(rows, peers),
                  coo_dense(rows, peers), crossover(rows)):
         lines += part
     path = os.path.join(args.record, "summary.md")

@@ -541,13 +541,12 @@ TEST(DenseGpu, VectorizedAcrossRows) {
         Problem p(op, t, sh.a, Layout::contiguous(sh.a.size(), oa), sh.b,
                   Layout::contiguous(sh.b.size()), Layout::contiguous(broadcast_shapes(sh.a, sh.b).size(), oo),
                   seed + static_cast<std::uint64_t>(sh.a.product()));
-        // Rows of whole aligned vectors stay with row_vectorized.
-        const Dims& out_shape = p.out.view.desc.shape;
-        const std::int64_t V = 16 / static_cast<std::int64_t>(dtype_size(t));
-        const bool whole_rows = offsets == 0 && out_shape[out_shape.size() - 1] % V == 0;
-        EXPECT_EQ(select_kernel(p.a.view, p.b.view, p.out.view),
-                  whole_rows ? Kernel::row_vectorized : Kernel::vectorized)
-            << p.describe({});
+        // Rows of whole aligned vectors (after coalescing) stay with row_vectorized.
+        const detail::DensePlan plan = detail::plan_dense(p.a.view, p.b.view, p.out.view, {},
+                                                          detail::current_device_props());
+        const bool whole_rows = plan.kernel == Kernel::row_vectorized && plan.row.vector > 1;
+        EXPECT_TRUE(plan.kernel == Kernel::vectorized || whole_rows)
+            << kernel_name(plan.kernel) << " for " << p.describe({});
         check_all_kernels(p, {}, {Kernel::vectorized, Kernel::automatic});
         // The operands swapped: the gathered input is a.
         Problem q(op, t, sh.b, Layout::contiguous(sh.b.size()), sh.a,
@@ -957,7 +956,7 @@ TEST(DenseGpu, ValidationErrorsLeaveOutputUntouched) {
       {"self-overlapping out", [&] { binary(BinaryOp::add, a, b, self_overlap); }},
       {"null data", [&] { binary(BinaryOp::add, null_a, b, out); }},
       {"mixed memory", [&] { binary(BinaryOp::add, a, host_b, out); }},
-      {"kernel cannot run", [&] { binary(BinaryOp::add, a, b, out, {Kernel::vectorized}); }},
+      {"kernel cannot run", [&] { binary(BinaryOp::add, a, a, out, {Kernel::tiled}); }},
       {"bad threads",
        [&] {
          binary(BinaryOp::add, a, b, out, {Kernel::general, 0, 33});

@@ -41,9 +41,9 @@ enum class Kernel : std::uint8_t {
   automatic,       ///< the fastest correct kernel for the plan (default), see select_kernel
   general,         ///< any plan: grid-stride, coordinates from the index by fast divmod,
                    ///< offsets = dot(coordinates, strides) (paper §III.B-C)
-  vectorized,      ///< rank <= 1, output stride 1, each input stride 1 or 0 (same shape or
-                   ///< scalar): 16-byte loads and stores, scalar head and tail (run-time
-                   ///< alignment; inputs aligned differently from the output run scalar)
+  vectorized,      ///< an output contiguous as a whole (in some order of its dims): one flat
+                   ///< range of 16-byte stores, scalar head and tail; inputs laid out like the
+                   ///< output read as 16-byte vectors, scalars held, others gathered per element
   sliding,         ///< rank 2 with an input that has exactly one zero stride (the vector):
                    ///< each thread loads one vector element and applies it to
                    ///< `sliding_factor` rows (row vector) or columns (column vector) (§III.D)
@@ -131,11 +131,13 @@ DeviceTensor binary(BinaryOp op, const ConstTensorView& a, const ConstTensorView
                     const DenseOptions& options = {}, cudaStream_t stream = nullptr);
 
 /// The kernel `automatic` picks for these operands (host or device views; nothing runs):
-/// vectorized for rank <= 1 plans it accepts; row_vectorized when every inner stride is 0 or 1
-/// (output 1); tiled when the output's inner stride is 1, an input's is neither 0 nor 1, and
-/// that input has stride +-1 along another dim (a transposed view, with or without a vector
-/// operand), both dims at least 16 long; sliding for other rank-2 plans with a vector (e.g. a
-/// reversed inner dim); general otherwise.
+/// vectorized for rank <= 1 plans with a contiguous output; row_vectorized when every inner
+/// stride is 0 or 1 (output 1) and rows are whole, 16-byte aligned vectors; tiled when the
+/// output's inner stride is 1, an input's is neither 0 nor 1, and that input has stride +-1
+/// along another dim (a transposed view, with or without a vector operand), both dims at least
+/// 16 long; vectorized for other outputs contiguous as a whole (odd widths, misaligned starts,
+/// short rows, outer products: the inputs gathered); row_vectorized element-wise for other
+/// inner strides 0 or 1; sliding for other rank-2 plans with a vector; general otherwise.
 /// Throws InvalidArgument for operands binary() would reject.
 Kernel select_kernel(const ConstTensorView& a, const ConstTensorView& b, const TensorView& out);
 

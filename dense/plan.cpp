@@ -188,6 +188,22 @@ int row_vector_width(const DenseCall& c) {
   return vector ? static_cast<int>(V) : 1;
 }
 
+/// How the vectorized kernel reads input k (1 = a, 2 = b) of call c: as 16-byte vectors when
+/// it is laid out like the output at the same offset within 16 bytes, held when every stride is
+/// 0, else gathered element by element.
+VectorAccess vector_access(const DenseCall& c, int k) {
+  const BroadcastPlan& p = c.plan;
+  bool zero = true;
+  for (int dim = 0; dim < p.rank(); ++dim) zero = zero && p.strides[k][dim] == 0;
+  if (zero) return VectorAccess::scalar;
+  const auto mis = [](const void* ptr) {
+    return reinterpret_cast<std::uintptr_t>(ptr) % kVectorBytes;
+  };
+  return p.strides[k] == p.strides[0] && mis(k == 1 ? c.a : c.b) == mis(c.out)
+             ? VectorAccess::vector
+             : VectorAccess::gather;
+}
+
 // ---- the automatic choice -------------------------------------------------------------------
 
 /// Whether an input of p reads across its contiguous dim (inner stride neither 0 nor 1, stride
@@ -204,11 +220,19 @@ bool transposed_input(const BroadcastPlan& p) {
   return false;
 }
 
+/// Whether an input of p is read in full along the rows (laid out like the output).
+bool full_rows(const BroadcastPlan& p) {
+  return p.strides[1] == p.strides[0] || p.strides[2] == p.strides[0];
+}
+
 /// The kernel `automatic` runs for call c's sorted, coalesced plan (numel > 0).
 Kernel select(const DenseCall& c) {
   const BroadcastPlan& p = c.plan;
   const bool contiguous_out = contiguous_output_rejects(p).empty();
-  if (p.rank() == 1 && contiguous_out) return Kernel::vectorized;
+  // Same layout or scalars (a rank-1 plan): every access 16 bytes.
+  if (contiguous_out && vector_access(c, 1) != VectorAccess::gather &&
+      vector_access(c, 2) != VectorAccess::gather)
+    return Kernel::vectorized;
   const bool rows = inner_rejects(p).empty();
   // Rows of whole, aligned 16-byte vectors: row offsets computed once per chunk.
   if (rows && row_vector_width(c) > 1) return Kernel::row_vectorized;
@@ -217,9 +241,16 @@ Kernel select(const DenseCall& c) {
   // off 16-byte alignment (element-wise tiles) 0.969 vs 1.146 ms.
   if (transposed_input(p)) return Kernel::tiled;
   // A contiguous output whose rows are not whole aligned vectors (odd widths, misaligned
-  // starts, broadcasts over short rows): the output as one flat range of 16-byte vectors, the
-  // broadcast inputs gathered, rather than row_vectorized element by element.
-  if (contiguous_out) return Kernel::vectorized;
+  // starts, short rows, outer products): the output as one flat range of 16-byte vectors, the
+  // other inputs gathered, unless row_vectorized's element-wise rows are as good: elements of 4
+  // bytes or more (a warp's access already fills 128 bytes), long rows and an input read along
+  // them in full. H100 (ml_shapes suite): bf16/f16 1.1-2.0x faster gathered in every case;
+  // f32 rows of 49 (7x7 planes, a rank-5 mixed broadcast) 1.1-1.4x and an odd outer product
+  // (4097) 1.15x faster gathered, but 999- to 50257-wide bias rows 6-7% slower, and so is a
+  // same-shape input off the output's 16-byte offset (0.073 vs 0.068 ms).
+  if (contiguous_out &&
+      !(rows && element_bytes(c) >= 4 && p.shape[p.rank() - 1] >= kLongRow && full_rows(p)))
+    return Kernel::vectorized;
   if (rows) return Kernel::row_vectorized;
   // Other matrix-vector plans whose matrix is not read along rows (e.g. a reversed inner dim):
   // the sliding kernel, whose strided reads the L2 absorbs.
@@ -260,24 +291,13 @@ DensePlan plan_general(const DenseCall& c, const DeviceProps& d) {
 }
 
 DensePlan plan_vectorized(const DenseCall& c, const DeviceProps& d) {
-  const BroadcastPlan& p = c.plan;
   const std::int64_t elem = element_bytes(c), V = kVectorBytes / elem;
-  const auto mis = [](const void* ptr) {
-    return reinterpret_cast<std::uintptr_t>(ptr) % kVectorBytes;
-  };
-  // Scalar head up to the output's first 16-byte boundary, then vectors. An input laid out like
-  // the output is read as vectors when it sits at the same offset within 16 bytes, else gathered.
-  const auto access = [&](int k, const void* ptr) {
-    bool zero = true;
-    for (int dim = 0; dim < p.rank(); ++dim) zero = zero && p.strides[k][dim] == 0;
-    if (zero) return VectorAccess::scalar;
-    return p.strides[k] == p.strides[0] && mis(ptr) == mis(c.out) ? VectorAccess::vector
-                                                                   : VectorAccess::gather;
-  };
+  // Scalar head up to the output's first 16-byte boundary, then vectors.
   VectorizedPlan v;
-  v.a = access(1, c.a);
-  v.b = access(2, c.b);
-  const auto head = static_cast<std::int64_t>((kVectorBytes - mis(c.out)) % kVectorBytes) / elem;
+  v.a = vector_access(c, 1);
+  v.b = vector_access(c, 2);
+  const auto mis = reinterpret_cast<std::uintptr_t>(c.out) % kVectorBytes;
+  const auto head = static_cast<std::int64_t>((kVectorBytes - mis) % kVectorBytes) / elem;
   v.head = std::min(head, c.numel);
   v.vectors = (c.numel - v.head) / V;
   // Threads: one per vector_unroll vectors, at least V (for the head and the tail).

@@ -141,16 +141,31 @@ TEST(DenseHost, AutomaticPicksByPattern) {
             Kernel::general);
   EXPECT_EQ(pick({4096, 4096}, {1, 4096}, {4096, 4096}, {4096, -1}, {8192, 1}), Kernel::sliding);
   // Rows that are not whole aligned 16-byte vectors (odd widths, a misaligned start), short
-  // rows and outer products over them: vectorized across rows when the output is contiguous;
-  // row_vectorized element by element when it is not (a pitched output).
-  EXPECT_EQ(pick({4096, 999}, {1, 999}, {4096, 999}), Kernel::vectorized);
-  EXPECT_EQ(pick({4096, 999}, {4096, 1}, {4096, 999}), Kernel::vectorized);
-  EXPECT_EQ(pick({4095, 1}, {1, 999}, {4095, 999}), Kernel::vectorized);
+  // rows and outer products: vectorized across rows when the output is contiguous, except
+  // rows of >= kLongRow elements of 4 bytes or more with an input read along them in full
+  // (row_vectorized element by element); row_vectorized when the output is not contiguous.
+  const auto pick16 = [](const Dims& as, const Dims& bs, const Dims& outs, std::uintptr_t off = 0) {
+    return select_kernel(fake(kA + off, DType::f16, as), fake(kB, DType::f16, bs),
+                         fake(kOut + off, DType::f16, outs));
+  };
+  EXPECT_EQ(pick16({4096, 999}, {1, 999}, {4096, 999}), Kernel::vectorized);
+  EXPECT_EQ(pick16({4096, 999}, {4096, 1}, {4096, 999}), Kernel::vectorized);
+  EXPECT_EQ(pick16({4096, 4096}, {1, 4096}, {4096, 4096}, 2), Kernel::vectorized);
+  EXPECT_EQ(pick({4096, 999}, {1, 999}, {4096, 999}), Kernel::row_vectorized);
+  EXPECT_EQ(pick({4096, 999}, {4096, 1}, {4096, 999}), Kernel::row_vectorized);
+  EXPECT_EQ(pick({4096, 255}, {1, 255}, {4096, 255}), Kernel::vectorized);  // short rows
+  EXPECT_EQ(pick({4095, 1}, {1, 999}, {4095, 999}), Kernel::vectorized);    // no full input
   EXPECT_EQ(pick({8, 64, 7, 7}, {1, 64, 1, 1}, {8, 64, 7, 7}), Kernel::vectorized);
   EXPECT_EQ(pick({4096, 999}, {1, 999}, {4096, 999}, {}, {1000, 1}), Kernel::row_vectorized);
   EXPECT_EQ(select_kernel(fake(kA + 4, DType::f32, {4096, 4096}), fake(kB, DType::f32, {1, 4096}),
                           fake(kOut + 4, DType::f32, {4096, 4096})),
-            Kernel::vectorized);
+            Kernel::row_vectorized);
+  // Same shape with one input off the output's 16-byte offset: f32 element-wise rows, f16
+  // across rows (that input gathered).
+  EXPECT_EQ(select_kernel(fake(kA + 4, DType::f32, {4096}), fake(kB, DType::f32, {4096}),
+                          fake(kOut + 4, DType::f32, {4096})),
+            Kernel::row_vectorized);
+  EXPECT_EQ(pick16({4096}, {4096}, {4096}, 2), Kernel::vectorized);
 }
 
 TEST(DenseHost, KernelSupports) {

@@ -136,8 +136,9 @@ DeviceTensor binary(BinaryOp op, const ConstTensorView& a, const ConstTensorView
 /// output's inner stride is 1, an input's is neither 0 nor 1, and that input has stride +-1
 /// along another dim (a transposed view, with or without a vector operand), both dims at least
 /// 16 long; vectorized for other outputs contiguous as a whole (odd widths, misaligned starts,
-/// short rows, outer products: the inputs gathered); row_vectorized element-wise for other
-/// inner strides 0 or 1; sliding for other rank-2 plans with a vector; general otherwise.
+/// short rows, outer products: the inputs gathered) except rows of >= 256 elements of 4 bytes or
+/// more with an input read along them in full; row_vectorized element-wise for other inner
+/// strides 0 or 1; sliding for other rank-2 plans with a vector; general otherwise.
 /// Throws InvalidArgument for operands binary() would reject.
 Kernel select_kernel(const ConstTensorView& a, const ConstTensorView& b, const TensorView& out);
 

@@ -18,7 +18,11 @@ struct VectorizedArgs {
   std::int64_t n = 0;        ///< elements
   std::int64_t head = 0;     ///< leading scalar elements (out + head is 16-byte aligned)
   std::int64_t vectors = 0;  ///< 16-byte vectors after the head; the rest is a scalar tail
-  VectorAccess a = VectorAccess::vector, b = VectorAccess::vector;
+  /// Each input's VectorAccess as flags: read as vectors; else held, unless gathered. Plain
+  /// flags keep the loop of kernels without a gathered input the same as a rank-1 kernel's
+  /// (H100: comparing the enum in the loop cost the f32 scalar broadcast 5%).
+  bool a_vector = true, b_vector = true;
+  bool a_gather = false, b_gather = false;
 };
 
 /// The plan's dims (innermost first) for kernels that gather an input; nothing otherwise.
@@ -50,8 +54,8 @@ EWISE_DEVICE void gather(const Strided<Index>& m, Index i, const VectorizedArgs&
         off[2] += m.stride[2][0];
       }
     }
-    if (p.a == VectorAccess::gather) x.v[e] = a[off[1]];
-    if (p.b == VectorAccess::gather) y.v[e] = b[off[2]];
+    if (p.a_gather) x.v[e] = a[off[1]];
+    if (p.b_gather) y.v[e] = b[off[2]];
   }
 }
 
@@ -65,12 +69,12 @@ __global__ void __launch_bounds__(kMaxThreads)
   const T a0 = a[0], b0 = b[0];  // the values of scalar inputs
   // Element i alone: a vector input's offset is i (it is laid out like the output).
   const auto scalar = [&](std::int64_t i) {
-    T x = p.a == VectorAccess::vector ? a[i] : a0, y = p.b == VectorAccess::vector ? b[i] : b0;
+    T x = p.a_vector ? a[i] : a0, y = p.b_vector ? b[i] : b0;
     if constexpr (Gather) {
       typename Strided<Index>::Offset off[3];
       g.map.offsets(static_cast<Index>(i), off);
-      if (p.a == VectorAccess::gather) x = a[off[1]];
-      if (p.b == VectorAccess::gather) y = b[off[2]];
+      if (p.a_gather) x = a[off[1]];
+      if (p.b_gather) y = b[off[2]];
     }
     out[i] = apply(f, x, y);
   };
@@ -95,8 +99,8 @@ __global__ void __launch_bounds__(kMaxThreads)
     for (int u = 0; u < U; ++u) {
       const std::int64_t w = v0 + u * 32;
       if (w < p.vectors) {
-        x[u] = p.a == VectorAccess::vector ? va[w] : a0v;
-        y[u] = p.b == VectorAccess::vector ? vb[w] : b0v;
+        x[u] = p.a_vector ? va[w] : a0v;
+        y[u] = p.b_vector ? vb[w] : b0v;
         if constexpr (Gather) gather(g.map, static_cast<Index>(p.head + w * V), p, a, b, x[u], y[u]);
       }
     }
@@ -116,8 +120,10 @@ void launch_vectorized(const F& f, const DensePlan& plan, cudaStream_t stream) {
   p.n = plan.numel;
   p.head = v.head;
   p.vectors = v.vectors;
-  p.a = v.a;
-  p.b = v.b;
+  p.a_vector = v.a == VectorAccess::vector;
+  p.b_vector = v.b == VectorAccess::vector;
+  p.a_gather = v.a == VectorAccess::gather;
+  p.b_gather = v.b == VectorAccess::gather;
   const auto run = [&](auto index, auto gathers) {
     using Index = typename decltype(index)::type;
     constexpr bool Gather = decltype(gathers)::value;

@@ -78,10 +78,11 @@ EWISE_POLICY_HD constexpr int vector_unroll(int element_bytes) {
 /// 91.3% -> 98.3% of cub, f16 mixed 93.0% -> 104.4%). The element-wise kernels stay at one wave:
 /// covering the work made general 1.17x and baseline 1.13x slower (median), tiled mixed.
 inline constexpr bool kVectorGridCoversWork = true;
-/// Rows at least this long, of elements of 4 bytes or more, with an input read along them in
-/// full, run element-wise in row_vectorized rather than vectorized across rows (see select in
-/// dense/plan.cpp). H100 f32: rows of 49 run 1.1-1.4x faster across rows, rows of 999 and more
-/// 6-7% slower; lengths in between not measured.
+/// Rows at least this long count as long: of elements of 4 bytes or more, with an input read
+/// along them in full, they run element-wise in row_vectorized rather than vectorized across
+/// rows (select in dense/plan.cpp; H100 f32: rows of 49 run 1.1-1.4x faster across rows, rows of
+/// 999 and more 6-7% slower); across rows, their gathered vectors step along the row unless
+/// they cross its end (gather in vectorized.cuh). Lengths between 49 and 999 not measured.
 inline constexpr std::int64_t kLongRow = 256;
 /// Matrix elements each thread of the sliding kernels loads before it stores (H200, f32, the
 /// paper's workload: 8 beats 4 and 2).

@@ -50,8 +50,20 @@ EWISE_DEVICE void gather(const Strided<Index>& m, Index i, const VectorizedArgs&
   const Offset sa = m.stride[1][0], sb = m.stride[2][0];
   if (n0 >= static_cast<Index>(V)) {
     const auto left = static_cast<Offset>(n0 - inner);  // elements before the row's end, >= 1
-    Offset next[3] = {off[0], off[1], off[2]};
-    if (left < V) m.offsets(i + static_cast<Index>(left), next);
+    // Long rows: most vectors lie in one row, and stepping alone serves them; in short rows the
+    // lanes that cross a row end would leave the others idle, so every lane takes both sides.
+    // H100 bf16, against both sides always: outer product over 4097-wide rows 0.052 -> 0.046 ms;
+    // split on every row length, 7x7 planes 0.047 -> 0.051 ms and 49-wide rank-5 0.039 -> 0.046.
+    if (n0 >= static_cast<Index>(kLongRow) && left >= V) {
+#pragma unroll
+      for (int e = 0; e < V; ++e) {
+        if (p.a_gather) x.v[e] = a[off[1] + e * sa];
+        if (p.b_gather) y.v[e] = b[off[2] + e * sb];
+      }
+      return;
+    }
+    Offset next[3];
+    m.offsets(i + static_cast<Index>(left), next);
 #pragma unroll
     for (int e = 0; e < V; ++e) {
       const bool here = e < left;

@@ -54,11 +54,15 @@ std::string describe(const BroadcastPlan& p) {
 /// The plan with dims ordered by the output's |stride|, largest first (stable): a permutation of
 /// the dims changes no offset, and it makes the output's innermost dim the plan's innermost.
 BroadcastPlan sort_by_output(const BroadcastPlan& p) {
+  // A stable insertion sort of at most kMaxRank dims: std::stable_sort would take a heap buffer
+  // on every call.
   int order[kMaxRank];
-  for (int d = 0; d < p.rank(); ++d) order[d] = d;
-  std::stable_sort(order, order + p.rank(), [&](int x, int y) {
-    return std::llabs(p.strides[0][x]) > std::llabs(p.strides[0][y]);
-  });
+  for (int d = 0; d < p.rank(); ++d) {
+    int j = d;
+    for (; j > 0 && std::llabs(p.strides[0][order[j - 1]]) < std::llabs(p.strides[0][d]); --j)
+      order[j] = order[j - 1];
+    order[j] = d;
+  }
   BroadcastPlan s;
   for (int d = 0; d < p.rank(); ++d) {
     s.shape.push_back(p.shape[order[d]]);
@@ -88,27 +92,38 @@ std::int64_t element_bytes(const DenseCall& c) {
 
 // ---- what each kernel accepts: from the sorted, coalesced plan alone --------------------
 
-/// Why the plan's inner strides are not 1 (output) and 0 or 1 (inputs), or "".
+/// Whether the plan's inner strides are 1 (output) and 0 or 1 (inputs): row_vectorized's rows.
+bool inner_strides_ok(const BroadcastPlan& p) {
+  const int r = p.rank() - 1;
+  const auto unit_or_zero = [&](int k) { return p.strides[k][r] == 0 || p.strides[k][r] == 1; };
+  return p.strides[0][r] == 1 && unit_or_zero(1) && unit_or_zero(2);
+}
+
+/// Why inner_strides_ok fails, or "".
 std::string inner_rejects(const BroadcastPlan& p) {
+  if (inner_strides_ok(p)) return "";
   const int r = p.rank() - 1;
   if (p.strides[0][r] != 1)
     return concat("the output's inner stride is ", p.strides[0][r], ", not 1");
-  for (int k = 1; k <= 2; ++k)
-    if (p.strides[k][r] != 0 && p.strides[k][r] != 1)
-      return concat("input ", k == 1 ? "a" : "b", " has inner stride ", p.strides[k][r],
-                    ", not 0 or 1");
-  return "";
+  const int k = p.strides[1][r] != 0 && p.strides[1][r] != 1 ? 1 : 2;
+  return concat("input ", k == 1 ? "a" : "b", " has inner stride ", p.strides[k][r],
+                ", not 0 or 1");
 }
 
-/// Why the output is not contiguous as a whole (row-major compact over the plan), or "".
-std::string contiguous_output_rejects(const BroadcastPlan& p) {
+/// Whether the output is contiguous as a whole (row-major compact over the plan).
+bool contiguous_output(const BroadcastPlan& p) {
   std::int64_t expect = 1;
   for (int d = p.rank() - 1; d >= 0; --d) {
-    if (p.shape[d] != 1 && p.strides[0][d] != expect)
-      return concat("needs an output contiguous as a whole; its strides are ", p.strides[0].str());
+    if (p.shape[d] != 1 && p.strides[0][d] != expect) return false;
     expect *= p.shape[d];
   }
-  return "";
+  return true;
+}
+
+/// Why contiguous_output fails, or "".
+std::string contiguous_output_rejects(const BroadcastPlan& p) {
+  if (contiguous_output(p)) return "";
+  return concat("needs an output contiguous as a whole; its strides are ", p.strides[0].str());
 }
 
 /// The vector of a rank-2 matrix-vector plan: the input with exactly one zero stride (b tried
@@ -228,12 +243,13 @@ bool full_rows(const BroadcastPlan& p) {
 /// The kernel `automatic` runs for call c's sorted, coalesced plan (numel > 0).
 Kernel select(const DenseCall& c) {
   const BroadcastPlan& p = c.plan;
-  const bool contiguous_out = contiguous_output_rejects(p).empty();
+  // Predicates, not the kernels' reasons: planning a call allocates nothing.
+  const bool contiguous_out = contiguous_output(p);
   // Same layout or scalars (a rank-1 plan): every access 16 bytes.
   if (contiguous_out && vector_access(c, 1) != VectorAccess::gather &&
       vector_access(c, 2) != VectorAccess::gather)
     return Kernel::vectorized;
-  const bool rows = inner_rejects(p).empty();
+  const bool rows = inner_strides_ok(p);
   // Rows of whole, aligned 16-byte vectors: row offsets computed once per chunk.
   if (rows && row_vector_width(c) > 1) return Kernel::row_vectorized;
   // A transposed input: shared-memory tiles, with or without a vector operand. H200, 16384^2

@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <new>
 #include <random>
 #include <string>
 #include <vector>
@@ -17,6 +19,21 @@
 #include "ewise/reference.hpp"
 #include "ewise/verify.hpp"
 #include "testing/expect_invalid.hpp"
+
+// Heap allocations made by this thread while counting is on (the planner test below): every
+// operator new of the test binary goes through here.
+namespace {
+thread_local bool g_count_allocations = false;
+thread_local long g_allocations = 0;
+}  // namespace
+
+void* operator new(std::size_t n) {
+  if (g_count_allocations) ++g_allocations;
+  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace ewise {
 namespace {
@@ -202,6 +219,31 @@ detail::DensePlan plan(const ConstTensorView& a, const ConstTensorView& b, const
                        const DenseOptions& options = {},
                        const detail::DeviceProps& device = kH200) {
   return detail::plan_dense(a, b, out, options, device);
+}
+
+/// A call's checks and plan take no heap allocation (what binary() does on the host before the
+/// launch): the same-shape, broadcast, across-rows and tiled paths, each planned 1000 times.
+TEST(DenseHost, PlanningAllocatesNothing) {
+  const auto a = fake(kA, DType::f32, {64, 256}), row = fake(kB, DType::f32, {1, 256});
+  const auto out = fake(kOut, DType::f32, {64, 256});
+  const auto h = fake(kA, DType::f16, {64, 257}), hrow = fake(kB, DType::f16, {257});
+  const auto hout = fake(kOut, DType::f16, {64, 257});
+  const auto at = fake(kA, DType::f32, {256, 256}, {1, 256});
+  const auto square = fake(kOut, DType::f32, {256, 256}), srow = fake(kB, DType::f32, {256});
+  long total = 0;
+  const auto count = [&](auto&& plan) {
+    g_allocations = 0;
+    g_count_allocations = true;
+    for (int i = 0; i < 1000; ++i) plan();
+    g_count_allocations = false;
+    total += g_allocations;
+    return g_allocations;
+  };
+  EXPECT_EQ(count([&] { (void)plan(a, a, out); }), 0);
+  EXPECT_EQ(count([&] { (void)plan(a, row, out); }), 0);
+  EXPECT_EQ(count([&] { (void)plan(h, hrow, hout); }), 0);
+  EXPECT_EQ(count([&] { (void)plan(at, srow, square); }), 0);
+  EXPECT_EQ(total, 0);
 }
 
 TEST(DenseHost, PlanDecisions) {

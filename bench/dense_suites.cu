@@ -1,5 +1,6 @@
 // Dense suites: paper, schedules, patterns.
 #include <algorithm>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <utility>
@@ -181,46 +182,42 @@ std::vector<Case> schedules_suite(Bench& bench) {
   return cases;
 }
 
+/// Cases of `suite`: one per spec and dtype (the spec's own dtype is replaced), each building its
+/// operands once and verifying and timing every kernel of `kernels` on them.
+std::vector<Case> dense_cases(Bench& bench, const char* suite, const std::vector<DenseSpec>& specs,
+                              const std::vector<DType>& dtypes, const std::vector<Kernel>& kernels) {
+  std::vector<Case> cases;
+  for (DenseSpec spec : specs)
+    for (const DType t : dtypes) {
+      spec.dtype = t;
+      cases.push_back({detail::concat(spec.name, " ", dtype_name(t)), [&bench, suite, spec, kernels] {
+                         const DenseOperands d(bench, spec, kMaxDenseSets);
+                         for (const Kernel k : kernels) time_dense(bench, suite, d, with_kernel(k), {});
+                       }});
+    }
+  return cases;
+}
+
 // ---- patterns ------------------------------------------------------------------------------
 
 std::vector<Case> patterns_suite(Bench& bench) {
-  struct Pattern {
-    const char* name;
-    BinaryOp op;
-    Dims a, b;
-    bool a_transposed;
-  };
   constexpr std::int64_t S = 16384;
-  const Pattern patterns[] = {
-      {"same_shape", BinaryOp::add, {S, S}, {S, S}, false},
-      {"scalar", BinaryOp::add, {S, S}, Dims{}, false},
-      {"row_vector", BinaryOp::add, {S, S}, {1, S}, false},
-      {"column_vector", BinaryOp::add, {S, S}, {S, 1}, false},
-      {"outer", BinaryOp::add, {S, 1}, {1, S}, false},
-      {"nchw_channel", BinaryOp::mul, {64, 256, 64, 64}, {1, 256, 1, 1}, false},
-      {"mixed", BinaryOp::add, {64, 1, 256, 1}, {1, 128, 1, 512}, false},
-      {"transposed_row", BinaryOp::add, {S, S}, {1, S}, true},
+  constexpr DType f32 = DType::f32;  // each case runs in every dtype of the suite
+  const std::vector<DenseSpec> patterns = {
+      {"same_shape", BinaryOp::add, f32, {S, S}, {S, S}},
+      {"scalar", BinaryOp::add, f32, {S, S}, Dims{}},
+      {"row_vector", BinaryOp::add, f32, {S, S}, {1, S}},
+      {"column_vector", BinaryOp::add, f32, {S, S}, {S, 1}},
+      {"outer", BinaryOp::add, f32, {S, 1}, {1, S}},
+      {"nchw_channel", BinaryOp::mul, f32, {64, 256, 64, 64}, {1, 256, 1, 1}},
+      {"mixed", BinaryOp::add, f32, {64, 1, 256, 1}, {1, 128, 1, 512}},
+      {"transposed_row", BinaryOp::add, f32, {S, S}, {1, S}, true},
   };
   const std::vector<DType> dtypes =
       bench.quick() ? std::vector<DType>{DType::f32, DType::bf16}
                     : std::vector<DType>{DType::f32, DType::bf16, DType::f16, DType::f64};
-  std::vector<Case> cases;
-  for (const Pattern& pt : patterns)
-    for (const DType t : dtypes) {
-      DenseSpec spec;
-      spec.name = pt.name;
-      spec.op = pt.op;
-      spec.dtype = t;
-      spec.a_shape = pt.a;
-      spec.b_shape = pt.b;
-      spec.a_transposed = pt.a_transposed;
-      cases.push_back({detail::concat(pt.name, " ", dtype_name(t)), [&bench, spec] {
-                         const DenseOperands d(bench, spec, kMaxDenseSets);
-                         for (const Kernel k : kAllKernels)
-                           time_dense(bench, "patterns", d, with_kernel(k), {});
-                       }});
-    }
-  return cases;
+  return dense_cases(bench, "patterns", patterns, dtypes,
+                     std::vector<Kernel>(std::begin(kAllKernels), std::end(kAllKernels)));
 }
 
 // ---- ml_shapes: odd widths, 16-bit types, short rows ---------------------------------------
@@ -231,46 +228,26 @@ std::vector<Case> patterns_suite(Bench& bench) {
 /// that start one element past a 16-byte boundary. automatic, and row_vectorized (the kernel
 /// these shapes ran before vectorization across rows) for comparison.
 std::vector<Case> ml_shapes_suite(Bench& bench) {
-  struct Shape {
-    const char* name;
-    BinaryOp op;
-    Dims a, b;
-    std::int64_t offset;
-  };
-  const Shape shapes[] = {
-      {"vocab50257_bias", BinaryOp::add, {1024, 50257}, {50257}, 0},
-      {"vocab32001_row_scale", BinaryOp::mul, {1024, 32001}, {1024, 1}, 0},
-      {"conv7x7_bias", BinaryOp::add, {1024, 512, 7, 7}, {1, 512, 1, 1}, 0},
-      {"conv14x14_bias", BinaryOp::add, {256, 256, 14, 14}, {1, 256, 1, 1}, 0},
-      {"conv28x28_scale", BinaryOp::mul, {128, 128, 28, 28}, {1, 128, 1, 1}, 0},
-      {"conv55x55_bias", BinaryOp::add, {64, 96, 55, 55}, {1, 96, 1, 1}, 0},
-      {"width999_bias", BinaryOp::add, {32768, 999}, {999}, 0},
-      {"width1000_col", BinaryOp::mul, {32768, 1000}, {32768, 1}, 0},
-      {"outer_odd", BinaryOp::mul, {8191, 1}, {1, 4097}, 0},
-      {"mixed_rank5", BinaryOp::add, {16, 1, 32, 1, 49}, {1, 24, 1, 32, 49}, 0},
-      {"misaligned_bias", BinaryOp::add, {16384, 1001}, {1001}, 1},
-      {"misaligned_same", BinaryOp::sub, {16384, 1001}, {16384, 1001}, 1},
+  constexpr DType f32 = DType::f32;  // each case runs in every dtype of the suite
+  const std::vector<DenseSpec> shapes = {
+      {"vocab50257_bias", BinaryOp::add, f32, {1024, 50257}, {50257}},
+      {"vocab32001_row_scale", BinaryOp::mul, f32, {1024, 32001}, {1024, 1}},
+      {"conv7x7_bias", BinaryOp::add, f32, {1024, 512, 7, 7}, {1, 512, 1, 1}},
+      {"conv14x14_bias", BinaryOp::add, f32, {256, 256, 14, 14}, {1, 256, 1, 1}},
+      {"conv28x28_scale", BinaryOp::mul, f32, {128, 128, 28, 28}, {1, 128, 1, 1}},
+      {"conv55x55_bias", BinaryOp::add, f32, {64, 96, 55, 55}, {1, 96, 1, 1}},
+      {"width999_bias", BinaryOp::add, f32, {32768, 999}, {999}},
+      {"width1000_col", BinaryOp::mul, f32, {32768, 1000}, {32768, 1}},
+      {"outer_odd", BinaryOp::mul, f32, {8191, 1}, {1, 4097}},
+      {"mixed_rank5", BinaryOp::add, f32, {16, 1, 32, 1, 49}, {1, 24, 1, 32, 49}},
+      {"misaligned_bias", BinaryOp::add, f32, {16384, 1001}, {1001}, false, 1},
+      {"misaligned_same", BinaryOp::sub, f32, {16384, 1001}, {16384, 1001}, false, 1},
   };
   const std::vector<DType> dtypes = bench.quick()
                                         ? std::vector<DType>{DType::f32, DType::bf16}
                                         : std::vector<DType>{DType::f32, DType::bf16, DType::f16};
-  std::vector<Case> cases;
-  for (const Shape& sh : shapes)
-    for (const DType t : dtypes) {
-      DenseSpec spec;
-      spec.name = sh.name;
-      spec.op = sh.op;
-      spec.dtype = t;
-      spec.a_shape = sh.a;
-      spec.b_shape = sh.b;
-      spec.offset = sh.offset;
-      cases.push_back({detail::concat(sh.name, " ", dtype_name(t)), [&bench, spec] {
-                         const DenseOperands d(bench, spec, kMaxDenseSets);
-                         for (const Kernel k : {Kernel::automatic, Kernel::row_vectorized})
-                           time_dense(bench, "ml_shapes", d, with_kernel(k), {});
-                       }});
-    }
-  return cases;
+  return dense_cases(bench, "ml_shapes", shapes, dtypes,
+                     {Kernel::automatic, Kernel::row_vectorized});
 }
 
 }  // namespace ewise::bench

@@ -138,7 +138,7 @@ void check_dense_plan(const BroadcastPlan& plan, const Operand& out, const Opera
     for (const int resident : {1, 3}) {  // what the launcher may learn from CUDA
       const unsigned blocks = L.grid.blocks(resident);
       const std::int64_t cap = L.grid.cap > 0      ? L.grid.cap
-                               : L.grid.covers_work ? std::int64_t{2147483647}
+                               : L.grid.covers_work ? detail::kMaxGridX
                                                     : std::int64_t{resident} * device.sm_count;
       EWISE_FUZZ_REQUIRE(blocks >= 1 && blocks <= std::max<std::int64_t>(L.grid.need, 1) &&
                              blocks <= cap &&

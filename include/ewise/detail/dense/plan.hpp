@@ -50,6 +50,9 @@ struct DenseCall {
   DenseOptions options;  ///< as given (checked)
 };
 
+/// CUDA's limit on gridDim.x.
+inline constexpr std::int64_t kMaxGridX = 2147483647;
+
 /// The grid of a grid-stride kernel: `need` blocks cover the work. With DenseOptions::blocks
 /// (`cap`) at most that many; else the 16-byte kernels (vectorized, row_vectorized) launch all
 /// `need` blocks (`covers_work`) and the others at most one full wave (blocks resident per SM x
@@ -65,7 +68,6 @@ struct GridPlan {
   /// The blocks to launch, given `resident_per_sm` blocks of the kernel per SM (read only when
   /// needs_occupancy(); at least 1 counts).
   unsigned blocks(int resident_per_sm) const {
-    constexpr std::int64_t kMaxGridX = 2147483647;  // CUDA's limit on gridDim.x
     const std::int64_t wave = std::int64_t{std::max(resident_per_sm, 1)} * sm_count;
     const std::int64_t limit = cap > 0 ? cap : covers_work ? kMaxGridX : wave;
     return static_cast<unsigned>(std::clamp<std::int64_t>(need, 1, limit));

@@ -27,7 +27,7 @@ struct DenseNonzeros {
   }
   __device__ void write(std::int64_t i, std::int64_t slot) const {
     std::int64_t r, c;
-    vals[slot] = at(i, &r, &c);
+    vals[slot] = detail::from_compute<T>(detail::to_compute(at(i, &r, &c)));  // NaN canonical
     rows.set(slot, r);
     cols.set(slot, c);
   }

@@ -80,11 +80,9 @@ __global__ void __launch_bounds__(kBlock) entries_kernel(EntriesArgs<T, I> a) {
         atomicMin(a.check + 1, static_cast<unsigned long long>(i));
     }
     if (!live) continue;
-    T out = v;  // without a factor the value is copied bit for bit
-    if (a.factor.data) {
-      const T d = in ? a.factor.data[r * a.factor.row_stride + c * a.factor.col_stride] : T{};
-      out = scaled(a.factor, detail::to_compute(v), d);
-    }
+    // Without a factor (coalesce) the value is copied, its NaN made canonical (ops.hpp).
+    const T d = a.factor.data && in ? a.factor.data[r * a.factor.row_stride + c * a.factor.col_stride] : T{};
+    const T out = scaled(a.factor, detail::to_compute(v), d);
     if (a.out_rows) {
       a.out_rows[i] = r;
       a.out_cols[i] = c;

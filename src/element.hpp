@@ -46,9 +46,25 @@ inline std::int64_t load_int(DType t, const std::byte* p) {
   return t == DType::i32 ? load_raw<std::int32_t>(p) : load_raw<std::int64_t>(p);
 }
 
+/// The canonical NaN's bits in a floating dtype (ops.hpp): positive, every payload bit set.
+inline std::uint64_t canonical_nan_bits(DType t) {
+  switch (t) {
+    case DType::f16:
+    case DType::bf16: return 0x7FFF;
+    case DType::f32: return 0x7FFFFFFF;
+    default: return 0x7FFFFFFFFFFFFFFF;
+  }
+}
+
 /// Stores v rounded once to nearest-even in the dtype (via float for f16/bf16, which is exact
-/// for results of a single basic operation, see reference.cpp). Integers: v must be integral.
+/// for results of a single basic operation, see reference.cpp), a NaN as the canonical NaN.
+/// Integers: v must be integral.
 inline void store_double(DType t, std::byte* p, double v) {
+  if (is_floating(t) && v != v) {
+    const std::uint64_t bits = canonical_nan_bits(t);
+    std::memcpy(p, &bits, dtype_size(t));  // little-endian: the low bytes
+    return;
+  }
   switch (t) {
     case DType::f16: store_raw(p, float_to_f16_bits(static_cast<float>(v))); return;
     case DType::bf16: store_raw(p, float_to_bf16_bits(static_cast<float>(v))); return;

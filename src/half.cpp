@@ -34,7 +34,7 @@ std::uint16_t float_to_f16_bits(float x) noexcept {
   const std::uint32_t u = float_bits(x);
   const std::uint16_t sign = static_cast<std::uint16_t>((u >> 16) & 0x8000u);
   const std::uint32_t abs = u & 0x7FFFFFFFu;
-  if (abs > 0x7F800000u) return static_cast<std::uint16_t>(sign | 0x7E00u);  // NaN
+  if (abs > 0x7F800000u) return 0x7FFF;  // NaN: the canonical one, as the GPU's conversion
   if (abs >= 0x477FF000u) return static_cast<std::uint16_t>(sign | 0x7C00u);  // rounds to inf
   const int exp = static_cast<int>(abs >> 23) - 127;
   if (exp >= -14) {  // normal f16
@@ -61,8 +61,7 @@ float bf16_bits_to_float(std::uint16_t b) noexcept {
 
 std::uint16_t float_to_bf16_bits(float x) noexcept {
   const std::uint32_t u = float_bits(x);
-  if ((u & 0x7FFFFFFFu) > 0x7F800000u)
-    return static_cast<std::uint16_t>((u >> 16) | 0x0040u);  // quiet NaN, sign kept
+  if ((u & 0x7FFFFFFFu) > 0x7F800000u) return 0x7FFF;  // NaN: the canonical one, as the GPU's
   const std::uint32_t rounding = 0x7FFFu + ((u >> 16) & 1u);
   return static_cast<std::uint16_t>((u + rounding) >> 16);
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -116,8 +117,24 @@ struct ElementCheck {
   double abs_err, rel_err;
 };
 
-ElementCheck check_element(double got, double want, Tolerance tol) {
-  if (std::isnan(want) || std::isnan(got)) return {std::isnan(want) && std::isnan(got), 0, 0};
+// NaN matches only a NaN of the same bits (got_bits, want_bits: the stored patterns; ops.hpp
+// makes every written NaN canonical, so a NaN of other bits is a bug or an unwritten element).
+std::string hex(std::uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+// The element's stored bytes as an integer.
+std::uint64_t raw_bits(DType t, const std::byte* p) {
+  std::uint64_t b = 0;
+  std::memcpy(&b, p, dtype_size(t));
+  return b;
+}
+
+ElementCheck check_element(double got, double want, Tolerance tol, std::uint64_t got_bits,
+                           std::uint64_t want_bits) {
+  if (std::isnan(want) || std::isnan(got)) return {got_bits == want_bits, 0, 0};
   if (std::isinf(want) || std::isinf(got)) return {got == want, got == want ? 0 : INFINITY, 0};
   const double abs_err = std::fabs(got - want);
   const double rel_err = want != 0 ? abs_err / std::fabs(want) : (abs_err ? INFINITY : 0);
@@ -132,7 +149,8 @@ std::string CompareReport::str() const {
   return detail::concat(mismatches, " of ", checked, " elements differ (", poisoned,
                         " never written); worst abs error ", max_abs_error, ", rel ",
                         max_rel_error, "; first at ", first_coord.str(), ": got ", first_got,
-                        ", want ", first_want);
+                        " (bits 0x", hex(first_got_bits), "), want ", first_want, " (bits 0x",
+                        hex(first_want_bits), ")");
 }
 
 CompareReport compare(const ConstTensorView& got, const ConstTensorView& want, Tolerance tol,
@@ -153,7 +171,7 @@ CompareReport compare(const ConstTensorView& got, const ConstTensorView& want, T
     if (is_floating(t)) {
       gv = detail::load_double(t, pg);
       wv = detail::load_double(t, pw);
-      const ElementCheck e = check_element(gv, wv, tol);
+      const ElementCheck e = check_element(gv, wv, tol, raw_bits(t, pg), raw_bits(t, pw));
       ok = e.ok;
       r.max_abs_error = std::max(r.max_abs_error, e.abs_err);
       r.max_rel_error = std::max(r.max_rel_error, e.rel_err);
@@ -174,6 +192,8 @@ CompareReport compare(const ConstTensorView& got, const ConstTensorView& want, T
       r.first_coord = c;
       r.first_got = gv;
       r.first_want = wv;
+      r.first_got_bits = raw_bits(t, pg);
+      r.first_want_bits = raw_bits(t, pw);
     }
   });
   return r;
@@ -254,8 +274,15 @@ HostCoo random_coo(std::int64_t nrows, std::int64_t ncols, double density, std::
 
 namespace {
 
+// One coordinate's entries: their values summed, and the stored bits when there is one entry.
+struct Entry {
+  double sum = 0;
+  std::uint64_t bits = 0;
+  std::int64_t count = 0;
+};
+
 struct Entries {
-  std::map<std::pair<std::int64_t, std::int64_t>, double> sum;  // duplicates summed
+  std::map<std::pair<std::int64_t, std::int64_t>, Entry> at;
   bool canonical = true;
 };
 
@@ -272,7 +299,11 @@ Entries entries_of(const HostCoo& m) {
     const std::int64_t a = r * d.ncols + c;
     if (a <= prev) e.canonical = false;
     prev = a;
-    e.sum[{r, c}] += detail::load_double(d.dtype, detail::element_at(m.vals(), d.dtype, k));
+    const std::byte* v = detail::element_at(m.vals(), d.dtype, k);
+    Entry& x = e.at[{r, c}];
+    x.sum += detail::load_double(d.dtype, v);
+    x.bits = raw_bits(d.dtype, v);
+    ++x.count;
   }
   return e;
 }
@@ -300,25 +331,30 @@ CooCompareReport compare_coo(const CooView& got, const CooView& want, Tolerance 
   const auto note = [&](const std::string& s) {
     if (r.first_problem.empty()) r.first_problem = s;
   };
-  for (const auto& [rc, wv] : w.sum) {
-    const auto it = g.sum.find(rc);
+  for (const auto& [rc, wv] : w.at) {
+    const auto it = g.at.find(rc);
     const std::string at = detail::concat("(", rc.first, ",", rc.second, ")");
-    if (it == g.sum.end()) {
+    if (it == g.at.end()) {
       ++r.missing;
       note(at + " missing");
       continue;
     }
-    const ElementCheck e = check_element(it->second, wv, tol);
+    const Entry& gv = it->second;
+    // Summed duplicates have no stored bits: a NaN sum then matches any NaN.
+    const bool single = gv.count == 1 && wv.count == 1;
+    const ElementCheck e = check_element(gv.sum, wv.sum, tol, single ? gv.bits : 0,
+                                         single ? wv.bits : 0);
     r.max_abs_error = std::max(r.max_abs_error, e.abs_err);
     if (!e.ok) {
       ++r.value_mismatches;
-      note(detail::concat(at, ": got ", it->second, ", want ", wv));
+      note(detail::concat(at, ": got ", gv.sum, " (bits 0x", hex(gv.bits), "), want ", wv.sum,
+                          " (bits 0x", hex(wv.bits), ")"));
     }
   }
-  for (const auto& [rc, gv] : g.sum)
-    if (!w.sum.count(rc)) {
+  for (const auto& [rc, gv] : g.at)
+    if (!w.at.count(rc)) {
       ++r.extra;
-      note(detail::concat("(", rc.first, ",", rc.second, ") extra, value ", gv));
+      note(detail::concat("(", rc.first, ",", rc.second, ") extra, value ", gv.sum));
     }
   return r;
 }

@@ -30,6 +30,7 @@
 #include "ewise/reference.hpp"
 #include "ewise/verify.hpp"
 #include "testing/gpu_test.hpp"
+#include "testing/nan_bits.hpp"
 
 namespace ewise {
 namespace {
@@ -590,17 +591,11 @@ TEST(DenseGpu, RowVectorizedChunkEdges) {
   }
 }
 
-/// Whether two 16-bit float patterns are the same bits, or both NaN.
-bool same_half_bits(DType t, std::uint16_t x, std::uint16_t y) {
-  const std::uint16_t exp = t == DType::f16 ? 0x7C00 : 0x7F80;
-  const auto nan = [&](std::uint16_t v) { return (v & exp) == exp && (v & ~exp & 0x7FFF) != 0; };
-  return x == y || (nan(x) && nan(y));
-}
-
 // f16/bf16 add, sub and mul run as packed pairs (add.rn.bf16x2 ...) in the vectorized kernels;
 // they must give the bits of the f32 compute path (and so of the reference) on every input: all
 // 65536 patterns (subnormals, +-0, inf, NaN, overflow, underflow) against random patterns, same
-// shape, a row vector, a scalar, aligned and +1; compared bit for bit (signed zeros included).
+// shape, a row vector, a scalar, aligned and +1; compared bit for bit (signed zeros included,
+// and every NaN the canonical 0x7FFF, ops.hpp).
 TEST(DenseGpu, HalfPatternsBitExact) {
   EWISE_REQUIRE_GPU();
   const std::uint64_t seed = test_seed();
@@ -635,13 +630,54 @@ TEST(DenseGpu, HalfPatternsBitExact) {
             const auto* g = static_cast<const std::uint16_t*>(got.data());
             std::int64_t bad = 0, first = -1;
             for (std::int64_t i = 0; i < rows * cols; ++i)
-              if (!same_half_bits(t, g[i], want[i]) && bad++ == 0) first = i;
+              if (g[i] != want[i] && bad++ == 0) first = i;
             const std::int64_t first_b = shape == 0 ? first : shape == 1 ? first % cols : 0;
             EXPECT_EQ(bad, 0) << p.describe(o) << ": first at " << first << ": a 0x" << std::hex
                               << ua[first] << " b 0x" << ub[first_b] << " got 0x" << g[first]
                               << " want 0x" << want[first] << std::dec;
           }
         }
+      }
+    }
+  }
+}
+
+// ops.hpp's NaN rule in every kernel: inputs holding NaNs of random sign and payload (and
+// infinities and zeros, so that operations make NaNs) give the reference's bits, every NaN the
+// canonical one (compare() matches NaN only against the same bits). Same shape, row and column
+// vectors, a scalar, a transposed operand and misaligned views; every op, every kernel that runs
+// the layout, every floating dtype.
+TEST(DenseGpu, NaNResultsAreCanonical) {
+  EWISE_REQUIRE_GPU();
+  const std::uint64_t seed = test_seed();
+  std::mt19937_64 rng(seed);
+  const std::int64_t m = 67, n = 130;
+  struct Shapes {
+    Dims a, b;
+    Layout la, lb;
+  };
+  const Shapes shapes[] = {{{m, n}, {m, n}, Layout::contiguous(2), Layout::contiguous(2)},
+                           {{m, n}, {1, n}, Layout::contiguous(2, 1), Layout::contiguous(2)},
+                           {{m, 1}, {m, n}, Layout::contiguous(2), Layout::contiguous(2, 1)},
+                           {{m, n}, {}, Layout::contiguous(2), Layout::contiguous(0)},
+                           {{m, n}, {m, n}, Layout::transposed(2), Layout::contiguous(2)}};
+  for (DType t : {DType::f16, DType::bf16, DType::f32, DType::f64}) {
+    for (const Shapes& sh : shapes) {
+      for (BinaryOp op : kAllOps) {
+        Problem p(op, t, sh.a, sh.la, sh.b, sh.lb, Layout::contiguous(2), rng());
+        for (Operand* x : {&p.a, &p.b}) {  // NaNs, infinities and zeros over the whole buffer
+          HostTensor h = to_host(x->whole());
+          test::sprinkle_nans(t, h.data(), h.numel(), 0.15, rng);
+          EWISE_CUDA_CHECK(cudaMemcpy(x->buf.data(), h.data(), h.bytes(), cudaMemcpyHostToDevice));
+        }
+        const HostTensor ha = to_host(p.a.view), hb = to_host(p.b.view);
+        reference_binary(op, ha, hb, p.want.view());
+        std::int64_t nans = 0;
+        const auto es = static_cast<std::int64_t>(dtype_size(t));
+        for (std::int64_t i = 0; i < p.want.numel(); ++i)
+          nans += test::is_nan_bits(t, static_cast<const std::byte*>(p.want.data()) + i * es);
+        ASSERT_GT(nans, 0) << p.describe({}) << ": no NaN to check";
+        EXPECT_GT(check_all_kernels(p), 1) << p.describe({});
       }
     }
   }

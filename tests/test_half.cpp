@@ -4,7 +4,10 @@
 #include <cmath>
 #include <cstring>
 
+#include <random>
+
 #include "ewise/half.hpp"
+#include "testing/nan_bits.hpp"
 
 namespace ewise {
 namespace {
@@ -12,11 +15,23 @@ namespace {
 TEST(Half, F16RoundTripsEveryPattern) {
   for (std::uint32_t h = 0; h < 0x10000u; ++h) {
     const float f = f16_bits_to_float(static_cast<std::uint16_t>(h));
-    if (std::isnan(f)) {
-      EXPECT_TRUE(std::isnan(f16_bits_to_float(float_to_f16_bits(f)))) << std::hex << h;
+    if (std::isnan(f)) {  // every NaN converts to the canonical one (ops.hpp)
+      EXPECT_EQ(float_to_f16_bits(f), 0x7FFF) << std::hex << h;
       continue;
     }
     EXPECT_EQ(float_to_f16_bits(f), h) << std::hex << h;
+  }
+}
+
+// Any f32 NaN (sign, payload) converts to the canonical 16-bit NaN, as the GPU's conversion.
+TEST(Half, EveryNaNConvertsToTheCanonicalNaN) {
+  std::mt19937_64 rng(7);
+  for (int k = 0; k < 100000; ++k) {
+    const std::uint32_t bits = static_cast<std::uint32_t>(test::random_nan_bits(DType::f32, rng));
+    float f;
+    std::memcpy(&f, &bits, 4);
+    ASSERT_EQ(float_to_f16_bits(f), 0x7FFF) << std::hex << bits;
+    ASSERT_EQ(float_to_bf16_bits(f), 0x7FFF) << std::hex << bits;
   }
 }
 

@@ -6,7 +6,8 @@
 //     (negative stride) of more than 2^31 elements; a tensor of only 8192 elements whose
 //     offsets span more than 2^31 (the 64-bit path must follow the span, not numel);
 //   * sparse: both operands with nnz > 2^31 in a matrix with nrows * ncols > 2^32 (keys above
-//     2^32 in use) and a result with more than 2^31 entries, for each algorithm; COO x row
+//     2^32 in use) and a result with more than 2^31 entries, for each algorithm (an H200), and
+//     for merge in a variant that fits an 80 GB GPU; COO x row
 //     vector on it; CSR row offsets of it; coo_to_dense / dense_to_coo through a dense matrix of
 //     more than 2^32 elements.
 // Each part needs tens of GiB: it is skipped with the reason when the free device memory is too
@@ -196,13 +197,12 @@ TEST(Large, DenseSmallTensorWithOffsetsOver2To31) {
 
 // ---- sparse: nnz > 2^31, nrows * ncols > 2^32 ----------------------------------------------
 
-// Two canonical matrices on a logical sequence of cells K = 0, 1, 2, ...: a stores every cell
-// but those with K % 17 == 16, b every cell but K % 13 == 12. Cell K sits at absolute index
-// 6K + 1 of a 131075 x 131075 matrix (so keys go past 2^32 and every row is reached).
-// a's entry k is the k-th cell it stores, value (k % 7 + 1) / 4; b's: value (k % 5 + 1) / 2.
-// Products are exact in f16, so every result entry is known exactly on the host.
+// Two canonical matrices on a logical sequence of cells K = 0, 1, 2, ...: each stores every cell
+// but one in `period` (a cell K with K % period == period - 1 is left out). Cell K sits at
+// absolute index 6K + 1 of a 131075 x 131075 matrix (so keys go past 2^32 and every row is
+// reached). Entry k of a pattern is the k-th cell it stores, value (k % value_mod + 1) *
+// value_unit. Products are exact in f16, so every result entry is known exactly on the host.
 constexpr std::int64_t kDim = 131075;
-constexpr std::int64_t kSkipA = 17, kSkipB = 13;
 
 struct Pattern {
   std::int64_t period;  ///< stores period - 1 of every `period` cells
@@ -214,7 +214,6 @@ struct Pattern {
   EWISE_HD bool stores(std::int64_t cell) const { return cell % period != period - 1; }
   EWISE_HD float value(std::int64_t k) const { return static_cast<float>(k % value_mod + 1) * value_unit; }
 };
-constexpr Pattern kA{kSkipA, 7, 0.25f}, kB{kSkipB, 5, 0.5f};
 
 EWISE_HD std::int64_t key_of_cell(std::int64_t cell) { return 6 * cell + 1; }
 
@@ -240,23 +239,25 @@ DeviceCoo make_pattern(const Pattern& p, std::int64_t n) {
 /// The cells (in increasing order) stored by both patterns, indexed: cell number j.
 class Intersection {
  public:
-  Intersection(std::int64_t cells_a, std::int64_t cells_b) : limit_(std::min(cells_a, cells_b)) {
-    for (std::int64_t c = 0; c < kSkipA * kSkipB; ++c)
-      if (kA.stores(c) && kB.stores(c)) residues_.push_back(c);
+  Intersection(const Pattern& a, const Pattern& b, std::int64_t cells_a, std::int64_t cells_b)
+      : per_(a.period * b.period), limit_(std::min(cells_a, cells_b)) {
+    for (std::int64_t c = 0; c < per_; ++c)
+      if (a.stores(c) && b.stores(c)) residues_.push_back(c);
   }
   std::int64_t period_count() const { return static_cast<std::int64_t>(residues_.size()); }
   /// Number of common cells below `limit_`.
   std::int64_t size() const {
-    const std::int64_t per = kSkipA * kSkipB, full = limit_ / per;
+    const std::int64_t full = limit_ / per_;
     std::int64_t n = full * period_count();
-    for (const std::int64_t r : residues_) n += full * per + r < limit_;
+    for (const std::int64_t r : residues_) n += full * per_ + r < limit_;
     return n;
   }
   std::int64_t cell(std::int64_t j) const {
-    return j / period_count() * (kSkipA * kSkipB) + residues_[static_cast<std::size_t>(j % period_count())];
+    return j / period_count() * per_ + residues_[static_cast<std::size_t>(j % period_count())];
   }
 
  private:
+  std::int64_t per_;    ///< the patterns repeat every per_ cells
   std::int64_t limit_;  ///< cells below this are stored by both operands' ranges
   std::vector<std::int64_t> residues_;
 };
@@ -294,25 +295,29 @@ std::vector<std::int64_t> window_starts(std::int64_t n, std::int64_t window) {
   return w;
 }
 
-TEST(Large, SparseBothOperandsOver2To31EntriesKeysOver2To32) {
-  EWISE_REQUIRE_GPU();
-  const std::int64_t na = k2To31 + (std::int64_t{1} << 28), nb = na;
-  const std::int64_t cells_a = kA.cell(na - 1) + 1, cells_b = kB.cell(nb - 1) + 1;
+/// a ⊙ b for patterns pa, pb of n entries each (both > 2^31, result > 2^31) by each algorithm in
+/// `algorithms`, sampled windows checked; a times a row vector; CSR row offsets of a.
+/// `scratch_per_entry`: the bytes per entry of a the algorithms need beyond operands and result.
+void check_both_over_2to31(const Pattern& pa, const Pattern& pb, std::int64_t n,
+                           std::initializer_list<CooAlgorithm> algorithms,
+                           std::int64_t scratch_per_entry) {
+  const std::int64_t cells_a = pa.cell(n - 1) + 1, cells_b = pb.cell(n - 1) + 1;
   ASSERT_LT(key_of_cell(std::max(cells_a, cells_b)), kDim * kDim);
   ASSERT_GT(kDim * kDim, k2To32);
-  const Intersection common(cells_a, cells_b);
+  const Intersection common(pa, pb, cells_a, cells_b);
   const std::int64_t n_out = common.size();
+  ASSERT_GT(n, k2To31);
   ASSERT_GT(n_out, k2To31);
-  // Two operands and the result, 10 bytes an entry, plus 8 bytes an entry of scratch.
-  EWISE_REQUIRE_MEMORY((na + nb + n_out) * 10 + na * 8);
-  const DeviceCoo a = make_pattern(kA, na), b = make_pattern(kB, nb);
+  // Two operands and the result, 10 bytes an entry, plus the algorithms' scratch.
+  EWISE_REQUIRE_MEMORY((2 * n + n_out) * 10 + n * scratch_per_entry);
+  const DeviceCoo a = make_pattern(pa, n), b = make_pattern(pb, n);
   EXPECT_NO_THROW(check_indices(a.view(), "a"));
   const auto expected = [&](std::int64_t j) {
     const std::int64_t cell = common.cell(j);
-    return std::pair{cell, kA.value(kA.entry(cell)) * kB.value(kB.entry(cell))};
+    return std::pair{cell, pa.value(pa.entry(cell)) * pb.value(pb.entry(cell))};
   };
   const std::int64_t window = 4096;
-  for (const CooAlgorithm alg : {CooAlgorithm::automatic, CooAlgorithm::merge, CooAlgorithm::sort_search}) {
+  for (const CooAlgorithm alg : algorithms) {
     SparseOptions o;
     o.algorithm = alg;
     const DeviceCoo c = multiply(a.view(), b.view(), o);
@@ -321,7 +326,7 @@ TEST(Large, SparseBothOperandsOver2To31EntriesKeysOver2To32) {
     for (const std::int64_t w : window_starts(n_out, window))
       check_entries(c, w, window, expected, coo_algorithm_name(alg));
   }
-  std::cout << "[ verified ] " << na << " x " << nb << " entries -> " << n_out
+  std::cout << "[ verified ] " << n << " x " << n << " entries -> " << n_out
             << " (keys up to " << key_of_cell(std::max(cells_a, cells_b)) << ")\n";
 
   // a times a row vector: a's pattern, each value times v[col].
@@ -330,13 +335,13 @@ TEST(Large, SparseBothOperandsOver2To31EntriesKeysOver2To32) {
   const auto* pv = static_cast<const std::uint16_t*>(hv.data());
   {
     const DeviceCoo c = multiply(a.view(), v.view());
-    ASSERT_EQ(c.nnz(), na);
+    ASSERT_EQ(c.nnz(), n);
     const auto scaled = [&](std::int64_t k) {
-      const std::int64_t cell = kA.cell(k);
+      const std::int64_t cell = pa.cell(k);
       // f16 x f16 computed in f32 and rounded once to f16.
-      return std::pair{cell, f16(float_to_f16_bits(kA.value(k) * f16(pv[key_of_cell(cell) % kDim])))};
+      return std::pair{cell, f16(float_to_f16_bits(pa.value(k) * f16(pv[key_of_cell(cell) % kDim])))};
     };
-    for (const std::int64_t w : window_starts(na, window)) check_entries(c, w, window, scaled, "a x row");
+    for (const std::int64_t w : window_starts(n, window)) check_entries(c, w, window, scaled, "a x row");
   }
   // CSR row offsets of a: offsets[r] = entries of a before row r (i64: nnz > 2^31).
   {
@@ -348,11 +353,28 @@ TEST(Large, SparseBothOperandsOver2To31EntriesKeysOver2To32) {
     std::int64_t bad = 0;
     for (std::int64_t r = 0; r <= kDim; ++r) {
       const std::int64_t first_cell = r == 0 ? 0 : (r * kDim - 1 + 5) / 6;
-      const std::int64_t want = std::min(kA.entry(first_cell), na);
+      const std::int64_t want = std::min(pa.entry(first_cell), n);
       bad += got[static_cast<std::size_t>(r)] != want;
     }
     EXPECT_EQ(bad, 0) << "CSR row offsets of a";
   }
+}
+
+// Sparser patterns (1 cell in 17 and 1 in 13 left out) and every algorithm that takes them,
+// sort_search's match positions (8 bytes an entry) included: about 91 GiB, an H200.
+TEST(Large, SparseBothOperandsOver2To31EntriesKeysOver2To32) {
+  EWISE_REQUIRE_GPU();
+  check_both_over_2to31({17, 7, 0.25f}, {13, 5, 0.5f}, k2To31 + (std::int64_t{1} << 28),
+                        {CooAlgorithm::automatic, CooAlgorithm::merge, CooAlgorithm::sort_search}, 8);
+}
+
+// The same on an 80 GB GPU: nearly full patterns (1 cell in 1024 and 1 in 1021 left out), so
+// that operands and a result of just over 2^31 entries take about 61 GiB, with merge (4 bytes of
+// staging an entry, 69 GiB in all; automatic picks it for canonical operands).
+TEST(Large, SparseBothOperandsOver2To31EntriesIn80GB) {
+  EWISE_REQUIRE_GPU();
+  check_both_over_2to31({1024, 7, 0.25f}, {1021, 5, 0.5f}, k2To31 + (std::int64_t{1} << 25),
+                        {CooAlgorithm::automatic, CooAlgorithm::merge}, 4);
 }
 
 /// coo_to_dense into, and dense_to_coo out of, a 65537 x 65537 f16 matrix (> 2^32 elements)

@@ -2,13 +2,16 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <random>
 
 #include "ewise/error.hpp"
 #include "ewise/half.hpp"
 #include "ewise/ops.hpp"
 #include "ewise/reference.hpp"
 #include "ewise/verify.hpp"
+#include "testing/nan_bits.hpp"
 
 namespace ewise {
 namespace {
@@ -103,6 +106,39 @@ TEST(ReferenceBinary, HalfResultsRoundOnceToNearestEven) {
                    {out, TensorDesc::contiguous(DType::f16, {2}), Memory::host});
   EXPECT_EQ(f16_bits_to_float(out[0]), 1.0f);
   EXPECT_EQ(f16_bits_to_float(out[1]), 1.0f + 0x1p-9f);  // 1 + 3*2^-11 rounds up to 1 + 2^-9
+}
+
+// ops.hpp's NaN rule in the reference: NaN operands of any sign and payload, and NaNs made from
+// infinities and zeros, leave as the canonical NaN in every floating dtype and op; a result is NaN
+// exactly where an operand is (or where the operation makes one).
+TEST(ReferenceBinary, NaNResultsAreTheCanonicalNaN) {
+  std::mt19937_64 rng(11);
+  const std::int64_t n = 4096;
+  for (DType t : {DType::f16, DType::bf16, DType::f32, DType::f64}) {
+    HostTensor a = verify::random_tensor(t, Dims{n}, 1), b = verify::random_tensor(t, Dims{n}, 2);
+    test::sprinkle_nans(t, a.data(), n, 0.1, rng);
+    test::sprinkle_nans(t, b.data(), n, 0.1, rng);
+    const std::uint64_t canonical = test::canonical_nan_bits(t);
+    const std::size_t size = dtype_size(t);
+    for (BinaryOp op : kAllOps) {
+      HostTensor out(t, Dims{n});
+      reference_binary(op, a, b, out.view());
+      std::int64_t nans = 0;
+      for (std::int64_t i = 0; i < n; ++i) {
+        const auto* pa = static_cast<const std::byte*>(a.data()) + i * static_cast<std::int64_t>(size);
+        const auto* pb = static_cast<const std::byte*>(b.data()) + i * static_cast<std::int64_t>(size);
+        const auto* po = static_cast<const std::byte*>(out.data()) + i * static_cast<std::int64_t>(size);
+        if (test::is_nan_bits(t, pa) || test::is_nan_bits(t, pb))
+          ASSERT_TRUE(test::is_nan_bits(t, po)) << dtype_name(t) << " " << op_name(op) << " at " << i;
+        if (!test::is_nan_bits(t, po)) continue;
+        ++nans;
+        std::uint64_t bits = 0;
+        std::memcpy(&bits, po, size);
+        ASSERT_EQ(bits, canonical) << dtype_name(t) << " " << op_name(op) << " at " << i;
+      }
+      EXPECT_GT(nans, n / 10) << dtype_name(t) << " " << op_name(op);
+    }
+  }
 }
 
 TEST(ReferenceBinary, ValidatesLikeTheGpuPath) {

@@ -21,6 +21,7 @@
 #include "ewise/verify.hpp"
 #include "testing/expect_invalid.hpp"
 #include "testing/gpu_test.hpp"
+#include "testing/nan_bits.hpp"
 
 namespace ewise {
 namespace {
@@ -795,6 +796,51 @@ TEST_F(SparseGpu, DenseToCooAndRoundTrips) {
         if (zero && p[es - 1] == std::byte{0x80} && is_floating(dtype)) p[es - 1] = std::byte{0};
       }
       expect_bits(to_host(coo_to_dense(c).view()), plus, what + " round trip");
+    }
+  }
+}
+
+// ---- NaN ------------------------------------------------------------------------------------------
+
+/// Whether any of the n elements of dtype t at p is NaN.
+bool holds_nan(DType t, const void* p, std::int64_t n) {
+  const auto es = static_cast<std::int64_t>(dtype_size(t));
+  for (std::int64_t i = 0; i < n; ++i)
+    if (test::is_nan_bits(t, static_cast<const std::byte*>(p) + i * es)) return true;
+  return false;
+}
+
+// ops.hpp's NaN rule on the GPU: operands holding NaNs of random sign and payload (and infinities
+// and zeros, so that operations make NaNs too) give the CPU backend's bits, canonical NaNs
+// included, in every operation: COO ⊙ COO by every algorithm, coalesce (canonical input: one
+// entry per coordinate, copied; unsorted: sums), COO ⊙ dense with NaNs on both sides,
+// multiply_values, coo_to_dense and dense_to_coo. expect_same and expect_bits compare bits.
+TEST_F(SparseGpu, NaNValuesLeaveCanonical) {
+  EWISE_REQUIRE_GPU();
+  std::mt19937_64 rng(seed_);
+  for (const DType t : {DType::f16, DType::bf16, DType::f32, DType::f64}) {
+    for (const bool unsorted : {false, true}) {
+      verify::CooGenOptions o;
+      o.dtype = t;
+      o.unsorted = unsorted;
+      o.duplicate_fraction = unsorted ? 0.3 : 0.0;
+      HostCoo a = verify::random_coo(300, 200, 0.2, seed_ + 1, o);
+      test::sprinkle_nans(t, a.vals(), a.nnz(), 0.1, rng);
+      HostCoo b = partner(a, 0.1, 0.6, seed_ + 2, o);
+      test::sprinkle_nans(t, b.vals(), b.nnz(), 0.1, rng);
+      const std::string what = std::string(dtype_name(t)) + (unsorted ? " unsorted" : " canonical");
+      const HostCoo product = reference_multiply(a, b);
+      ASSERT_TRUE(holds_nan(t, product.vals(), product.nnz())) << what << ": no NaN to check";
+      check_multiply_all(a, b, what);
+      check_coalesce(a, what);
+      HostTensor d = verify::random_tensor(t, Dims{300, 200}, seed_ + 3);
+      test::sprinkle_nans(t, d.data(), d.numel(), 0.1, rng);
+      const DeviceCoo da = to_device(a);
+      const DeviceTensor dd = to_device(d.view());
+      expect_same(multiply(da, dd.view()), reference_multiply(a, d.view()), what + " times dense");
+      check_multiply_values(a, da, d.view(), dd.view(), what);
+      expect_bits(to_host(coo_to_dense(da).view()), reference_coo_to_dense(a), what + " coo_to_dense");
+      expect_same(dense_to_coo(dd.view()), reference_dense_to_coo(d.view()), what + " dense_to_coo");
     }
   }
 }

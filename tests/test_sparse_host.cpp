@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "ewise/sparse_reference.hpp"
 #include "ewise/verify.hpp"
 #include "testing/expect_invalid.hpp"
+#include "testing/nan_bits.hpp"
 
 namespace ewise {
 namespace {
@@ -174,6 +176,52 @@ TEST(SparseReference, Conversions) {
   ASSERT_EQ(off.dtype(), DType::i32);
   EXPECT_EQ(std::vector<std::int32_t>(off.data_as<std::int32_t>(), off.data_as<std::int32_t>() + 4),
             (std::vector<std::int32_t>{0, 2, 2, 3}));
+}
+
+/// The number of NaN elements among n of dtype t at p; each must be the canonical NaN.
+std::int64_t canonical_nans(DType t, const void* p, std::int64_t n, const std::string& what) {
+  std::int64_t nans = 0;
+  const std::size_t size = dtype_size(t);
+  for (std::int64_t i = 0; i < n; ++i) {
+    const auto* e = static_cast<const std::byte*>(p) + i * static_cast<std::int64_t>(size);
+    if (!test::is_nan_bits(t, e)) continue;
+    ++nans;
+    std::uint64_t bits = 0;
+    std::memcpy(&bits, e, size);
+    EXPECT_EQ(bits, test::canonical_nan_bits(t)) << what << " element " << i;
+  }
+  return nans;
+}
+
+// ops.hpp's NaN rule on the CPU backend: whatever NaN an entry or a dense element holds, every
+// NaN the sparse operations write is canonical: sums of duplicates, a lone entry through
+// coalesce, products, multiply_values, and both conversions.
+TEST(SparseReference, NaNValuesLeaveCanonical) {
+  std::mt19937_64 rng(5);
+  for (DType t : {DType::f16, DType::bf16, DType::f32, DType::f64}) {
+    verify::CooGenOptions o;
+    o.dtype = t;
+    o.unsorted = true;
+    o.duplicate_fraction = 0.3;
+    HostCoo a = verify::random_coo(40, 30, 0.3, 1, o);
+    test::sprinkle_nans(t, a.vals(), a.nnz(), 0.2, rng);
+    HostTensor d = verify::random_tensor(t, Dims{40, 30}, 2);
+    test::sprinkle_nans(t, d.data(), d.numel(), 0.2, rng);
+    const std::string name = dtype_name(t);
+    const HostCoo c = coalesce<HostCoo>(a);
+    EXPECT_GT(canonical_nans(t, c.vals(), c.nnz(), name + " coalesce"), 0);
+    const HostCoo p = multiply<HostCoo>(a, c);
+    EXPECT_GT(canonical_nans(t, p.vals(), p.nnz(), name + " multiply"), 0);
+    const HostCoo pd = multiply<HostCoo>(a, d.view());
+    EXPECT_GT(canonical_nans(t, pd.vals(), pd.nnz(), name + " multiply dense"), 0);
+    HostTensor v(t, Dims{a.nnz()});
+    multiply_values(a, d.view(), v.view());
+    EXPECT_GT(canonical_nans(t, v.data(), v.numel(), name + " multiply_values"), 0);
+    const HostTensor cd = coo_to_dense<HostTensor>(a);
+    EXPECT_GT(canonical_nans(t, cd.data(), cd.numel(), name + " coo_to_dense"), 0);
+    const HostCoo dc = dense_to_coo<HostCoo>(d.view());
+    EXPECT_GT(canonical_nans(t, dc.vals(), dc.nnz(), name + " dense_to_coo"), 0);
+  }
 }
 
 // ---- properties on random matrices -----------------------------------------------------------

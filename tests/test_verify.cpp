@@ -92,6 +92,16 @@ TEST(Compare, ReportsCountWorstErrorAndFirstCoordinate) {
   EXPECT_FALSE(compare(n1, n2).ok());
   n2.data_as<double>()[0] = std::nan("");
   EXPECT_TRUE(compare(n1, n2).ok());
+  // ... of the same bits: ewise writes every NaN canonical (ops.hpp), so another NaN is a bug
+  // (or the poison of an unwritten element)
+  const std::uint64_t canonical = 0x7FFFFFFFFFFFFFFF, other = 0xFFF8000000000001;
+  std::memcpy(n1.data(), &canonical, 8);
+  std::memcpy(n2.data(), &other, 8);
+  const verify::CompareReport nan_bits = compare(n1, n2);
+  EXPECT_FALSE(nan_bits.ok());
+  EXPECT_NE(nan_bits.str().find("bits 0x7fffffffffffffff"), std::string::npos) << nan_bits.str();
+  std::memcpy(n2.data(), &canonical, 8);
+  EXPECT_TRUE(compare(n1, n2).ok());
   EXPECT_THROW(compare(n1, want), InvalidArgument);  // dtype/shape mismatch
 }
 
@@ -165,6 +175,22 @@ TEST(CompareCoo, SetsAfterSummingDuplicates) {
   EXPECT_GT(r.missing + r.extra + r.value_mismatches, 0);
   EXPECT_TRUE(r.got_canonical);
   EXPECT_FALSE(r.first_problem.empty());
+}
+
+TEST(CompareCoo, NaNMatchesOnlyTheSameBits) {
+  HostCoo a(CooDesc{2, 2, 1, IndexType::i32, DType::f32, true}), b(a.desc());
+  for (HostCoo* m : {&a, &b}) {
+    static_cast<std::int32_t*>(m->rows())[0] = 1;
+    static_cast<std::int32_t*>(m->cols())[0] = 0;
+  }
+  const std::uint32_t canonical = 0x7FFFFFFF, other = 0xFFC00001;
+  std::memcpy(a.vals(), &canonical, 4);
+  std::memcpy(b.vals(), &other, 4);
+  const verify::CooCompareReport r = verify::compare_coo(a, b, verify::default_tolerance(DType::f32));
+  EXPECT_EQ(r.value_mismatches, 1) << r.str();
+  EXPECT_NE(r.first_problem.find("bits 0xffc00001"), std::string::npos) << r.str();
+  std::memcpy(b.vals(), &canonical, 4);
+  EXPECT_TRUE(verify::compare_coo(a, b, verify::default_tolerance(DType::f32)).ok());
 }
 
 }  // namespace

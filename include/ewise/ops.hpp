@@ -6,6 +6,11 @@
 // compare equal (including -0 and +0) the result is `a`.
 // Integer types (i32, i64): add, sub and mul wrap modulo 2^bits (two's complement); div
 // truncates toward zero; x / 0 is 0 and MIN / -1 is MIN (wrapping), so no input is undefined.
+// NaN: every floating value an ewise operation writes (dense results, user functors' included;
+// sparse products and sums, coalesce, conversions between COO and dense) is written as the
+// canonical NaN when it is NaN: sign clear, every exponent and payload bit set (f16 and bf16
+// 0x7FFF, f32 0x7FFFFFFF, f64 0x7FFFFFFFFFFFFFFF), whatever the NaN operands' signs and
+// payloads. So "bit-identical" holds for NaN too.
 // For the built-in operations every GPU kernel and the CPU reference give bit-identical results.
 #pragma once
 

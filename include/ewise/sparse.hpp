@@ -22,7 +22,8 @@
 //     for the sum of its values: duplicates are summed first, one after another in storage
 //     order, in the compute type (f32 for f16/bf16, the dtype itself otherwise; integers wrap).
 //   * Values are computed in the compute type and rounded to the dtype once, so every
-//     algorithm gives bit-identical results, and so does the CPU backend.
+//     algorithm gives bit-identical results, and so does the CPU backend; a NaN is written as
+//     the canonical NaN (ewise/ops.hpp), a copied one too.
 //   * Results are canonical: sorted by absolute index row * ncols + col, no duplicates, nnz
 //     exact. Results carry the inputs' index type and dtype.
 //   * Zeros are structural: an entry whose value is zero (stored so, or a product or sum that is

@@ -8,7 +8,8 @@
 //    error, the first mismatching coordinate with both values.
 //
 // Tolerances (an element passes when |got - want| <= abs + rel * |want|; NaN passes only
-// against NaN, infinities only against the same infinity):
+// against a NaN of the same bits (ops.hpp: written NaNs are canonical), infinities only against
+// the same infinity):
 //   f16  abs 1e-3  rel 1e-3   (one ulp is 2^-10 relative)
 //   bf16 abs 1e-2  rel 8e-3   (one ulp is 2^-7 relative)
 //   f32  abs 1e-6  rel 1e-6
@@ -69,6 +70,7 @@ struct CompareReport {
   bool has_first = false;
   Dims first_coord;   ///< first mismatching coordinate (row-major order)
   double first_got = 0.0, first_want = 0.0;
+  std::uint64_t first_got_bits = 0, first_want_bits = 0;  ///< their stored bytes
 
   bool ok() const noexcept { return mismatches == 0; }
   std::string str() const;  ///< one line: "12 of 4096 differ (3 unwritten); worst abs ..."

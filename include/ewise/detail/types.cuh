@@ -8,6 +8,8 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <cuda/std/bit>
+
 #include <cstdint>
 #include <utility>
 
@@ -43,8 +45,22 @@ __host__ __device__ __forceinline__ compute_t<T> to_compute(T x) {
   else return x;
 }
 
+/// x, or the canonical NaN (ops.hpp) when x is NaN: positive, every payload bit set.
+template <class C>
+__host__ __device__ __forceinline__ C canonical_nan(C x) {
+  if constexpr (std::is_same_v<C, float>)
+    return x != x ? ::cuda::std::bit_cast<float>(std::uint32_t{0x7FFFFFFF}) : x;
+  else if constexpr (std::is_same_v<C, double>)
+    return x != x ? ::cuda::std::bit_cast<double>(std::uint64_t{0x7FFFFFFFFFFFFFFF}) : x;
+  else return x;
+}
+
+/// The stored value of a computed result: rounded to nearest-even, NaN made canonical (in the
+/// compute type; the f32 NaN 0x7FFFFFFF rounds to the 16-bit 0x7FFF whether the conversion keeps
+/// the payload's leading bits or returns its own canonical NaN).
 template <class T>
 __host__ __device__ __forceinline__ T from_compute(compute_t<T> x) {
+  x = canonical_nan(x);
   if constexpr (std::is_same_v<T, __half>) return __float2half_rn(x);
   else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __float2bfloat16_rn(x);
   else return x;

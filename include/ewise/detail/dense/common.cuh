@@ -65,8 +65,17 @@ template <class T, class F>
 inline constexpr bool kPackedOp =
     !std::is_void_v<Packed2<T>> && PackedOpOf<F>::value != PackedOp::none;
 
+/// Two packed 16-bit floats T with each NaN half replaced by the canonical NaN 0x7FFF (ops.hpp),
+/// as from_compute does for one element: a half is NaN when its magnitude bits exceed infinity's.
+template <class T>
+EWISE_DEVICE std::uint32_t canonical_nan2(std::uint32_t x) {
+  constexpr std::uint32_t inf = std::is_same_v<T, __half> ? 0x7C007C00u : 0x7F807F80u;
+  const std::uint32_t nan = __vcmpgtu2(x & 0x7FFF7FFFu, inf);  // 0xFFFF in each NaN half
+  return (x & ~nan) | (nan & 0x7FFF7FFFu);
+}
+
 /// r = f(x, y) element by element: pairs of packed instructions where kPackedOp, else one
-/// f(to_compute, to_compute) per element.
+/// f(to_compute, to_compute) per element. Either way a NaN result is stored canonical.
 template <class T, class F, int V>
 EWISE_DEVICE Pack<T, V> apply_pack(const F& f, const Pack<T, V>& x, const Pack<T, V>& y) {
   Pack<T, V> r;
@@ -78,9 +87,14 @@ EWISE_DEVICE Pack<T, V> apply_pack(const F& f, const Pack<T, V>& x, const Pack<T
 #pragma unroll
     for (int e = 0; e < V / 2; ++e) {
       constexpr PackedOp op = PackedOpOf<F>::value;
-      if constexpr (op == PackedOp::add) r2[e] = __hadd2_rn(x2[e], y2[e]);
-      else if constexpr (op == PackedOp::sub) r2[e] = __hsub2_rn(x2[e], y2[e]);
-      else r2[e] = __hmul2_rn(x2[e], y2[e]);
+      T2 v;
+      if constexpr (op == PackedOp::add) v = __hadd2_rn(x2[e], y2[e]);
+      else if constexpr (op == PackedOp::sub) v = __hsub2_rn(x2[e], y2[e]);
+      else v = __hmul2_rn(x2[e], y2[e]);
+      std::uint32_t w;
+      memcpy(&w, &v, 4);  // __half2 is not trivially copyable: no bit_cast
+      w = canonical_nan2<T>(w);
+      memcpy(&r2[e], &w, 4);
     }
   } else {
 #pragma unroll

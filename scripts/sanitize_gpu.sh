@@ -10,9 +10,11 @@
 #       several runs of bounded length; the N shards of a tool together run each test once.
 #
 # BUILD_DIR must hold a built tests/ewise_gpu_tests. Logs go to $SANITIZE_LOG_DIR (default
-# BUILD_DIR/sanitize). Sizes are reduced for the sanitizers (they run kernels 10-100x slower):
-#   EWISE_DENSE_CASES=12 (random cases per dtype in test_dense.cu), EWISE_DENSE_SMALL=1 (no
-#   multi-GiB dense test), EWISE_CONCURRENCY_THREADS=4, EWISE_CONCURRENCY_ROUNDS=12.
+# BUILD_DIR/sanitize). Sizes are reduced for the sanitizers (they run kernels 10-100x slower),
+# every test still runs: EWISE_SANITIZER_SIZES=1 (one dtype per element size and fewer tile
+# edges in the sweeps, tests/testing/gpu_test.hpp), EWISE_DENSE_CASES=12 (random cases per dtype
+# in test_dense.cu), EWISE_DENSE_SMALL=1 (no multi-GiB dense test), EWISE_CONCURRENCY_THREADS=4,
+# EWISE_CONCURRENCY_ROUNDS=12.
 # Left out of the main passes, with the reason:
 #   Large.*, SparseGpu.MoreThan2To31Entries — tens of GiB; hours under a sanitizer.
 #   Concurrency.CallsOnOneStreamDoNotWaitForAnotherStream — compute-sanitizer serializes kernel
@@ -22,8 +24,8 @@
 #     reporting off, as a device leak check of the error paths, except the child processes that
 #     fault on purpose and FailurePaths.SparseOperationsOnAFullDevice (it takes all device
 #     memory, which the sanitizer needs for itself).
-# racecheck runs the tests of the kernels that use shared memory (dense sliding_shared and tiled
-# through the random sweep, tile-edge and functor tests; every sparse test; the threads test).
+# Every tool runs the same tests (racecheck too: the sparse pipelines' CUB passes, the tiled and
+# sliding_shared kernels and user functors all meet shared memory somewhere in the suite).
 set -uo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -46,15 +48,13 @@ sanitizer="$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sa
 logs="${SANITIZE_LOG_DIR:-$build/sanitize}"
 mkdir -p "$logs"
 
-export EWISE_REQUIRE_GPU=1
+export EWISE_REQUIRE_GPU=1 EWISE_SANITIZER_SIZES=1
 export EWISE_DENSE_CASES="${EWISE_DENSE_CASES:-12}" EWISE_DENSE_SMALL=1
 export EWISE_CONCURRENCY_THREADS="${EWISE_CONCURRENCY_THREADS:-4}"
 export EWISE_CONCURRENCY_ROUNDS="${EWISE_CONCURRENCY_ROUNDS:-12}"
 
 excluded="Large.*:SparseGpu.MoreThan2To31Entries:Concurrency.CallsOnOneStreamDoNotWaitForAnotherStream"
 excluded+=":FailurePaths.*:FailurePathsChild.*:GpuFoundation.LaunchErrorsAreTypedAndNamed"
-shared_memory="DenseRandom.*:DenseGpu.SlidingSharedTileEdges:DenseGpu.TiledTileEdges"
-shared_memory+=":DenseGpu.UserFunctorEveryKernel:Sparse*:Concurrency.ThreadsWithOwnStreamsCallEveryOperationAtOnce"
 
 # The distinct reports in a log (kind and where, addresses and sizes folded), most frequent
 # first: enough to triage when only the script's output comes back.
@@ -80,7 +80,7 @@ for tool in "${tools[@]}"; do
   filter="*:-$excluded"
   case $tool in
     memcheck) args+=(--tool memcheck --leak-check full) ;;
-    racecheck) args+=(--tool racecheck --racecheck-report all); filter="$shared_memory:-$excluded" ;;
+    racecheck) args+=(--tool racecheck --racecheck-report all) ;;
     initcheck) args+=(--tool initcheck) ;;
     synccheck) args+=(--tool synccheck) ;;
     failures)

@@ -296,22 +296,25 @@ TEST_P(DenseRandom, EveryKernelAgainstReference) {
     for (Kernel k : kAllKernels) EXPECT_GT(by_kernel[static_cast<int>(k)], 0) << kernel_name(k);
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, DenseRandom, ::testing::ValuesIn(kAllDTypes),
+INSTANTIATE_TEST_SUITE_P(Dtypes, DenseRandom, ::testing::ValuesIn(test::sweep_dtypes()),
                          [](const auto& info) { return std::string(dtype_name(info.param)); });
 
 // ---- edges ---------------------------------------------------------------------------------
 
-// Warp and tile edges (tiles are 32 wide for 8-byte types, 64 otherwise).
-constexpr std::int64_t kEdges[] = {1, 31, 32, 33, 63, 64, 65};
+/// Extents at warp and tile edges (tiles are 32 wide for 8-byte types, 64 otherwise); fewer
+/// under the sanitizers.
+std::vector<std::int64_t> edges() {
+  if (test::sanitizer_sizes()) return {1, 31, 33, 65};
+  return {1, 31, 32, 33, 63, 64, 65};
+}
 
 /// Matrix-vector shapes at tile edges: row vector, column vector, transposed matrix + row vector.
 void matrix_vector_edges(DType t, std::uint64_t seed, std::initializer_list<Kernel> only,
                          const DenseOptions& o = {},
-                         const std::vector<std::int64_t>& edges = {std::begin(kEdges),
-                                                                   std::end(kEdges)}) {
+                         const std::vector<std::int64_t>& extents = edges()) {
   int i = 0;
-  for (std::int64_t m : edges)
-    for (std::int64_t n : edges)
+  for (std::int64_t m : extents)
+    for (std::int64_t n : extents)
       for (int pattern = 0; pattern < 3; ++pattern) {
         const Dims vec = pattern == 1 ? Dims{m, 1} : Dims{1, n};
         const Layout mat_layout = pattern == 2 ? Layout::transposed(2) : Layout::contiguous(2);
@@ -329,7 +332,7 @@ void matrix_vector_edges(DType t, std::uint64_t seed, std::initializer_list<Kern
 TEST(DenseGpu, MatrixVectorTileEdges) {
   EWISE_REQUIRE_GPU();
   const std::uint64_t seed = test_seed();
-  for (DType t : kAllDTypes)
+  for (DType t : test::sweep_dtypes())
     matrix_vector_edges(t, seed,
                         {Kernel::automatic, Kernel::general, Kernel::sliding, Kernel::continuous,
                          Kernel::alternate, Kernel::baseline, Kernel::row_vectorized});
@@ -338,7 +341,7 @@ TEST(DenseGpu, MatrixVectorTileEdges) {
 TEST(DenseGpu, SlidingSharedTileEdges) {
   EWISE_REQUIRE_GPU();
   const std::uint64_t seed = test_seed();
-  for (DType t : kAllDTypes) matrix_vector_edges(t, seed, {Kernel::sliding_shared});
+  for (DType t : test::sweep_dtypes()) matrix_vector_edges(t, seed, {Kernel::sliding_shared});
   for (int factor : {1, 3}) {
     for (int threads : {32, 96, 1024}) {
       DenseOptions o;
@@ -352,11 +355,11 @@ TEST(DenseGpu, SlidingSharedTileEdges) {
 TEST(DenseGpu, TiledTileEdges) {
   EWISE_REQUIRE_GPU();
   const std::uint64_t seed = test_seed();
-  for (DType t : kAllDTypes) {
+  for (DType t : test::sweep_dtypes()) {
     matrix_vector_edges(t, seed, {Kernel::tiled});
     // Both inputs transposed, a batch dim in front, edges of both tile dims.
-    for (std::int64_t m : kEdges)
-      for (std::int64_t n : kEdges) {
+    for (std::int64_t m : edges())
+      for (std::int64_t n : edges()) {
         Problem p(BinaryOp::sub, t, {3, m, n},
                   Layout{{0, 2, 1}, {1, 1, 1}, {false, false, false}, 0}, {3, m, n},
                   Layout{{2, 1, 0}, {1, 1, 1}, {false, false, false}, 1}, Layout::contiguous(3),
@@ -411,7 +414,7 @@ TEST(DenseGpu, TiledVectorPath) {
   EWISE_REQUIRE_GPU();
   const std::uint64_t seed = test_seed();
   std::uint64_t k = 0;
-  for (DType t : kAllDTypes) {
+  for (DType t : test::sweep_dtypes()) {
     const std::int64_t V = 16 / static_cast<std::int64_t>(dtype_size(t));
     const auto [R, C] = vector_tile(t);
     const std::pair<std::int64_t, std::int64_t> extents[] = {
@@ -465,7 +468,7 @@ TEST(DenseGpu, TiledVectorPath) {
     check_tiled(p, true);
   }
   // In place: the output is the full (row-major) input, the other input transposed.
-  for (DType t : kAllDTypes) {
+  for (DType t : test::sweep_dtypes()) {
     const auto [R, C] = vector_tile(t);
     for (Kernel kernel : {Kernel::tiled, Kernel::automatic}) {
       Operand self(t, {R + 16, C}, Layout::contiguous(2));
@@ -489,7 +492,7 @@ TEST(DenseGpu, TiledVectorPath) {
 TEST(DenseGpu, VectorEdgesAndMisalignment) {
   EWISE_REQUIRE_GPU();
   const std::uint64_t seed = test_seed();
-  for (DType t : kAllDTypes) {
+  for (DType t : test::sweep_dtypes()) {
     const std::int64_t V = 16 / static_cast<std::int64_t>(dtype_size(t));
     for (std::int64_t n :
          {std::int64_t{1}, V - 1, V, V + 1, 2 * V - 1, 2 * V + 1, 4 * V + 3, std::int64_t{1003}}) {
@@ -534,7 +537,7 @@ TEST(DenseGpu, VectorizedAcrossRows) {
       {{2, 16, 7, 7}, {1, 16, 1, 1}},           {{2, 8, 14, 14}, {8, 1, 1}},
       {{1, 4, 55, 55}, {1, 4, 1, 1}},           {{3, 1, 5, 1, 7}, {1, 4, 1, 6, 1}},
   };
-  for (DType t : kAllDTypes)
+  for (DType t : test::sweep_dtypes())
     for (const Shape& sh : shapes)
       for (int offsets = 0; offsets < 3; ++offsets) {  // none; out and a +1; only out +1
         const int oa = offsets == 1, oo = offsets >= 1;
@@ -572,7 +575,7 @@ std::int64_t row_chunk_vectors(DType t) {
 TEST(DenseGpu, RowVectorizedChunkEdges) {
   EWISE_REQUIRE_GPU();
   const std::uint64_t seed = test_seed();
-  for (DType t : kAllDTypes) {
+  for (DType t : test::sweep_dtypes()) {
     const std::int64_t V = 16 / static_cast<std::int64_t>(dtype_size(t)), C = row_chunk_vectors(t);
     for (std::int64_t per_row : {std::int64_t{4}, C - 1, C, C + 1, 8 * C + 1}) {
       const std::int64_t n = per_row * V;
@@ -703,7 +706,7 @@ TEST(DenseGpu, EmptyOutputsWriteNothing) {
 TEST(DenseGpu, RankZeroAndRankEight) {
   EWISE_REQUIRE_GPU();
   const std::uint64_t seed = test_seed();
-  for (DType t : kAllDTypes) {
+  for (DType t : test::sweep_dtypes()) {
     Problem scalar(BinaryOp::mul, t, {}, Layout::contiguous(0), {}, Layout::contiguous(0),
                    Layout::contiguous(0), seed);
     EXPECT_GE(check_all_kernels(scalar), 4);
@@ -738,7 +741,7 @@ TEST(DenseGpu, InPlace) {
       {{300, 67}, {1, 67}, Layout::contiguous(2)},     // odd width: vectorized across rows
       {{300, 67}, {300, 1}, Layout::contiguous(2, 1)},  // and a misaligned start
   };
-  for (DType t : kAllDTypes)
+  for (DType t : test::sweep_dtypes())
     for (const Pattern& pat : patterns)
       for (bool self_is_a : {true, false}) {
         for (Kernel k : kAllKernels) {
@@ -884,7 +887,7 @@ TEST(DenseGpu, UserFunctorEveryKernel) {
   EWISE_REQUIRE_GPU();
   const std::uint64_t seed = test_seed();
   std::mt19937_64 rng(seed);
-  for (DType t : kAllDTypes)
+  for (DType t : test::sweep_dtypes())
     for (int c = 0; c < 12; ++c) {
       Dims as, bs;
       random_shapes(rng, &as, &bs);

@@ -28,6 +28,7 @@
 #include "ewise/detail/launch.cuh"
 #include "ewise/error.hpp"
 #include "ewise/half.hpp"
+#include "ewise/memory.hpp"
 #include "ewise/ops.hpp"
 #include "ewise/reference.hpp"
 #include "ewise/sparse.hpp"
@@ -44,6 +45,9 @@ constexpr std::int64_t k2To32 = std::int64_t{1} << 32;
 /// Whether `need` bytes (plus 2 GiB of headroom) are free. When not, `why` says so and whether
 /// the GPU is big enough that the test must fail rather than skip.
 bool fits(std::int64_t need, std::string* why, bool* must_fail) {
+  // ewise's pool keeps what earlier tests freed (memory.hpp): hand it back first.
+  EWISE_CUDA_CHECK(cudaDeviceSynchronize());
+  trim_memory_pool();
   std::size_t free_bytes = 0, total = 0;
   EWISE_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
   const std::int64_t want = need + 2 * kGiB;

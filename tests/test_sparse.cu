@@ -303,7 +303,7 @@ std::string sweep_name(const ::testing::TestParamInfo<SweepParam>& info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(All, SparseMultiplySweep,
-                         ::testing::Combine(::testing::ValuesIn(kAllDTypes),
+                         ::testing::Combine(::testing::ValuesIn(test::sweep_dtypes()),
                                             ::testing::Values(IndexType::i32, IndexType::i64),
                                             ::testing::Bool(), ::testing::Bool()),
                          sweep_name);
@@ -556,7 +556,7 @@ std::string conversions_name(const ::testing::TestParamInfo<ConvParam>& info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(All, SparseConversions,
-                         ::testing::Combine(::testing::ValuesIn(kAllDTypes),
+                         ::testing::Combine(::testing::ValuesIn(test::sweep_dtypes()),
                                             ::testing::Values(IndexType::i32, IndexType::i64),
                                             ::testing::Bool()),
                          conversions_name);
@@ -766,7 +766,7 @@ TEST_F(SparseGpu, MultiplyValuesInPlaceAndArgumentChecks) {
 
 TEST_F(SparseGpu, DenseToCooAndRoundTrips) {
   EWISE_REQUIRE_GPU();
-  for (const DType dtype : kAllDTypes) {
+  for (const DType dtype : test::sweep_dtypes()) {
     for (const IndexType index : {IndexType::i32, IndexType::i64}) {
       HostTensor d = verify::random_tensor(dtype, Dims{123, 77}, seed_);
       // Zero out about 80% (and, for floats, write some -0, which counts as zero).

@@ -5,8 +5,10 @@
 
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "ewise/device.hpp"
+#include "ewise/tensor.hpp"
 
 namespace ewise::test {
 
@@ -14,6 +16,22 @@ namespace ewise::test {
 inline bool gpu_required() {
   const char* v = std::getenv("EWISE_REQUIRE_GPU");
   return v != nullptr && std::string(v) == "1";
+}
+
+/// True under scripts/sanitize_gpu.sh (EWISE_SANITIZER_SIZES=1): the tests keep every code path
+/// but run fewer repetitions of it (one dtype per element size, fewer tile edges), because the
+/// sanitizers run kernels 10-100x slower (H100, racecheck: DenseGpu.TiledTileEdges over 40 s
+/// of a 10-minute device call at full size).
+inline bool sanitizer_sizes() {
+  const char* v = std::getenv("EWISE_SANITIZER_SIZES");
+  return v != nullptr && std::string(v) == "1";
+}
+
+/// The dtypes a GPU test sweeps: all six, or under sanitizer_sizes() one per element size (an
+/// integer among them): what a memory or shared-memory checker can tell apart.
+inline std::vector<DType> sweep_dtypes() {
+  if (sanitizer_sizes()) return {DType::f16, DType::f32, DType::i64};
+  return {std::begin(kAllDTypes), std::end(kAllDTypes)};
 }
 
 }  // namespace ewise::test

@@ -115,9 +115,12 @@ Residence query(const DeviceOperands::Operand& o, int current) {
                 " is memory of device ", attr.device, ", but the current device is ", current,
                 " (ewise runs on the calling thread's current device: call cudaSetDevice(",
                 attr.device, ") first, or copy the operand to device ", current, ")");
-  EWISE_EXPECTS(attr.type != cudaMemoryTypeHost || attr.devicePointer == o.data, Named{o},
-                " is pinned host memory that the device addresses at ", attr.devicePointer,
-                ", not at the same pointer (register it with cudaHostRegisterMapped)");
+  // Pinned host and managed memory: usable where the current device addresses it at this
+  // very pointer (devicePointer is null where it cannot address it at all).
+  EWISE_EXPECTS(attr.type == cudaMemoryTypeDevice || attr.devicePointer == o.data, Named{o},
+                " is ", attr.type == cudaMemoryTypeManaged ? "managed" : "pinned host",
+                " memory that device ", current, " addresses at ", attr.devicePointer,
+                ", not at this pointer (map it for the device, e.g. cudaHostRegisterMapped)");
   Residence r;
   r.data = o.data;
   r.device = attr.type == cudaMemoryTypeDevice;

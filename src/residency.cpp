@@ -18,8 +18,8 @@ namespace {
 
 using Address = std::uintptr_t;
 
-/// The two driver calls the checks need, found through the runtime so that ewise does not
-/// link libcuda itself.
+/// The driver calls the checks need, found through the runtime so that ewise does not link
+/// libcuda itself.
 struct Driver {
   PFN_cuMemGetAddressRange_v3020 address_range = nullptr;
   PFN_cuPointerGetAttribute_v4000 pointer_attribute = nullptr;
@@ -80,11 +80,21 @@ Address reservation(Address p) {
   return static_cast<Address>(start);
 }
 
-/// Whether [lo, hi) lies in `first` (the mapped range holding p) and the mapped ranges next to
-/// it that share p's reservation: memory mapped piece by piece is one allocation to its user,
-/// two cudaMalloc allocations side by side are not.
+/// Whether `p` is in memory cudaIpcGetMemHandle can share: cudaMalloc's, one mapping per
+/// allocation (cuMemMap and memory-pool memory is not).
+bool legacy_ipc_capable(Address p) {
+  int capable = 0;
+  return driver().pointer_attribute(&capable, CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE,
+                                    static_cast<CUdeviceptr>(p)) == CUDA_SUCCESS &&
+         capable != 0;
+}
+
+/// Whether [lo, hi) lies in `first` (the mapped range holding p) and, for memory mapped piece
+/// by piece (cuMemMap), the mapped ranges next to it that share p's reservation: those pieces
+/// are one allocation to their user; a cudaMalloc allocation ends where its range does.
 bool covered(Address p, Span first, Address lo, Address hi) {
   if (lo >= first.begin && hi <= first.end) return true;
+  if (legacy_ipc_capable(p)) return false;
   const Address home = reservation(p);
   if (home == 0) return false;
   Span next;
@@ -117,8 +127,8 @@ Residence query(const DeviceOperands::Operand& o, int current) {
                 attr.device, ") first, or copy the operand to device ", current, ")");
   // Pinned host and managed memory: usable where the current device addresses it at this
   // very pointer (devicePointer is null where it cannot address it at all).
-  EWISE_EXPECTS(attr.type == cudaMemoryTypeDevice || attr.devicePointer == o.data, Named{o},
-                " is ", attr.type == cudaMemoryTypeManaged ? "managed" : "pinned host",
+  EWISE_EXPECTS(attr.type == cudaMemoryTypeDevice || attr.devicePointer == o.data, Named{o}, " is ",
+                attr.type == cudaMemoryTypeManaged ? "managed" : "pinned host",
                 " memory that device ", current, " addresses at ", attr.devicePointer,
                 ", not at this pointer (map it for the device, e.g. cudaHostRegisterMapped)");
   Residence r;

@@ -251,38 +251,49 @@ class Allocation {
 TEST(Residency, ViewPastItsAllocationThrows) {
   EWISE_REQUIRE_GPU();
   const std::uint64_t seed = test_seed();
-  constexpr std::int64_t kSmall = 10, kLarge = 1 << 20;  // 40 bytes against 4 MiB
-  const Allocation small_in(kSmall), small_out(kSmall);
-  const DeviceTensor b = to_device(verify::random_tensor(DType::f32, {kLarge}, seed));
-  DeviceTensor out(DType::f32, {kLarge});
+  // The issue's case: a 2^20-element view over a 10-element cudaMalloc.
+  constexpr std::int64_t kSmall = 10, kLong = 1 << 20;
+  const Allocation small(kSmall);
+  const DeviceTensor b_long = to_device(verify::random_tensor(DType::f32, {kLong}, seed));
+  DeviceTensor out_long(DType::f32, {kLong});
+  verify::poison(out_long.view());
+  const ConstTensorView long_view = device_view(small.get(), DType::f32, {kLong});
+  expect_rejected([&] { binary(BinaryOp::add, long_view, b_long, out_long.view()); },
+                  {"a at", "outside its allocation"}, "binary: a 2^20 elements over 10");
+  expect_rejected([&] { (void)to_host(long_view); }, {"tensor at", "outside its allocation"},
+                  "to_host: 2^20 elements over 10");
+
+  // One element too many, or too few before the start, of 4 MiB allocations (large enough
+  // that the driver maps each on its own, so its range is exactly the allocation).
+  constexpr std::int64_t kBig = 1 << 20, kOver = kBig + 1;
+  const Allocation in(kBig), under_out(kBig);
+  const DeviceTensor b = to_device(verify::random_tensor(DType::f32, {kOver}, seed + 1));
+  DeviceTensor out(DType::f32, {kOver});
   verify::poison(out.view());
-  const ConstTensorView long_in = device_view(small_in.get(), DType::f32, {kLarge});
-  const TensorView long_out = device_out(small_out.get(), DType::f32, {kLarge});
-  // 10 elements backwards from the allocation's first, 256 KiB apart: 9 of them lie before it,
-  // the lowest 2.25 MiB before it.
-  const ConstTensorView before{
-      small_in.get(), TensorDesc::strided(DType::f32, {kSmall}, {-(1 << 16)}), Memory::device};
-  const DeviceTensor b_small = to_device(verify::random_tensor(DType::f32, {kSmall}, seed + 1));
+  const ConstTensorView over_in = device_view(in.get(), DType::f32, {kOver});
+  const TensorView over_out = device_out(under_out.get(), DType::f32, {kOver});
+  // kSmall elements backwards from the allocation's first: 9 of them lie before it.
+  const ConstTensorView before{in.get(), TensorDesc::strided(DType::f32, {kSmall}, {-1}),
+                               Memory::device};
+  const DeviceTensor b_small = to_device(verify::random_tensor(DType::f32, {kSmall}, seed + 2));
   DeviceTensor out_small(DType::f32, {kSmall});
   verify::poison(out_small.view());
 
-  expect_rejected([&] { binary(BinaryOp::add, long_in, b, out.view()); },
-                  {"a at", "outside its allocation"}, "binary: a past its end");
-  expect_rejected([&] { binary(BinaryOp::add, b, b, long_out); },
-                  {"out at", "outside its allocation"}, "binary: out past its end");
+  expect_rejected([&] { binary(BinaryOp::add, over_in, b, out.view()); },
+                  {"a at", "outside its allocation"}, "binary: a one element past its end");
+  expect_rejected([&] { binary(BinaryOp::add, b, b, over_out); },
+                  {"out at", "outside its allocation"}, "binary: out one element past its end");
   expect_rejected([&] { binary(BinaryOp::add, b_small, before, out_small.view()); },
                   {"b at", "outside its allocation"}, "binary: b before its start");
-  expect_rejected([&] { (void)to_host(long_in); }, {"tensor at", "outside its allocation"},
-                  "to_host past the end");
-  expect_rejected([&] { verify::fill_random(long_out, seed); },
+  expect_rejected([&] { verify::fill_random(over_out, seed); },
                   {"tensor to fill at", "outside its allocation"}, "fill_random past the end");
 
-  // A COO matrix whose vals array holds fewer entries than nnz.
-  const HostCoo hc = verify::random_coo(kRows, kCols, 0.2, seed + 2);
+  // A COO matrix whose vals array starts 10 elements before the end of its allocation.
+  const HostCoo hc = verify::random_coo(kRows, kCols, 0.2, seed + 3);
   ASSERT_GT(hc.nnz(), kSmall);
   const DeviceCoo c = to_device(hc.view());
   CooView short_vals = c.view();
-  short_vals.vals = small_in.get();
+  short_vals.vals = in.get() + kBig - kSmall;
   expect_rejected([&] { (void)multiply(short_vals, c.view()); },
                   {"a vals at", "outside its allocation"}, "multiply: a.vals too short");
   expect_rejected([&] { (void)coalesce(short_vals); }, {"a vals at", "outside its allocation"},
@@ -290,9 +301,10 @@ TEST(Residency, ViewPastItsAllocationThrows) {
   expect_rejected([&] { (void)to_host(short_vals); },
                   {"COO matrix vals at", "outside its allocation"}, "to_host(COO): vals too short");
 
+  expect_poisoned(out_long.view(), "out_long after the rejected calls");
   expect_poisoned(out.view(), "out after the rejected calls");
   expect_poisoned(out_small.view(), "out_small after the rejected calls");
-  expect_poisoned(small_out.all(), "the allocation under the too-long out");
+  expect_poisoned(under_out.all(), "the allocation under the too-long out");
   expect_context_works(seed, "views past their allocation");
 }
 

@@ -1,12 +1,13 @@
-// dense/dense.cpp — the dense entry points: the device entry's plan (checks, then the current
-// device's cached properties), the allocating form, the CPU backend for host views, and the
-// dispatch of the built-in operations to their per-dtype instantiations. The planner is
-// dense/plan.cpp.
+// dense/dense.cpp — the dense entry points: the device entry's plan (checks, the operands'
+// residency on the current device, then its cached properties), the allocating form, the CPU
+// backend for host views, and the dispatch of the built-in operations to their per-dtype
+// instantiations. The planner is dense/plan.cpp.
 #include "ewise/dense.hpp"
 
 #include <cuda_runtime_api.h>
 
 #include "builtin.hpp"
+#include "residency.hpp"
 #include "ewise/detail/dense/plan.hpp"
 #include "ewise/detail/device_props.hpp"
 #include "ewise/error.hpp"
@@ -17,11 +18,12 @@ namespace ewise {
 namespace detail {
 
 DensePlan prepare_dense(const ConstTensorView& a, const ConstTensorView& b, const TensorView& out,
-                        const DenseOptions& options) {
+                        const DenseOptions& options, cudaStream_t stream) {
   const DenseCall call = check_dense(a, b, out, options);
   EWISE_EXPECTS(out.memory == Memory::device, "dense kernels need device views, got ",
                 memory_name(out.memory), " memory");
   if (call.numel == 0) return plan_dense(call, host_device_props());  // nothing to launch
+  DeviceOperands().add(a, "a").add(b, "b").add(out, "out").check(stream);
   return plan_dense(call, current_device_props());
 }
 
@@ -34,8 +36,11 @@ DeviceTensor allocate_dense_output(const ConstTensorView& a, const ConstTensorVi
                 ", b on ", memory_name(b.memory));
   EWISE_EXPECTS(a.desc.dtype == b.desc.dtype, "dtypes differ: a is ", dtype_name(a.desc.dtype),
                 ", b is ", dtype_name(b.desc.dtype), " (no type promotion: convert first)");
-  return DeviceTensor(a.desc.dtype, broadcast_shapes(a.desc.shape, b.desc.shape), stream,
-                      options.memory);
+  const Dims shape = broadcast_shapes(a.desc.shape, b.desc.shape);
+  // Another device's stream is an InvalidArgument before it allocates on it, as in binary();
+  // binary() checks the operands.
+  DeviceOperands().check(stream);
+  return DeviceTensor(a.desc.dtype, shape, stream, options.memory);
 }
 
 }  // namespace detail
@@ -51,7 +56,7 @@ void binary(BinaryOp op, const ConstTensorView& a, const ConstTensorView& b, con
     reference_binary(op, plan.dtype, plan.plan, plan.out, plan.a, plan.b);
     return;
   }
-  const detail::DensePlan plan = detail::prepare_dense(a, b, out, options);
+  const detail::DensePlan plan = detail::prepare_dense(a, b, out, options, stream);
   if (plan.numel == 0) return;
   switch (plan.dtype) {
     case DType::f16:

@@ -1,5 +1,6 @@
 // sparse/api.cpp — the public sparse entry points: check, then run on the backend where the
-// inputs live (GPU: the device_* functions of internal.hpp; CPU: sparse/reference.cpp).
+// inputs live (GPU: the operands' memory and the stream checked against the current device
+// (src/residency.hpp), then the device_* functions of internal.hpp; CPU: sparse/reference.cpp).
 // coo_algorithm_name and parse_coo_algorithm are in select.cpp, beside the rule.
 #include <string_view>
 #include <type_traits>
@@ -9,6 +10,7 @@
 #include "ewise/sparse.hpp"
 #include "ewise/sparse_reference.hpp"
 #include "internal.hpp"
+#include "residency.hpp"
 #include "select.hpp"
 
 namespace ewise {
@@ -38,8 +40,12 @@ CooAlgorithm select_coo_algorithm(const CooView& a, const CooView& b, CooAlgorit
 
 void check_indices(const CooView& coo, const char* what, cudaStream_t stream) {
   check_view(coo, what);
-  if (coo.memory == Memory::host) check_indices_host(coo, what);
-  else device_check_indices(coo, what, stream);
+  if (coo.memory == Memory::host) {
+    check_indices_host(coo, what);
+  } else {
+    detail::DeviceOperands().add(coo, what).check(stream);
+    device_check_indices(coo, what, stream);
+  }
 }
 
 CooView coo_view(const ConstTensorView& rows, const ConstTensorView& cols,
@@ -82,6 +88,7 @@ Result multiply(const CooView& a, const CooView& b, const SparseOptions& options
     return reference_multiply(a, b, options);
   } else {
     const CooAlgorithm algorithm = resolve_algorithm(a.desc, b.desc, options.algorithm);
+    detail::DeviceOperands().add(a, "a").add(b, "b").check(stream);
     const detail::CallMemory memory(options.memory);
     return device_multiply(a, b, algorithm, options, stream);
   }
@@ -94,6 +101,7 @@ Result multiply(const CooView& a, const ConstTensorView& dense, const SparseOpti
   check_result_memory(a.memory, ResultMemory<Result>::value, "multiply");
   if constexpr (ResultMemory<Result>::value == Memory::host) return reference_multiply(a, dense, options);
   else {
+    detail::DeviceOperands().add(a, "a").add(dense, "dense").check(stream);
     const detail::CallMemory memory(options.memory);
     return device_multiply_dense(a, d, options, stream);
   }
@@ -103,8 +111,13 @@ void multiply_values(const CooView& a, const ConstTensorView& dense, const Tenso
                      const SparseOptions& options, cudaStream_t stream) {
   const DenseOperand d = check_dense_operand(a, dense);
   check_values_output(a, dense, out_vals, options.drop_zeros);
-  if (a.memory == Memory::host) reference_multiply_values(a, dense, out_vals, options);
-  else device_multiply_values(a, d, out_vals, options, stream);
+  if (a.memory == Memory::host) {
+    reference_multiply_values(a, dense, out_vals, options);
+  } else {
+    detail::DeviceOperands().add(a, "a").add(dense, "dense").add(out_vals, "out_vals").check(
+        stream);
+    device_multiply_values(a, d, out_vals, options, stream);
+  }
 }
 
 template <class Result>
@@ -113,6 +126,7 @@ Result coalesce(const CooView& a, const SparseOptions& options, cudaStream_t str
   check_result_memory(a.memory, ResultMemory<Result>::value, "coalesce");
   if constexpr (ResultMemory<Result>::value == Memory::host) return reference_coalesce(a, options);
   else {
+    detail::DeviceOperands().add(a, "a").check(stream);
     const detail::CallMemory memory(options.memory);
     return device_coalesce(a, options, stream);
   }
@@ -125,6 +139,7 @@ Result dense_to_coo(const ConstTensorView& dense, IndexType index, cudaStream_t 
   check_result_memory(dense.memory, ResultMemory<Result>::value, "dense_to_coo");
   if constexpr (ResultMemory<Result>::value == Memory::host) return reference_dense_to_coo(dense, index);
   else {
+    detail::DeviceOperands().add(dense, "dense").check(stream);
     const detail::CallMemory call_memory(memory);
     return device_dense_to_coo(dense, desc, stream);
   }
@@ -136,6 +151,7 @@ Result coo_to_dense(const CooView& a, const SparseOptions& options, cudaStream_t
   check_result_memory(a.memory, ResultMemory<Result>::value, "coo_to_dense");
   if constexpr (ResultMemory<Result>::value == Memory::host) return reference_coo_to_dense(a);
   else {
+    detail::DeviceOperands().add(a, "a").check(stream);
     const detail::CallMemory memory(options.memory);
     return device_coo_to_dense(a, options, stream);
   }
@@ -149,6 +165,7 @@ Result coo_to_csr_row_offsets(const CooView& a, const SparseOptions& options,
   check_result_memory(a.memory, ResultMemory<Result>::value, "coo_to_csr_row_offsets");
   if constexpr (ResultMemory<Result>::value == Memory::host) return reference_coo_to_csr_row_offsets(a);
   else {
+    detail::DeviceOperands().add(a, "a").check(stream);
     const detail::CallMemory memory(options.memory);
     return device_csr_row_offsets(a, options, stream);
   }

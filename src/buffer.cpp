@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "element.hpp"
+#include "residency.hpp"
 #include "strided_device.hpp"
 #include "ewise/error.hpp"
 
@@ -70,6 +71,7 @@ HostTensor to_host(const ConstTensorView& v, cudaStream_t stream) {
     gather(static_cast<const std::byte*>(v.data), v.desc, out.data());
     return out;
   }
+  detail::DeviceOperands().add(v, "tensor").check(stream);
   const void* src = v.data;
   DeviceBuffer packed;  // a strided view is gathered on the device first: only its elements move
   if (!v.desc.is_contiguous()) {
@@ -83,7 +85,8 @@ HostTensor to_host(const ConstTensorView& v, cudaStream_t stream) {
 }
 
 DeviceTensor to_device(const ConstTensorView& v, cudaStream_t stream, MemoryResource* memory) {
-  const HostTensor host = to_host(v, stream);
+  const HostTensor host = to_host(v, stream);  // checks a device view and the stream
+  if (v.memory == Memory::host) detail::DeviceOperands().check(stream);
   DeviceTensor out(host.dtype(), host.shape(), stream, memory);
   if (out.bytes() == 0) return out;
   EWISE_CUDA_CHECK(cudaMemcpyAsync(out.data(), host.data(), out.bytes(), cudaMemcpyHostToDevice, stream));

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "checked.hpp"
+#include "residency.hpp"
 #include "ewise/error.hpp"
 
 namespace ewise {
@@ -53,6 +54,7 @@ namespace {
 template <class Dst>
 Dst copy_coo(const CooView& v, cudaStream_t stream, cudaMemcpyKind kind) {
   check_view(v, "COO matrix");
+  if (kind != cudaMemcpyHostToHost) detail::DeviceOperands().add(v, "COO matrix").check(stream);
   Dst out(v.desc, stream);
   const auto n = static_cast<std::size_t>(v.desc.nnz);
   const std::size_t ib = n * index_size(v.desc.index), vb = n * dtype_size(v.desc.dtype);

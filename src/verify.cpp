@@ -14,6 +14,7 @@
 #include "element.hpp"
 #include "ewise/error.hpp"
 #include "random.hpp"
+#include "residency.hpp"
 #include "strided_device.hpp"
 
 namespace ewise::verify {
@@ -50,6 +51,7 @@ void fill_random(const TensorView& v, std::uint64_t seed, const GenOptions& opti
   check_view(v, "tensor to fill");
   const detail::RandomSpec spec = spec_of(seed, options);
   if (v.memory == Memory::device) {
+    detail::DeviceOperands().add(v, "tensor to fill").check(stream);
     detail::device_fill_random(v, spec, stream);
     return;
   }
@@ -81,6 +83,7 @@ void poison(const TensorView& v, cudaStream_t stream) {
   std::byte pattern[8];
   poison_pattern(v.desc.dtype, pattern);
   if (v.memory == Memory::device) {
+    detail::DeviceOperands().add(v, "tensor to poison").check(stream);
     detail::device_poison(v, pattern, stream);
     return;
   }

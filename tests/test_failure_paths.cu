@@ -347,13 +347,23 @@ TEST(FailurePathsChild, AfterAFault) {
   ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
 
   if (s == "debug_sync") {
-    // ewise's own kernel faults (a device view over an unmapped address); with debug sync on,
-    // the call that launched it reports it.
+    // ewise's own kernel faults; with debug sync on, the call that launched it reports it.
+    // A device view over an unmapped address no longer gets that far (the residency check
+    // rejects it before the launch); indices far out of range with validate_indices off (the
+    // caller vouched for them) still do: coo_to_dense writes 2^46 elements past its output.
     set_debug_sync(true);
-    TensorView bad = out.view();
-    bad.data = bad_device_pointer();
+    TensorView unmapped = out.view();
+    unmapped.data = bad_device_pointer();
+    EXPECT_THROW(binary(BinaryOp::add, a, a, unmapped, {}, stream), InvalidArgument);
+    verify::CooGenOptions wide;
+    wide.index = IndexType::i64;
+    HostCoo lying = verify::random_coo(64, 64, 0.1, 3, wide);
+    static_cast<std::int64_t*>(lying.rows())[lying.nnz() - 1] = std::int64_t{1} << 40;
+    const DeviceCoo bad = to_device(lying.view());
+    SparseOptions unchecked;
+    unchecked.validate_indices = false;
     try {
-      binary(BinaryOp::add, a, a, bad, {}, stream);
+      (void)coo_to_dense(bad.view(), unchecked, stream);
       ADD_FAILURE() << "the faulting ewise kernel was not reported in debug-sync mode";
     } catch (const CudaError& e) {
       EXPECT_NE(std::string(e.what()).find("debug sync"), std::string::npos) << e.what();

@@ -55,7 +55,7 @@ template <unsigned Mask = kAllDTypesMask, class F,
           std::enable_if_t<!std::is_same_v<std::decay_t<F>, BinaryOp>, int> = 0>
 void binary(const F& f, const ConstTensorView& a, const ConstTensorView& b, const TensorView& out,
             const DenseOptions& options = {}, cudaStream_t stream = nullptr) {
-  const detail::DensePlan plan = detail::prepare_dense(a, b, out, options);
+  const detail::DensePlan plan = detail::prepare_dense(a, b, out, options, stream);
   detail::check_functor_dtype<Mask>(plan.dtype);
   if (plan.numel == 0) return;
   detail::dispatch_dtype(plan.dtype, [&](auto tag) {

@@ -86,7 +86,12 @@ struct TensorDesc {
   std::string str() const;  ///< "f32(3,4) strides (4,1)"
 };
 
-/// Where a view's memory lives.
+/// Where a view's memory lives. A device view's elements must be memory the calling thread's
+/// current device can address at its pointer: allocated on that device (cudaMalloc, a memory
+/// pool, cuMemMap), managed, or mapped pinned host memory. Every entry point checks this, and
+/// that its stream is the current device's, before it launches or copies anything: plain host
+/// memory, another device's memory or bytes past the end of the allocation throw
+/// InvalidArgument instead of faulting the kernel.
 enum class Memory : std::uint8_t { host, device };
 const char* memory_name(Memory m);
 

@@ -157,13 +157,16 @@ DensePlan plan_dense(const ConstTensorView& a, const ConstTensorView& b, const T
                      const DenseOptions& options, const DeviceProps& props);
 
 /// The device entry's plan (dense/dense.cpp): check_dense, device views required, then (when
-/// there is work) plan_dense with the current device's cached properties.
+/// there is work) the operands' memory and `stream` checked against the current device (no
+/// view may fault the kernel: see src/residency.hpp) and plan_dense with the current device's
+/// cached properties.
 DensePlan prepare_dense(const ConstTensorView& a, const ConstTensorView& b, const TensorView& out,
-                        const DenseOptions& options);
+                        const DenseOptions& options, cudaStream_t stream);
 
 /// The contiguous device output of the allocating forms: checks a and b (device views, one
-/// dtype, shapes broadcast) and allocates their broadcast shape on `stream` from
-/// options.memory.
+/// dtype, shapes broadcast) and `stream` (the current device's) and allocates their broadcast
+/// shape on `stream` from options.memory. The binary() call that fills it checks a's and b's
+/// memory.
 DeviceTensor allocate_dense_output(const ConstTensorView& a, const ConstTensorView& b,
                                    const DenseOptions& options, cudaStream_t stream);
 

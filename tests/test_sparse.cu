@@ -302,11 +302,24 @@ std::string sweep_name(const ::testing::TestParamInfo<SweepParam>& info) {
          (sorted ? "_sorted" : "_unsorted") + (dups ? "_dups" : "");
 }
 
-INSTANTIATE_TEST_SUITE_P(All, SparseMultiplySweep,
-                         ::testing::Combine(::testing::ValuesIn(test::sweep_dtypes()),
-                                            ::testing::Values(IndexType::i32, IndexType::i64),
-                                            ::testing::Bool(), ::testing::Bool()),
-                         sweep_name);
+/// Every dtype × index type × sorted × duplicates; under the sanitizers (gpu_test.hpp) each
+/// index type × sorted × duplicates once, the dtypes taken in turn.
+std::vector<SweepParam> sweep_params() {
+  const std::vector<DType> dtypes = test::sweep_dtypes();
+  std::vector<SweepParam> p;
+  std::size_t combo = 0;
+  for (const IndexType index : {IndexType::i32, IndexType::i64})
+    for (const bool sorted : {false, true})
+      for (const bool dups : {false, true}) {
+        for (std::size_t k = 0; k < dtypes.size(); ++k)
+          if (!test::sanitizer_sizes() || k == combo % dtypes.size())
+            p.emplace_back(dtypes[k], index, sorted, dups);
+        ++combo;
+      }
+  return p;
+}
+
+INSTANTIATE_TEST_SUITE_P(All, SparseMultiplySweep, ::testing::ValuesIn(sweep_params()), sweep_name);
 
 // ---- multiply: sizes and shapes of note ------------------------------------------------------
 
@@ -555,10 +568,23 @@ std::string conversions_name(const ::testing::TestParamInfo<ConvParam>& info) {
          (canonical ? "_canonical" : "_unsorted_dups");
 }
 
-INSTANTIATE_TEST_SUITE_P(All, SparseConversions,
-                         ::testing::Combine(::testing::ValuesIn(test::sweep_dtypes()),
-                                            ::testing::Values(IndexType::i32, IndexType::i64),
-                                            ::testing::Bool()),
+/// Every dtype × index type × input order; under the sanitizers each index type × order once,
+/// the dtypes taken in turn.
+std::vector<ConvParam> conversions_params() {
+  const std::vector<DType> dtypes = test::sweep_dtypes();
+  std::vector<ConvParam> p;
+  std::size_t combo = 0;
+  for (const IndexType index : {IndexType::i32, IndexType::i64})
+    for (const bool canonical : {false, true}) {
+      for (std::size_t k = 0; k < dtypes.size(); ++k)
+        if (!test::sanitizer_sizes() || k == combo % dtypes.size())
+          p.emplace_back(dtypes[k], index, canonical);
+      ++combo;
+    }
+  return p;
+}
+
+INSTANTIATE_TEST_SUITE_P(All, SparseConversions, ::testing::ValuesIn(conversions_params()),
                          conversions_name);
 
 using test::expect_invalid;
@@ -606,14 +632,17 @@ TEST_F(SparseGpu, DenseFactorManyTilesZerosAndKeyWidths) {
       o.unsorted = unsorted;
       o.duplicate_fraction = unsorted ? 0.5 : 0.0;
       o.values = small;
-      const HostCoo a = verify::random_coo(1024, 1024, 0.3, seed_ + 1, o);  // 154+ tiles
-      const std::string what = std::string(dtype_name(dtype)) + (unsorted ? " unsorted" : " canonical");
-      check_dense_factors(a, seed_ + 2, what + " 1024^2 0.3", small);
-      check_coalesce(a, what + " 1024^2 0.3");
+      // 154+ tiles of 2048 entries (38+ under the sanitizers)
+      const std::int64_t n = test::sanitizer_sizes() ? 512 : 1024;
+      const HostCoo a = verify::random_coo(n, n, 0.3, seed_ + 1, o);
+      const std::string what = std::string(dtype_name(dtype)) + (unsorted ? " unsorted" : " canonical") +
+                               " " + std::to_string(n) + "^2 0.3";
+      check_dense_factors(a, seed_ + 2, what, small);
+      check_coalesce(a, what);
       if (dtype == DType::i32) {  // whole numbers: zeros are drawn
         SparseOptions drop;
         drop.drop_zeros = true;
-        const HostTensor z = verify::random_tensor(dtype, Dims{1024, 1024}, seed_ + 3, small);
+        const HostTensor z = verify::random_tensor(dtype, Dims{n, n}, seed_ + 3, small);
         ASSERT_LT(reference_multiply(a, z.view(), drop).nnz() + 1000, reference_coalesce(a).nnz())
             << "zero products should be dropped";
       }
@@ -648,6 +677,7 @@ TEST_F(SparseGpu, DenseFactorManyTilesZerosAndKeyWidths) {
   const HostCoo r = verify::random_coo(1, std::int64_t{1} << 32, 1e-6, seed_ + 5, o);  // key < 2^32 = ncols
   check_dense_factors(r, seed_ + 6, "one row of 2^32 columns");
   check_coalesce(r, "one row of 2^32 columns");
+  if (test::sanitizer_sizes()) return;  // 28-bit keys: SparseGpu.LargerMatrices has them too
   const HostCoo big = verify::random_coo(16384, 16384, 1e-3, seed_ + 7, o);  // 28-bit keys
   check_dense_factors(big, seed_ + 8, "16384^2 1e-3 unsorted");
 }

@@ -231,6 +231,11 @@ bool decode_entries(CooBytes& m, const std::vector<Coord>& pool, Input& in) {
 
 // ---- dense operands in the arena ------------------------------------------------------------
 
+std::int64_t sat_mul(std::int64_t a, std::int64_t b) {
+  std::int64_t p;
+  return __builtin_mul_overflow(a, b, &p) ? INT64_MAX / 4 : p;
+}
+
 Dims row_major(const Dims& shape) {
   Dims s = Dims::of_rank(shape.size(), 1);
   std::int64_t step = 1;
@@ -256,7 +261,7 @@ Dims input_strides(const Dims& shape, Input& in) {
       for (int d = r - 1; d > 0; --d) std::swap(s[d], s[static_cast<int>(in.below(d + 1))]);
       break;
     case 4:
-      for (int d = 0; d < r; ++d) s[d] = s[d] * (1 + in.u8() % 3) + (d + 1 < r ? in.u8() % 2 : 0);
+      for (int d = 0; d < r; ++d) s[d] = sat_mul(s[d], 1 + in.u8() % 3) + (d + 1 < r ? in.u8() % 2 : 0);
       break;
     case 5:
       for (int d = 0; d < r; ++d)
@@ -279,7 +284,7 @@ Dims output_strides(const Dims& shape, Input& in) {
     std::int64_t step = 1;
     for (int d = r - 1; d >= 0; --d) {
       s[d] = step;
-      step *= std::max<std::int64_t>(shape[d], 1) + in.u8() % 2;
+      step = sat_mul(step, std::max<std::int64_t>(shape[d], 1) + in.u8() % 2);
     }
   }
   if (mode & 2)
@@ -482,10 +487,10 @@ ApiCall decode_api_call(const std::uint8_t* data, std::size_t size) {
   bool valid = decode_entries(c.a, pool, in);
   if (c.op == ApiOp::multiply_coo) {
     c.b.desc = ad;
-    const std::uint8_t m = in.u8() % 32;
-    if (m == 0) c.b.desc.nrows = ad.nrows < INT64_MAX ? ad.nrows + 1 : 1;
-    if (m == 1) c.b.desc.dtype = other_dtype(ad.dtype, false);
-    if (m == 2) c.b.desc.index = ad.index == IndexType::i32 ? IndexType::i64 : IndexType::i32;
+    const std::uint8_t m = in.u8() % 32;  // rare mismatches (zero bytes decode valid calls)
+    if (m == 31) c.b.desc.nrows = ad.nrows < INT64_MAX ? ad.nrows + 1 : 1;
+    if (m == 30) c.b.desc.dtype = other_dtype(ad.dtype, false);
+    if (m == 29) c.b.desc.index = ad.index == IndexType::i32 ? IndexType::i64 : IndexType::i32;
     valid = decode_entries(c.b, pool, in) && valid;
     const std::uint8_t alg = in.u8();
     c.sparse.algorithm = static_cast<CooAlgorithm>(alg < 250 ? alg % 5 : alg);
@@ -506,7 +511,7 @@ ApiCall decode_api_call(const std::uint8_t* data, std::size_t size) {
 
   if (c.op == ApiOp::multiply_dense || c.op == ApiOp::multiply_values ||
       c.op == ApiOp::multiply_values_into_a) {
-    const DType xt = in.u8() % 32 == 0 ? other_dtype(c.dtype, true) : c.dtype;
+    const DType xt = in.u8() % 32 == 31 ? other_dtype(c.dtype, true) : c.dtype;
     c.x.desc = sparse_dense_desc(ad, xt, in);
   } else if (c.op == ApiOp::dense_to_coo) {
     c.dense_to_coo_index = flags & 16 ? IndexType::i64 : IndexType::i32;
@@ -518,8 +523,8 @@ ApiCall decode_api_call(const std::uint8_t* data, std::size_t size) {
   }
   if (c.op == ApiOp::multiply_values) {
     const std::uint8_t m = in.u8() % 32;
-    c.out_vals_len = std::max<std::int64_t>(c.a.desc.nnz, 0) + (m == 0 ? 1 : 0);
-    c.out_vals_dtype = m == 1 ? other_dtype(c.dtype, true) : c.dtype;
+    c.out_vals_len = std::max<std::int64_t>(c.a.desc.nnz, 0) + (m == 31 ? 1 : 0);
+    c.out_vals_dtype = m == 30 ? other_dtype(c.dtype, true) : c.dtype;
   }
   const std::int64_t nx = std::max<std::int64_t>(needed(c.x.desc, kZone), 0);
   const std::int64_t total = nx + in.u8() % 4;

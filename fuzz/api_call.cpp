@@ -261,7 +261,8 @@ Dims input_strides(const Dims& shape, Input& in) {
       for (int d = r - 1; d > 0; --d) std::swap(s[d], s[static_cast<int>(in.below(d + 1))]);
       break;
     case 4:
-      for (int d = 0; d < r; ++d) s[d] = sat_mul(s[d], 1 + in.u8() % 3) + (d + 1 < r ? in.u8() % 2 : 0);
+      for (int d = 0; d < r; ++d)  // saturated strides only come with empty shapes
+        s[d] = std::min(sat_mul(s[d], 1 + in.u8() % 3), INT64_MAX / 4) + (d + 1 < r ? in.u8() % 2 : 0);
       break;
     case 5:
       for (int d = 0; d < r; ++d)

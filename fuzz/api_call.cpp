@@ -300,8 +300,9 @@ Dims output_strides(const Dims& shape, Input& in) {
 /// min and max element offsets of a (valid, small) descriptor; false when it has no elements.
 bool span_of(const TensorDesc& d, std::int64_t& lo, std::int64_t& hi) {
   lo = hi = 0;
+  for (int i = 0; i < d.rank(); ++i)
+    if (d.shape[i] == 0) return false;  // before any product: empty views may have huge ones
   for (int i = 0; i < d.rank(); ++i) {
-    if (d.shape[i] == 0) return false;
     const std::int64_t reach = (d.shape[i] - 1) * d.strides[i];
     (reach < 0 ? lo : hi) += reach;
   }

@@ -33,6 +33,25 @@
 //         offsets as plan_binary's plan (all of them for small plans, the offset ranges
 //         always), takes the 32-bit path only when indices and offsets fit, has kernel fields
 //         consistent with its plan, and threads and grids within their limits.
+// api   — the bytes decode one public call on host views (api_call.hpp): multiply COO ⊙ COO
+//         (every CooAlgorithm value and an unknown one), COO ⊙ dense, multiply_values into a
+//         poisoned buffer or in place over a.vals, coalesce, coo_to_dense, dense_to_coo,
+//         coo_to_csr_row_offsets, check_indices (validate_indices and drop_zeros decoded;
+//         validate_indices false only on valid indices), or binary with every BinaryOp and a
+//         named or automatic kernel and tunables over views of one arena (shapes up to rank 4,
+//         broadcasts, transposed / reversed / padded / zero / small strides, outputs apart,
+//         exactly in place or overlapping); all six dtypes, i32 / i64 indices, NaN / ±0 / ±inf
+//         / extreme values, duplicates, any order, out-of-range and negative indices, lying
+//         canonical flags, empty matrices, nrows * ncols near or over int64. An oracle written
+//         in the entry from the headers' text (std::map of (row, col) summing duplicates in
+//         storage order in the compute type, f32 for f16/bf16, rounded once; the operations of
+//         ops.hpp; every NaN written as the canonical NaN; drop_zeros on the rounded value;
+//         views' validity, broadcasting and overlap rules; a named kernel accepted exactly when
+//         kernel_supports says so) decides valid or invalid. Accepted: the call was valid and
+//         every result is bit-identical to the oracle's (descriptor, canonical flag, indices,
+//         value bits), and nothing outside the output changed. Rejected: the call was invalid,
+//         ewise threw InvalidArgument and wrote nothing (out_vals still poisoned, a.vals and
+//         the arena unchanged). Any other exception is a bug.
 #pragma once
 
 #include <cstddef>
@@ -53,5 +72,6 @@ class Violation : public std::logic_error {
 Outcome npy_entry(const std::uint8_t* data, std::size_t size);
 Outcome mtx_entry(const std::uint8_t* data, std::size_t size);
 Outcome plan_entry(const std::uint8_t* data, std::size_t size);
+Outcome api_entry(const std::uint8_t* data, std::size_t size);
 
 }  // namespace ewise::fuzz

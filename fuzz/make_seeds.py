@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the hand-made seed inputs of fuzz/corpus/npy and fuzz/corpus/mtx (no NumPy needed).
+"""Writes the hand-made seed inputs of fuzz/corpus/{npy,mtx,plan,api} (no NumPy needed).
 
     python3 fuzz/make_seeds.py          # from the repository root
 
@@ -158,6 +158,93 @@ PLAN_BUGS = {
 }
 
 
+# ---- api: the byte encoding decoded by decode_api_call in fuzz/api_call.cpp ------------------
+# Bytes past the end read as zero, which decodes the benign choice everywhere.
+OPS = ["multiply_coo", "multiply_dense", "multiply_values", "multiply_values_into_a", "coalesce",
+       "coo_to_dense", "dense_to_coo", "csr_row_offsets", "check_indices", "binary"]
+DTYPES = ["f16", "bf16", "f32", "f64", "i32", "i64"]
+SEED = bytes(range(1, 9))  # the value and coordinate generator's seed
+I64, DROP_ZEROS, NO_VALIDATE = 1, 2, 12
+
+
+def ext(n):
+    """The bytes decode_extent reads as n (0..9), or a special: '2^31', 'sqrt_max' (3037000499,
+    whose square is just under 2^63)."""
+    return {0: [0], 1: [9], "2^31": [11], "sqrt_max": [13, 1]}.get(n, [n - 1] if isinstance(n, int) else None)
+
+
+def entries(sels, order=0, vals=None, honest=True):
+    """decode_entries: count, per entry a pool selector (0..11) or [14, bad, col], the order
+    (0 as given, 1 sorted, 2 sorted unique, 3 reversed), one value selector per entry, the
+    canonical byte (honest flag or a lie)."""
+    out = [len(sels)]
+    for s in sels:
+        out += s if isinstance(s, list) else [s]
+    vals = vals if vals is not None else [16 * (i + 1) for i in range(len(sels))]
+    return out + [order] + vals + [1 if honest else 0]
+
+
+def sparse(op, dtype, flags, rows, cols, pool, a, tail=()):
+    return bytes([OPS.index(op), DTYPES.index(dtype)]) + SEED + bytes(
+        [flags] + ext(rows) + ext(cols) + [len(pool) - 1] + [b for rc in pool for b in rc] + a +
+        list(tail))
+
+
+def binary(dtype, op, rank_ext, x_mode=0, y_mode=0, kernel=0, tunables=0, where=0, flags=0,
+           strides=(0, 0, 0)):
+    """binary: op, kernel byte (odd names kKernelNames[1 + (k / 2) % 9]), tunables byte, rank and
+    extent bytes (indices into kExt), the inputs' shape modes, strides modes, zone, placement."""
+    ops = ["add", "sub", "mul", "div", "min", "max"]
+    return bytes([9, DTYPES.index(dtype)]) + SEED + bytes(
+        [flags, ops.index(op), kernel, tunables, len(rank_ext)] + list(rank_ext) + [x_mode, y_mode] +
+        list(strides) + [0, where])
+
+
+POOL3 = [(0, 0), (1, 2), (2, 0)]  # (0,0), (nrows-1, ncols/2), (nrows/2, 0)
+DUPS_UNSORTED = entries([2, 0, 1, 0, 2, 1])
+B4 = entries([0, 1, 2, 0], order=1)
+NAN_VALUES = [105, 100, 116, 0, 101, 104]  # NaN, +inf, NaN, small, -inf, 65504
+API = {
+    "multiply_coo_f32_dups_unsorted": sparse("multiply_coo", "f32", 0, 4, 5, POOL3, DUPS_UNSORTED, [0] + B4 + [0]),
+    "multiply_coo_f16_bitmap_drop_zeros": sparse("multiply_coo", "f16", DROP_ZEROS, 7, 3, POOL3,
+                                                 entries([2, 0, 1, 0], vals=[96, 97, 20, 30]), [0] + B4 + [3]),
+    "multiply_coo_i64_huge_shape_merge": sparse("multiply_coo", "i64", I64, "sqrt_max", "sqrt_max", POOL3, DUPS_UNSORTED,
+                                                [0] + B4 + [2]),
+    "multiply_coo_bf16_nan_linear_search": sparse("multiply_coo", "bf16", 0, 3, 3, POOL3,
+                                                  entries([0, 1, 2, 0, 1, 2], vals=NAN_VALUES), [0] + B4 + [4]),
+    "multiply_coo_canonical_no_validate": sparse("multiply_coo", "f64", NO_VALIDATE, 9, 9, POOL3,
+                                                 entries([0, 1, 2], order=2), [0] + entries([0, 2], order=2) + [1]),
+    "multiply_dense_f64_row_vector": sparse("multiply_dense", "f64", 0, 4, 6, POOL3, DUPS_UNSORTED, [0, 0, 2, 0]),
+    "multiply_dense_i32_full_transposed": sparse("multiply_dense", "i32", DROP_ZEROS, 5, 4, POOL3, DUPS_UNSORTED,
+                                                 [0, 0, 0, 3]),
+    "multiply_values_f32_column": sparse("multiply_values", "f32", 0, 4, 4, POOL3, DUPS_UNSORTED, [0, 0, 4, 0, 0]),
+    "multiply_values_into_a_bf16_scalar": sparse("multiply_values_into_a", "bf16", 0, 6, 2, POOL3,
+                                                 entries([1, 1, 0], vals=NAN_VALUES[:3]), [0, 0, 5, 0]),
+    "coalesce_i64_drop_zeros": sparse("coalesce", "i64", I64 | DROP_ZEROS, 3, 8, POOL3,
+                                      entries([0, 1, 0, 2], vals=[96, 96, 96, 97]), [0]),
+    "coo_to_dense_f16_nan": sparse("coo_to_dense", "f16", 0, 3, 3, POOL3, entries([0, 1, 1], vals=NAN_VALUES[:3]), [0]),
+    "csr_row_offsets_canonical": sparse("csr_row_offsets", "f32", 0, 6, 4, POOL3, entries([0, 1, 2], order=2), [0]),
+    "check_indices_empty_0x5": sparse("check_indices", "f32", 0, 0, 5, [(0, 0)], [0, 0, 1]),
+    "dense_to_coo_f32_3x4_transposed": bytes([6, 2]) + SEED + bytes([0, 0, 43, 3]),
+    "binary_f32_add_row_broadcast": binary("f32", "add", [2, 3], y_mode=5),
+    "binary_i32_div_in_place": binary("i32", "div", [5, 4], where=4),
+    "binary_f16_max_sliding": binary("f16", "max", [6, 7], y_mode=5, kernel=5),
+    "binary_bf16_mul_transposed_x": binary("bf16", "mul", [7, 8], strides=(3, 0, 0)),
+    "binary_f64_min_empty_huge": binary("f64", "min", [2], flags=7),
+    # Rejected: a row index of -1, a canonical flag that lies, a COO not marked canonical for CSR,
+    # an unknown algorithm, the out shape wrong, an invalid threads value.
+    "multiply_coo_bad_row_rejected": sparse("multiply_coo", "f32", 0, 4, 5, POOL3, entries([0, [14, 0, 0], 1]),
+                                            [0] + B4 + [0]),
+    "check_indices_canonical_lie_rejected": sparse("check_indices", "i32", 0, 4, 5, POOL3,
+                                                   entries([0, 1, 0], order=1, honest=False), [0]),
+    "csr_row_offsets_not_canonical_rejected": sparse("csr_row_offsets", "f32", 0, 4, 5, POOL3, DUPS_UNSORTED, [0]),
+    "multiply_coo_unknown_algorithm_rejected": sparse("multiply_coo", "f32", 0, 4, 5, POOL3, DUPS_UNSORTED,
+                                                      [0] + B4 + [253]),
+    "binary_out_shape_rejected": binary("f32", "sub", [2, 3], flags=250),
+    "binary_threads_33_rejected": binary("i64", "add", [2, 3], tunables=57),
+}
+
+
 def main():
     for name, data in NPY.items():
         os.makedirs(os.path.join(ROOT, "npy"), exist_ok=True)
@@ -173,6 +260,10 @@ def main():
     for name, data in PLAN.items():
         os.makedirs(os.path.join(ROOT, "plan"), exist_ok=True)
         with open(os.path.join(ROOT, "plan", "seed-" + name + ".bin"), "wb") as f:
+            f.write(data)
+    for name, data in API.items():
+        os.makedirs(os.path.join(ROOT, "api"), exist_ok=True)
+        with open(os.path.join(ROOT, "api", "seed-" + name + ".bin"), "wb") as f:
             f.write(data)
     for name, data in PLAN_BUGS.items():
         with open(os.path.join(ROOT, "plan", "bug-" + name + ".bin"), "wb") as f:

@@ -2,7 +2,7 @@
 # scripts/fuzz.sh — builds the libFuzzer targets (clang++ with AddressSanitizer and
 # UndefinedBehaviorSanitizer) and runs each for a bounded time.
 #
-#   scripts/fuzz.sh [SECONDS_PER_TARGET=60] [TARGET...]     targets: npy mtx plan (default: all)
+#   scripts/fuzz.sh [SECONDS_PER_TARGET=60] [TARGET...]     targets: npy mtx plan api (default: all)
 #
 # Environment: EWISE_FUZZ_BUILD (build and working-corpus directory, default
 # /work/build-hardening/fuzz or ./build-fuzz outside that machine), CXX (default clang++),
@@ -21,7 +21,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-[[ ${#targets[@]} -eq 0 ]] && targets=(npy mtx plan)
+[[ ${#targets[@]} -eq 0 ]] && targets=(npy mtx plan api)
 default_build=/work/build-hardening/fuzz
 [[ -d /work ]] || default_build="$root/build-fuzz"
 build="${EWISE_FUZZ_BUILD:-$default_build}"
@@ -30,20 +30,23 @@ cuda="${CUDA_HOME:-/usr/local/cuda}"
 jobs="${FUZZ_JOBS:-1}"
 
 # Host sources the entries need, relative to the repository (the library's .cu files need nvcc
-# and a GPU; none is needed).
-sources=(src/{tensor,broadcast,error,buffer,coo,half,ops,reference,npy,mtx,io_file} dense/plan)
+# and a GPU; none is needed). The api entry calls the public dense and sparse entry points, whose
+# GPU backend fuzz/no_gpu.cpp replaces (it throws if reached; the entries pass host views only).
+sources=(src/{tensor,broadcast,error,buffer,coo,half,ops,reference,npy,mtx,io_file,verify,device,memory}
+         dense/{plan,dense} sparse/{api,checks,reference,select,workspace})
 flags=(-std=c++17 -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined
        -fsanitize-recover=undefined -I"$root/include" -I"$root/src" -I"$cuda/include")
 
 mkdir -p "$build/obj"
 objs=()
-for s in "${sources[@]}" fuzz/entries_io fuzz/entries_plan fuzz/entries_dense; do
+for s in "${sources[@]}" fuzz/entries_io fuzz/entries_plan fuzz/entries_dense fuzz/entries_api \
+         fuzz/api_call fuzz/no_gpu; do
   src="$root/$s.cpp"
   obj="$build/obj/${s//\//_}.o"
-  if [[ ! -f $obj || $src -nt $obj || -n $(find "$root/include" "$root/src" "$root/dense" "$root/fuzz" -newer "$obj" -name '*.hpp' -print -quit) ]]; then
+  if [[ ! -f $obj || $src -nt $obj || -n $(find "$root/include" "$root/src" "$root/dense" "$root/sparse" "$root/fuzz" -newer "$obj" -name '*.hpp' -print -quit) ]]; then
     # The checking harness is not coverage-instrumented: coverage should steer towards new
     # behaviour of the code under test, and tracing the harness's loops costs most of the time.
-    if [[ $s == fuzz/entries_* ]]; then
+    if [[ $s == fuzz/* ]]; then
       "$cxx" "${flags[@]/-fsanitize=fuzzer-no-link,/-fsanitize=}" -c "$src" -o "$obj"
     else
       "$cxx" "${flags[@]}" -c "$src" -o "$obj"

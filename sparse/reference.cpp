@@ -178,7 +178,8 @@ HostCoo reference_dense_to_coo(const ConstTensorView& dense, IndexType index) {
   return with_elem(desc.dtype, [&](auto e) {
     using E = decltype(e);
     std::vector<std::pair<Coord, typename E::compute>> out;
-    for (std::int64_t r = 0; r < desc.nrows; ++r)
+    // No row loop without columns: an empty (2^31, 0) tensor is not 2^31 iterations.
+    for (std::int64_t r = 0; r < desc.nrows && desc.ncols > 0; ++r)
       for (std::int64_t c = 0; c < desc.ncols; ++c) {
         const auto v = E::load(dense.data, r * dense.desc.strides[0] + c * dense.desc.strides[1]);
         if (v != 0) out.emplace_back(Coord{r, c}, v);

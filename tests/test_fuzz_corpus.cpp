@@ -85,7 +85,8 @@ TEST_P(FuzzCorpus, EveryInputGivesAValidResultOrACleanError) {
 
 INSTANTIATE_TEST_SUITE_P(Targets, FuzzCorpus,
                          ::testing::Values(Target{"npy", &npy_entry}, Target{"mtx", &mtx_entry},
-                                           Target{"plan", &plan_entry}),
+                                           Target{"plan", &plan_entry},
+                                           Target{"api", &api_entry}),
                          [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace

@@ -1,0 +1,108 @@
+// fuzz/api_call.hpp — one public API call decoded from bytes, and running it on host or device
+// views. Shared by the `api` fuzz entry (entries_api.cpp: the call on host views against an
+// independent oracle) and the GPU differential program (tools/fuzz_gpu.cu: the same call on
+// device views against the host views). Host code; the device runner only needs the CUDA
+// runtime (copies) and the library.
+//
+// A decoded call owns its operands as host bytes: up to two COO matrices (rows, cols, vals
+// arrays of the decoded element count, or null), and one dense arena (elements of the call's
+// dtype) holding every dense operand at a decoded element offset with its own descriptor. The
+// decoder produces, among valid calls: duplicates, unsorted entries, empty matrices, huge
+// nrows * ncols with few entries, NaN / ±0 / ±inf / extreme values, broadcasts, transposed,
+// reversed and padded strides, in-place outputs; and invalid ones: out-of-range or negative
+// indices, canonical flags that lie, overflowing shapes, index types too small, mismatched
+// operands, unknown algorithms and tunables, partially overlapping outputs.
+// validate_indices is false only on calls whose indices and canonical flags are valid.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ewise/buffer.hpp"
+#include "ewise/coo.hpp"
+#include "ewise/dense.hpp"
+#include "ewise/ops.hpp"
+#include "ewise/sparse.hpp"
+#include "ewise/tensor.hpp"
+
+namespace ewise::fuzz {
+
+/// The operation a decoded call makes.
+enum class ApiOp : std::uint8_t {
+  multiply_coo,          ///< multiply(a, b)
+  multiply_dense,        ///< multiply(a, x)
+  multiply_values,       ///< multiply_values(a, x, out_vals): a separate, poisoned buffer
+  multiply_values_into_a,///< multiply_values(a, x, a.vals): in place
+  coalesce,              ///< coalesce(a)
+  coo_to_dense,          ///< coo_to_dense(a)
+  dense_to_coo,          ///< dense_to_coo(x, index)
+  csr_row_offsets,       ///< coo_to_csr_row_offsets(a)
+  check_indices,         ///< check_indices(a)
+  binary,                ///< binary(binop, x, y, out) over the arena
+};
+inline constexpr int kApiOpCount = 10;
+const char* api_op_name(ApiOp op);
+
+/// A COO operand as host bytes. `null_arrays`: the view's arrays are null (the arrays are
+/// empty then), whatever nnz says.
+struct CooBytes {
+  CooDesc desc;
+  std::vector<std::uint8_t> rows, cols, vals;
+  bool null_arrays = false;
+  /// The view over these bytes (host memory).
+  CooView view() const;
+};
+
+/// A dense operand: a descriptor at an element offset into the arena.
+struct ArenaView {
+  std::int64_t offset = 0;  ///< in elements of the arena's dtype
+  TensorDesc desc;
+};
+
+struct ApiCall {
+  ApiOp op = ApiOp::check_indices;
+  DType dtype = DType::f32;  ///< the arena's dtype (and the operands', unless mismatched)
+  CooBytes a, b;
+  SparseOptions sparse;      ///< algorithm, validate_indices, drop_zeros
+  IndexType dense_to_coo_index = IndexType::i32;
+  std::vector<std::uint8_t> arena;  ///< dense operands' storage, poison included
+  ArenaView x, y, out;       ///< x: the dense operand of sparse calls; binary: out = x op y
+  BinaryOp binop = BinaryOp::add;
+  DenseOptions dense;        ///< kernel and tunables of binary
+  bool out_poisoned = false; ///< binary: out lies apart from x and y and was poisoned
+  std::int64_t out_vals_len = 0;  ///< multiply_values: out_vals' length (a.nnz unless wrong)
+  DType out_vals_dtype = DType::f32;
+
+  std::int64_t arena_elems() const;
+  std::string str() const;  ///< the call, one line per operand, values included when short
+};
+
+/// Decodes any bytes into a call (never throws).
+ApiCall decode_api_call(const std::uint8_t* data, std::size_t size);
+
+/// What a call left behind, in host memory.
+struct ApiResult {
+  bool rejected = false;        ///< ewise threw InvalidArgument
+  std::string error;            ///< its message
+  bool has_coo = false;
+  HostCoo coo;                  ///< the returned matrix (sparse results)
+  bool has_tensor = false;
+  HostTensor tensor;            ///< the returned tensor (coo_to_dense, csr_row_offsets)
+  std::vector<std::uint8_t> arena;     ///< the dense arena after the call
+  std::vector<std::uint8_t> out_vals;  ///< multiply_values: out_vals (a.vals in place) after
+};
+
+/// Runs the call on views in `memory`: host views (the CPU backend) or copies of every operand
+/// in device memory (stream `stream`; outputs poisoned first with verify::poison), results
+/// copied back. Catches only ewise::InvalidArgument (-> rejected); anything else escapes.
+ApiResult run_api_call(const ApiCall& call, Memory memory, cudaStream_t stream = nullptr);
+
+/// The one known host/device difference of binary (see entries_api.cpp): a named tiled kernel
+/// refused on host views for lack of shared memory on host_device_props().
+bool tiled_shared_memory_refusal(const ApiCall& call, const ApiResult& result);
+
+}  // namespace ewise::fuzz

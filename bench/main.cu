@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <utility>
@@ -87,7 +88,7 @@ int main(int argc, char** argv) {
       } else if (arg == "--csv") {
         options.csv_path = value();
       } else if (arg == "--inputs") {
-        options.inputs_dir = value();
+        options.inputs_dir = std::filesystem::absolute(value()).string();
       } else if (arg == "--help" || arg == "-h") {
         usage(stdout);
         return 0;

@@ -271,8 +271,8 @@ struct Shape {
 Shape kind_shape(Kind kind, KindSize size) {
   const int s = size == KindSize::full ? 0 : size == KindSize::quick ? 1 : 2;
   switch (kind) {
-    case Kind::graph: {  // nodes, nodes, edges
-      const std::int64_t scale[] = {22, 16, 15}, edges[] = {24, 18, 17};
+    case Kind::graph: {  // nodes, nodes, edges: Graph500's edge factor 16
+      const std::int64_t scale[] = {20, 14, 13}, edges[] = {24, 18, 17};
       return {std::int64_t{1} << scale[s], std::int64_t{1} << scale[s],
               std::int64_t{1} << edges[s]};
     }
@@ -346,7 +346,7 @@ KindPair generate_graph(const Shape& sh, std::uint64_t seed, cudaStream_t stream
   p.description = detail::concat(
       "R-MAT a,b,c,d = 0.57,0.19,0.19,0.05 on 2^", g.scale, " nodes, ", sh.count,
       " edges in draw order (duplicates, self loops), vertex ids scrambled; b: 80% of a's edges "
-      "(permuted) + 20% fresh");
+      "(in another order) + 20% fresh");
   return p;
 }
 
@@ -560,7 +560,8 @@ __global__ void values_kernel(const std::int32_t* rows, const std::int32_t* cols
 }
 
 void expect_i32_f32(const CooDesc& d, const char* what) {
-  EWISE_EXPECTS(d.index == IndexType::i32 && d.dtype == DType::f32 && d.nnz < (std::int64_t{1} << 31),
+  EWISE_EXPECTS(d.index == IndexType::i32 && d.dtype == DType::f32 &&
+                    d.nnz < (std::int64_t{1} << 31),
                 what, ": the structures oracle takes i32/f32 matrices under 2^31 entries, got ",
                 d.str());
 }
@@ -586,7 +587,8 @@ std::int64_t select_indices(std::int64_t n, Pred pred, std::int64_t* out, cudaSt
   EWISE_CUDA_CHECK(cub::DeviceSelect::If(nullptr, temp_bytes, all, out, num, n, pred, stream));
   {
     DeviceBuffer temp(temp_bytes, stream);
-    EWISE_CUDA_CHECK(cub::DeviceSelect::If(temp.data(), temp_bytes, all, out, num, n, pred, stream));
+    EWISE_CUDA_CHECK(
+        cub::DeviceSelect::If(temp.data(), temp_bytes, all, out, num, n, pred, stream));
   }
   return read_i64(num, stream);
 }
@@ -603,7 +605,8 @@ std::string first_bad(DeviceBuffer& d_bad, std::int64_t n, cudaStream_t stream) 
 DeviceBuffer bad_counter(cudaStream_t stream) {
   DeviceBuffer d_bad(2 * sizeof(unsigned long long), stream);
   const unsigned long long init[2] = {0, std::numeric_limits<unsigned long long>::max()};
-  EWISE_CUDA_CHECK(cudaMemcpyAsync(d_bad.data(), init, sizeof init, cudaMemcpyHostToDevice, stream));
+  EWISE_CUDA_CHECK(
+      cudaMemcpyAsync(d_bad.data(), init, sizeof init, cudaMemcpyHostToDevice, stream));
   return d_bad;
 }
 

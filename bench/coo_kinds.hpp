@@ -8,20 +8,23 @@
 // KindSize are in coo_kinds.cu (kind_shape); the full sizes:
 //
 //   graph  power-law graph with duplicate edges, the edge list as it comes: R-MAT (Graph500's
-//          a, b, c, d = 0.57, 0.19, 0.19, 0.05, without its per-level noise) on 2^22 nodes,
-//          2^24 edges drawn independently (so duplicates and self loops occur as in Graph500's
-//          generator), vertex ids scrambled by a fixed bijection, entries in draw order
-//          (unsorted). b is the next snapshot: 80% of a's edges (a fixed random subset, each
-//          edge with its duplicates' positions permuted) and 20% fresh R-MAT edges.
+//          a, b, c, d = 0.57, 0.19, 0.19, 0.05, without its per-level noise) on 2^20 nodes,
+//          2^24 edges (Graph500's scale 20, edge factor 16) drawn independently, so duplicates
+//          (~4%) and self loops occur as in Graph500's generator; vertex ids scrambled by a
+//          fixed bijection, entries in draw order (unsorted). b is the next snapshot: edge k of
+//          b is, with probability 0.8, a's edge sigma(k) (sigma a fixed bijection of the edge
+//          numbers, so b's order is not a's), else a fresh R-MAT edge.
 //   wide   4096 x 2^24, canonical (row-major sorted, no duplicates): row r holds each column
 //          with probability p_r (columns drawn by geometric gaps), p_r log-normal (sigma 1)
-//          around a mean of 2930 entries a row (~12M entries). b keeps each entry of a with
-//          probability 1/2 and adds fresh entries at half of row r's density.
+//          around a mean of 2930 entries a row (~11.8M entries, 51 to 48k a row), capped at 32x
+//          the mean. b keeps each entry of a with probability 1/2 and adds fresh entries at half
+//          of row r's density (~50% of a's entries match).
 //   words  bag of words, 1,000,000 documents x 2^17 words, the token stream as it comes: doc d
 //          has 1 + floor(exp(N(ln 8, 0.8))) tokens (mean ~12, at most 512), each word drawn
 //          from a Zipf law (exponent 1.07) over the vocabulary, word ids a fixed bijection of
 //          the popularity rank; entries sorted by document, in token order within one
-//          (duplicates: a word repeated in a document). b is a second draw of the same law.
+//          (duplicates: a word repeated in a document, ~11%; ~11.5M entries). b is a second
+//          draw of the same law (~1M coordinates in both, mostly the popular words).
 //   mask   a uniform 10% pruning mask over an 8192 x 12288 weight matrix, canonical: every
 //          cell kept independently with probability 0.1 (coo_gen.hpp's generator). b is a
 //          second draw (1% of cells in both).

@@ -169,7 +169,7 @@ int Bench::sets_for(std::size_t footprint_bytes, int cap) const {
   return static_cast<int>(std::min<double>(std::ceil(target / fp), cap));
 }
 
-Stats Bench::time(const std::function<void(std::int64_t)>& op, int sets) {
+Stats Bench::time(const std::function<void(std::int64_t)>& op, int sets, bool sync_pattern) {
   // Warm-up: 3 launches, the last timed; launches under 100 us are re-estimated over 5.
   std::int64_t i = 0;
   op(i++);
@@ -186,24 +186,53 @@ Stats Bench::time(const std::function<void(std::int64_t)>& op, int sets) {
   if (est_ms < 0.1) est_ms = std::max<double>(timed(5), 1e-4);
   const int batch = static_cast<int>(std::clamp(std::ceil(0.1 / est_ms), 1.0, 4096.0));
 
+  // Back to back: runs samples of batch calls with no synchronization in between.
   const int runs = std::max(options_.runs, 20);
   std::vector<Event> starts(runs), stops(runs);
+  const double wall0 = now_s();
   for (int s = 0; s < runs; ++s) {
     EWISE_CUDA_CHECK(cudaEventRecord(starts[s].get(), stream_));
     for (int j = 0; j < batch; ++j) op(i++);
     EWISE_CUDA_CHECK(cudaEventRecord(stops[s].get(), stream_));
   }
   EWISE_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  const double wall1 = now_s();
+  const auto median = [](std::vector<double>& t) {
+    std::sort(t.begin(), t.end());
+    const std::size_t n = t.size();
+    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+  };
   std::vector<double> t(runs);
   for (int s = 0; s < runs; ++s) t[s] = elapsed_ms(starts[s], stops[s]) / batch;
-  std::sort(t.begin(), t.end());
   Stats st;
-  st.median_ms = runs % 2 ? t[runs / 2] : 0.5 * (t[runs / 2 - 1] + t[runs / 2]);
+  st.median_ms = median(t);
   st.min_ms = t.front();
   st.max_ms = t.back();
   st.runs = runs;
   st.batch = batch;
   st.sets = sets;
+  st.wall_ms = (wall1 - wall0) * 1e3 / (static_cast<double>(runs) * batch);
+
+  // Synchronizing: each call followed by cudaStreamSynchronize; the host clock runs from just
+  // before the call to the synchronization's return (the stop event's record is inside it).
+  if (sync_pattern) {
+    const int n = static_cast<int>(std::clamp(
+        std::floor(kSyncBudgetMs / std::max(st.median_ms, 1e-4)), static_cast<double>(kMinSyncRuns),
+        static_cast<double>(runs)));
+    std::vector<double> gpu(n), wall(n);
+    for (int s = 0; s < n; ++s) {
+      EWISE_CUDA_CHECK(cudaEventRecord(e0.get(), stream_));
+      const double w0 = now_s();
+      op(i++);
+      EWISE_CUDA_CHECK(cudaEventRecord(e1.get(), stream_));
+      EWISE_CUDA_CHECK(cudaStreamSynchronize(stream_));
+      wall[s] = (now_s() - w0) * 1e3;
+      gpu[s] = elapsed_ms(e0, e1);
+    }
+    st.sync_gpu_ms = median(gpu);
+    st.sync_wall_ms = median(wall);
+    st.sync_runs = n;
+  }
   return st;
 }
 
@@ -219,7 +248,7 @@ double Bench::copy_bandwidth(double bytes_moved) {
         EWISE_CUDA_CHECK(cudaMemcpyAsync(dst.at(i), src.at(i), static_cast<std::size_t>(half),
                                          cudaMemcpyDeviceToDevice, stream_));
       },
-      sets);
+      sets, false);
   const double bw = 2.0 * static_cast<double>(half) / (st.median_ms * 1e-3);
   copy_cache_[bytes_moved] = bw;
   return bw;
@@ -248,7 +277,7 @@ double Bench::cub_add_bandwidth(DType dtype, std::int64_t numel) {
     run(0);
     verify_dense(BinaryOp::add, ConstTensorView(a.at(0), desc, Memory::device),
                  ConstTensorView(b.at(0), desc, Memory::device), o, next_seed(), stream_);
-    st = time(run, sets);
+    st = time(run, sets, false);
   });
   const double bw = static_cast<double>(bytes) / (st.median_ms * 1e-3);
   cub_cache_[key] = bw;
@@ -286,9 +315,11 @@ void Bench::add(Record r, std::int64_t cub_numel) {
     const std::string cub =
         r.cub_gbps > 0 ? detail::concat(std::round(r.cub_fraction * 100) / 100) : "-";
     std::snprintf(line, sizeof line,
-                  "  %-30s %-5s %-24s %10.4f ms %8.1f GB/s  copy %5.2f  cub %5s  sets %-4d",
+                  "  %-30s %-5s %-24s %10.4f ms %8.1f GB/s  copy %5.2f  cub %5s  sets %-4d"
+                  " wall %.4f sync %.4f/%.4f",
                   r.name.c_str(), r.dtype.c_str(), impl.c_str(), r.stats.median_ms, r.gbps,
-                  r.copy_fraction, cub.c_str(), r.stats.sets);
+                  r.copy_fraction, cub.c_str(), r.stats.sets, r.stats.wall_ms,
+                  r.stats.sync_gpu_ms, r.stats.sync_wall_ms);
   } else {
     std::snprintf(line, sizeof line, "  %-30s %-5s %-24s %s", r.name.c_str(), r.dtype.c_str(),
                   impl.c_str(),
@@ -362,6 +393,8 @@ void Bench::write_outputs() const {
       << ", \"runtime\": " << d.runtime_version << ", \"seed\": " << options_.seed
       << ", \"quick\": " << (options_.quick ? "true" : "false")
       << ", \"runs\": " << std::max(options_.runs, 20) << ", \"suites\": " << suites
+      << ", \"sync_budget_ms\": " << json_number(kSyncBudgetMs)
+      << ", \"inputs_dir\": " << json_string(options_.inputs_dir)
       << ", \"failures\": " << failures_ << ", \"elapsed_s\": " << json_number(now_s() - start_s_)
       << "},\n\"results\": [\n";
     for (std::size_t k = 0; k < records_.size(); ++k) {
@@ -377,6 +410,10 @@ void Bench::write_outputs() const {
         << ", \"min_ms\": " << json_number(r.stats.min_ms)
         << ", \"max_ms\": " << json_number(r.stats.max_ms) << ", \"runs\": " << r.stats.runs
         << ", \"batch\": " << r.stats.batch << ", \"sets\": " << r.stats.sets
+        << ", \"wall_ms\": " << json_number(r.stats.wall_ms)
+        << ", \"sync_gpu_ms\": " << json_number(r.stats.sync_gpu_ms)
+        << ", \"sync_wall_ms\": " << json_number(r.stats.sync_wall_ms)
+        << ", \"sync_runs\": " << r.stats.sync_runs
         << ", \"gbps\": " << json_number(r.gbps) << ", \"copy_gbps\": " << json_number(r.copy_gbps)
         << ", \"copy_fraction\": " << json_number(r.copy_fraction)
         << ", \"cub_gbps\": " << (r.cub_gbps > 0 ? json_number(r.cub_gbps) : "null")
@@ -390,7 +427,8 @@ void Bench::write_outputs() const {
     std::ofstream f(options_.csv_path);
     EWISE_EXPECTS(f.good(), "cannot write ", options_.csv_path);
     f << "suite,name,impl,dtype,status,params,bytes,median_ms,min_ms,max_ms,runs,batch,sets,"
-         "gbps,copy_gbps,copy_fraction,cub_gbps,cub_fraction,verified,note\n";
+         "wall_ms,sync_gpu_ms,sync_wall_ms,sync_runs,gbps,copy_gbps,copy_fraction,cub_gbps,"
+         "cub_fraction,verified,note\n";
     const auto quoted = [](const std::string& s) {
       std::string out = "\"";
       for (const char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
@@ -403,7 +441,9 @@ void Bench::write_outputs() const {
         << quoted(params) << ',' << json_number(r.bytes) << ','
         << json_number(r.stats.median_ms) << ',' << json_number(r.stats.min_ms) << ','
         << json_number(r.stats.max_ms) << ',' << r.stats.runs << ',' << r.stats.batch << ','
-        << r.stats.sets << ',' << json_number(r.gbps) << ',' << json_number(r.copy_gbps) << ','
+        << r.stats.sets << ',' << json_number(r.stats.wall_ms) << ','
+        << json_number(r.stats.sync_gpu_ms) << ',' << json_number(r.stats.sync_wall_ms) << ','
+        << r.stats.sync_runs << ',' << json_number(r.gbps) << ',' << json_number(r.copy_gbps) << ','
         << json_number(r.copy_fraction) << ',' << json_number(r.cub_gbps) << ','
         << json_number(r.cub_fraction) << ',' << quoted(r.verified) << ',' << quoted(r.note)
         << '\n';

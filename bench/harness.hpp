@@ -8,6 +8,12 @@
 //   * a sample is one event pair around `batch` back-to-back launches, batch = ceil(100 us / t)
 //     (1 for anything slower than 100 us), so event resolution never dominates;
 //   * the reported time is the median over `runs` samples (>= 20) of sample time / batch.
+//   * Two call patterns (issue 13): back to back (the samples above; their host wall time per
+//     call is the host clock around all runs x batch calls, one synchronization at the end,
+//     divided by the calls), and synchronizing: one call, cudaStreamSynchronize, next call, the
+//     way a timing loop, a .item() or a host read calls it; its host wall time and GPU time (an
+//     event pair around the call) per call are medians over `runs` calls (fewer when runs calls
+//     would take over kSyncBudgetMs: at least kMinSyncRuns).
 //   * When one set of operands (inputs and output) is smaller than 3x the L2 cache, the case
 //     allocates several sets and launch i uses set i % sets, so that every set has been evicted
 //     from L2 before it is used again (sets = ceil(3 * L2 / footprint), capped per suite).
@@ -30,11 +36,20 @@
 namespace ewise::bench {
 
 struct Stats {
-  double median_ms = 0, min_ms = 0, max_ms = 0;
+  double median_ms = 0, min_ms = 0, max_ms = 0;  ///< back to back, GPU (events), per call
   int runs = 0;   ///< timed samples
   int batch = 0;  ///< launches per sample
   int sets = 1;   ///< operand sets rotated through
+  double wall_ms = 0;       ///< back to back, host wall time per call (all samples' calls)
+  double sync_gpu_ms = 0;   ///< synchronizing pattern: GPU time per call (median)
+  double sync_wall_ms = 0;  ///< synchronizing pattern: host wall time per call (median)
+  int sync_runs = 0;        ///< calls timed in the synchronizing pattern (0: not measured)
 };
+
+/// The synchronizing pattern times `runs` calls unless that would take longer than this...
+inline constexpr double kSyncBudgetMs = 1000;
+/// ...and then no fewer than this.
+inline constexpr int kMinSyncRuns = 5;
 
 /// One named parameter of a record, its value already rendered as JSON.
 struct Param {
@@ -75,6 +90,8 @@ struct Options {
   int runs = 25;
   std::uint64_t seed = 0;
   std::string json_path, csv_path;
+  /// Where the structures suite writes its inputs as .npy for bench/peers.py ("": nowhere).
+  std::string inputs_dir;
 };
 
 /// `sets` back-to-back copies of a buffer of `elems` elements, each starting on a 256-byte
@@ -120,8 +137,9 @@ class Bench {
   /// Operand sets to rotate through so that each is out of L2 before reuse (see file comment).
   int sets_for(std::size_t footprint_bytes, int cap) const;
 
-  /// Times op(i) for launch counter i = 0, 1, 2, ... (the op picks its set as i % sets).
-  Stats time(const std::function<void(std::int64_t)>& op, int sets);
+  /// Times op(i) for launch counter i = 0, 1, 2, ... (the op picks its set as i % sets), back
+  /// to back and, when `sync_pattern`, synchronizing after each call (see the file comment).
+  Stats time(const std::function<void(std::int64_t)>& op, int sets, bool sync_pattern = true);
 
   /// Bandwidth (bytes/s) of a device-to-device cudaMemcpyAsync moving `bytes_moved` bytes
   /// (bytes_moved / 2 read and as many written), measured once per size in this run.

@@ -2,11 +2,14 @@
 // docs/benchmarks.md). Every case is verified against the CPU reference before it is timed.
 //
 //   ewise_bench [--suite NAME[,NAME...]] [--quick] [--runs N] [--json FILE] [--csv FILE]
+//               [--inputs DIR]
 //
-// Suites: paper, schedules, patterns, sparse, crossover (default: all, in that order).
+// Suites: paper, schedules, patterns, ml_shapes, sparse, crossover, structures (default: all,
+// in that order).
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <utility>
@@ -28,12 +31,13 @@ const std::pair<const char*, SuiteFn> kSuites[] = {
     {"paper", ewise::bench::paper_suite},       {"schedules", ewise::bench::schedules_suite},
     {"patterns", ewise::bench::patterns_suite}, {"ml_shapes", ewise::bench::ml_shapes_suite},
     {"sparse", ewise::bench::sparse_suite},     {"crossover", ewise::bench::crossover_suite},
+    {"structures", ewise::bench::structures_suite},
 };
 
 void usage(FILE* f) {
   std::fprintf(f,
                "usage: ewise_bench [--suite NAME[,NAME...]] [--quick] [--runs N] [--json FILE] "
-               "[--csv FILE]\n"
+               "[--csv FILE] [--inputs DIR]\n"
                "  --suite   suites to run (default all):");
   for (const auto& s : kSuites) std::fprintf(f, " %s", s.first);
   std::fprintf(f,
@@ -41,6 +45,8 @@ void usage(FILE* f) {
                "  --runs N  timed samples per case, median reported (default 25, at least 20)\n"
                "  --json F  write all records and the run's facts as JSON\n"
                "  --csv F   write all records as CSV\n"
+               "  --inputs D  structures suite: write its inputs as .npy files into D (for\n"
+               "            bench/peers.py, which reads D from the JSON's meta)\n"
                "  EWISE_SEED=<n> replays a run's inputs; EWISE_COMMIT=<sha> overrides the commit "
                "printed\n");
 }
@@ -81,6 +87,8 @@ int main(int argc, char** argv) {
         options.json_path = value();
       } else if (arg == "--csv") {
         options.csv_path = value();
+      } else if (arg == "--inputs") {
+        options.inputs_dir = std::filesystem::absolute(value()).string();
       } else if (arg == "--help" || arg == "-h") {
         usage(stdout);
         return 0;

@@ -1,11 +1,30 @@
 #!/usr/bin/env python3
 """The benchmark record: one directory per device kind, bench/results/<kind>/, data in JSON.
 
-    ewise.json    ewise_bench's output: "meta" (commit, device, clocks, seed, ... and, added by
-                  `annotate`, the device kind and the toolchain) and "results" (one per case)
+    ewise.json    ewise_bench's output: "meta" (commit, device, clocks, seed, runs,
+                  sync_budget_ms, inputs_dir, ... and, added by `annotate`, the device kind and
+                  the toolchain) and "results" (one per case)
     peers.json    bench/peers.py's output: PyTorch and CuPy on the same cases
     summary.md    bench/summarize.py's tables          peers.md   peers.py's ratio table
     plots/*.png   bench/plot.py's figures
+
+A result of ewise.json: suite, name, impl, dtype, status ("ok", "refused", "failed", "summary"),
+note, verified (how it was checked before timing), params (the case: shapes, op, density, ...;
+the structures suite adds kind, form, nnz_a/b, unique_a/b, nnz_out, dense, generator and the
+.npy stems of its inputs), bytes (moved: inputs read once, output written once), and the times
+in ms per call in two call patterns:
+    back to back    median_ms, min_ms, max_ms (GPU time from events, over `runs` samples of
+                    `batch` calls), wall_ms (host wall time per call around all those calls,
+                    one synchronization at the end)
+    synchronizing   sync_gpu_ms, sync_wall_ms (each call followed by cudaStreamSynchronize: GPU
+                    time of the call and host wall time up to the synchronization's return,
+                    medians over sync_runs calls; 0 where not measured)
+then gbps, copy_gbps, copy_fraction (bytes / median_ms over the same-run device copy of the same
+bytes: the roofline fraction), cub_gbps, cub_fraction (dense: of the same-run cub add).
+peers.json: "meta", "cases" (each peer's timings, the same fields per pattern) and "ratios" (one
+row per case: <lib>_ms, <lib>_wall_ms, <lib>_sync_gpu_ms, <lib>_sync_wall_ms for lib in ewise,
+torch, cupy; <lib>_ratio = ewise / peer GPU time back to back, <lib>_sync_ratio = ewise / peer
+wall time synchronizing).
 
 The other scripts read and write the record through this module. As a program (run_all.sh):
 

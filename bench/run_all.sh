@@ -9,7 +9,9 @@
 #   ewise.json (meta: commit, device, kind, toolchain; one result per case)   peers.json
 #   summary.md peers.md (tables made from the JSON)   plots/*.png
 # A run replaces the record's files; the build log stays in the build directory. The commit
-# reported is $EWISE_COMMIT, else git's HEAD (with -dirty), else "unknown".
+# reported is $EWISE_COMMIT, else git's HEAD (with -dirty), else "unknown". The structures suite
+# writes its inputs (~2.5 GB of .npy) to $EWISE_BENCH_INPUTS (default $build/structures-inputs)
+# for peers.py; they are deleted after peers.py unless EWISE_BENCH_KEEP_INPUTS=1.
 # Exit status: non-zero when the build fails or any case fails verification.
 set -uo pipefail
 
@@ -46,14 +48,22 @@ if ! { cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   exit 2
 fi
 
+inputs=${EWISE_BENCH_INPUTS:-$build/structures-inputs}
+mkdir -p "$inputs"
+rm -f "$inputs"/*.npy
+
 stamp "ewise_bench $*"
-"$build/bench/ewise_bench" "$@" --json "$out/ewise.json"
+"$build/bench/ewise_bench" "$@" --json "$out/ewise.json" --inputs "$inputs"
 bench_rc=$?
 
 if [ -f "$out/ewise.json" ]; then
   python3 "$root/bench/record.py" annotate "$out" --build "$build" --kind "$kind"
   stamp "peers"
   python3 "$root/bench/peers.py" "$out"
+  if [ "${EWISE_BENCH_KEEP_INPUTS:-0}" != 1 ]; then
+    rm -f "$inputs"/*.npy
+  fi
+  stamp "summary"
   python3 "$root/bench/summarize.py" "$out"
   stamp "plots"
   python3 "$root/bench/plot.py" "$out" 2>&1 | tail -20

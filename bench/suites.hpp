@@ -19,5 +19,9 @@ std::vector<Case> ml_shapes_suite(Bench& bench);
 std::vector<Case> sparse_suite(Bench& bench);
 /// Dense multiply vs COO multiply of the same shape as density grows.
 std::vector<Case> crossover_suite(Bench& bench);
+/// Issue 13's four structure kinds (power-law graph, wide matrix, bag of words, pruning mask;
+/// coo_kinds.hpp), >= 10M entries each: COO ⊙ COO, COO ⊙ dense and multiply_values, in both
+/// call patterns, with bytes moved; inputs written for bench/peers.py with --inputs.
+std::vector<Case> structures_suite(Bench& bench);
 
 }  // namespace ewise::bench

@@ -6,7 +6,8 @@ record's ewise.json (and peers.json when there is one), writes its summary.md.
 
 Tables: the dense issue's broadcast patterns (automatic against cub, the copy and PyTorch), the
 paper's workload (sliding vs baseline), the d2ltvm schedules, COO multiply by algorithm with
-the sparse issue's peer targets, COO ⊙ dense, and the crossover densities.
+the sparse issue's peer targets, COO ⊙ dense, the crossover densities, and the structure kinds
+(issue 13) in both call patterns: back to back and synchronizing after each call.
 """
 import argparse
 import os
@@ -129,8 +130,8 @@ def sparse(rows, peers):
         return []
     pk = {(p["case"]): p for p in peers if p["suite"] in ("sparse", "crossover")}
     out = ["### COO ⊙ COO (`sparse`), f32, int32 indices, ms from inputs to canonical output", "",
-           "| shape | density | input | nnz out | automatic | sort_search | merge | linear_search | automatic, no index check | PyTorch | speedup vs PyTorch | CuPy | speedup vs CuPy |",
-           "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+           "| shape | density | input | nnz out | automatic | sort_search | merge | linear_search | automatic, no index check | PyTorch | speedup vs PyTorch | CuPy | speedup vs CuPy | automatic, sync wall | sync speedup vs PyTorch |",
+           "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     keys = sorted({(r["params"]["rows"], r["params"]["density"], r["params"]["input"]) for r in rows},
                   key=lambda k: (k[0], k[1], k[2] != "unsorted"))
     for side, d, order in keys:
@@ -145,7 +146,9 @@ def sparse(rows, peers):
         out.append(f"| {side}² | {d:g} | {order} | {auto[0]['params'].get('nnz_out', '-') if auto else '-'} | "
                    + " | ".join(f(g.get(k), 4) for k in ["automatic", "sort_search", "merge", "linear_search", "automatic_novalidate"])
                    + f" | {f(tms, 3)} ({tv}) | {f(tms / g['automatic'], 2) if tms and g.get('automatic') else '-'}x"
-                   + f" | {f(cms, 3)} ({cv}) | {f(cms / g['automatic'], 2) if cms and g.get('automatic') else '-'}x |")
+                   + f" | {f(cms, 3)} ({cv}) | {f(cms / g['automatic'], 2) if cms and g.get('automatic') else '-'}x"
+                   + f" | {f(auto[0].get('sync_wall_ms') if auto else None, 4)}"
+                   + f" | {f(1 / p['torch_sync_ratio'], 2) + 'x' if p.get('torch_sync_ratio') else '-'} |")
     return out + [""]
 
 
@@ -155,13 +158,15 @@ def coo_dense(rows, peers):
         return []
     pk = {p["case"]: p for p in peers if p["suite"] == "sparse"}
     out = ["### COO ⊙ dense (`sparse`), f32, ms", "",
-           "| case | nnz | ewise | PyTorch | ewise / PyTorch | CuPy (CSR) | ewise / CuPy |",
-           "|---|---:|---:|---:|---:|---:|---:|"]
+           "| case | nnz | ewise | PyTorch | ewise / PyTorch | CuPy (CSR) | ewise / CuPy | ewise sync wall | sync: ewise / PyTorch | sync: ewise / CuPy |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         p = pk.get(r["name"], {})
         out.append(f"| {r['name']} | {r['params']['nnz_a']} | {f(r['median_ms'], 4)} | "
                    f"{f(p.get('torch_ms'), 4)} | {f(p.get('torch_ratio'), 2)} | "
-                   f"{f(p.get('cupy_ms'), 4)} | {f(p.get('cupy_ratio'), 2)} |")
+                   f"{f(p.get('cupy_ms'), 4)} | {f(p.get('cupy_ratio'), 2)} | "
+                   f"{f(r.get('sync_wall_ms'), 4)} | {f(p.get('torch_sync_ratio'), 2)} | "
+                   f"{f(p.get('cupy_sync_ratio'), 2)} |")
     return out + [""]
 
 
@@ -182,6 +187,52 @@ def crossover(rows):
     return out + [""]
 
 
+def structures(rows, peers):
+    rows = ok(rows, "structures")
+    if not rows:
+        return []
+    pk = {(p["name"], p["op"], p.get("dense", "")): p for p in peers if p["suite"] == "structures"}
+    out = ["### Structure kinds (`structures`): f32, i32 indices, both call patterns", "",
+           "Back to back (b2b): GPU time (events, median) and host wall time per call of calls "
+           "issued with no synchronization between them; sync: each call followed by a stream "
+           "synchronization, GPU and host wall time per call (medians). x PyTorch / x CuPy = peer "
+           "wall time / ewise wall time in the same pattern (above 1: ewise faster). Of roofline = "
+           "bytes moved / time (b2b: GPU time; sync: wall time) over the same-run device copy of "
+           "the same bytes.", ""]
+    kinds = {}
+    for r in rows:
+        kinds.setdefault(r["params"]["kind"], r)
+    for k, r in kinds.items():
+        p = r["params"]
+        out.append(f"- **{k}** ({p['rows']} x {p['cols']}): {p['generator']}. a: {p['nnz_a']} "
+                   f"entries ({p['unique_a']} distinct), b: {p['nnz_b']} ({p['unique_b']}).")
+    out += ["", "| case | op | nnz out | pattern | ewise GPU ms | ewise wall ms | PyTorch GPU / wall ms "
+            "| x PyTorch | CuPy GPU / wall ms | x CuPy | of roofline |",
+            "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        p = r["params"]
+        dense = p.get("dense", "")
+        op = p["op"] + (f" {dense}" if dense else "")
+        peer = pk.get((r["name"], p["op"], dense), {})
+        for pattern, g, w, tg, tw, cg, cw in (
+                ("b2b", "median_ms", "wall_ms", "torch_ms", "torch_wall_ms", "cupy_ms",
+                 "cupy_wall_ms"),
+                ("sync", "sync_gpu_ms", "sync_wall_ms", "torch_sync_gpu_ms", "torch_sync_wall_ms",
+                 "cupy_sync_gpu_ms", "cupy_sync_wall_ms")):
+            ew = r.get(w)
+            time_for_roof = r["median_ms"] if pattern == "b2b" else ew
+            roof = r["copy_fraction"] * r["median_ms"] / time_for_roof if time_for_roof else None
+            tx = peer.get(tw) / ew if peer.get(tw) and ew else None
+            cx = peer.get(cw) / ew if peer.get(cw) and ew else None
+            out.append(f"| {r['name']} | {op} | {p.get('nnz_out', '-')} | {pattern} | "
+                       f"{f(r.get(g), 4)} | {f(ew, 4)} | {f(peer.get(tg), 4)} / {f(peer.get(tw), 4)} | "
+                       f"{f(tx, 2)} | {f(peer.get(cg), 4)} / {f(peer.get(cw), 4)} | {f(cx, 2)} | "
+                       f"{pct(roof)} |")
+        if peer.get("notes"):
+            out.append(f"|  | *{peer['notes']}* | | | | | | | | | |")
+    return out + [""]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("record", help="the record directory (holds ewise.json)")
@@ -199,7 +250,7 @@ def main():
              + (f" Toolchain: {toolchain}." if toolchain else ""), ""]
     rows = ewise["results"]
     for part in (patterns(rows, peers), ml_shapes(rows, peers), paper(rows), schedules(rows), sparse(rows, peers),
-                 coo_dense(rows, peers), crossover(rows)):
+                 coo_dense(rows, peers), crossover(rows), structures(rows, peers)):
         lines += part
     path = os.path.join(args.record, "summary.md")
     with open(path, "w") as fh:

@@ -1,0 +1,90 @@
+// bench/coo_kinds.hpp — the four structure kinds of issue 13 ("sparse that wins where users call
+// it"), drawn on the device, and a device oracle for their products.
+//
+// Every kind is drawn from a seed alone (counter-based hashes of src/random.hpp: entry or cell i
+// of a draw with seed s depends only on (s, i)), f32 values from the harness's random values
+// (uniform in [-4, 4], |x| >= 1/16, never zero), i32 indices. Each kind comes as a pair (a, b):
+// b is a related matrix of the same kind, so that a ⊙ b has real matches. The sizes per
+// KindSize are in coo_kinds.cu (kind_shape); the full sizes:
+//
+//   graph  power-law graph with duplicate edges, the edge list as it comes: R-MAT (Graph500's
+//          a, b, c, d = 0.57, 0.19, 0.19, 0.05, without its per-level noise) on 2^20 nodes,
+//          2^24 edges (Graph500's scale 20, edge factor 16) drawn independently, so duplicates
+//          (~4%) and self loops occur as in Graph500's generator; vertex ids scrambled by a
+//          fixed bijection, entries in draw order (unsorted). b is the next snapshot: edge k of
+//          b is, with probability 0.8, a's edge sigma(k) (sigma a fixed bijection of the edge
+//          numbers, so b's order is not a's), else a fresh R-MAT edge.
+//   wide   4096 x 2^24, canonical (row-major sorted, no duplicates): row r holds each column
+//          with probability p_r (columns drawn by geometric gaps), p_r log-normal (sigma 1)
+//          around a mean of 2930 entries a row (~11.8M entries, 51 to 48k a row), capped at 32x
+//          the mean. b keeps each entry of a with probability 1/2 and adds fresh entries at half
+//          of row r's density (~50% of a's entries match).
+//   words  bag of words, 1,000,000 documents x 2^17 words, the token stream as it comes: doc d
+//          has 1 + floor(exp(N(ln 8, 0.8))) tokens (mean ~12, at most 512), each word drawn
+//          from a Zipf law (exponent 1.07) over the vocabulary, word ids a fixed bijection of
+//          the popularity rank; entries sorted by document, in token order within one
+//          (duplicates: a word repeated in a document, ~11%; ~11.5M entries). b is a second
+//          draw of the same law (~1M coordinates in both, mostly the popular words).
+//   mask   a uniform 10% pruning mask over an 8192 x 12288 weight matrix, canonical: every
+//          cell kept independently with probability 0.1 (coo_gen.hpp's generator). b is a
+//          second draw (1% of cells in both).
+//
+// The oracle (OracleCoo and the functions below) is independent of the generators and of
+// ewise's sparse code: a stable radix sort of 64-bit absolute indices, duplicates summed one
+// after another in storage order by one thread per run (ewise's documented order), a binary
+// search of one canonical operand's keys for each entry of the other, the dense factor read
+// per entry. Its results are compared with ewise's bit for bit.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <string>
+
+#include "ewise/buffer.hpp"
+#include "ewise/coo.hpp"
+#include "ewise/tensor.hpp"
+
+namespace ewise::bench {
+
+enum class Kind { graph, wide, words, mask };
+const char* kind_name(Kind k);  ///< "graph", "wide", "words", "mask"
+
+/// full: the benchmark's sizes (>= 10M entries); quick: --quick; check: ~100k entries, for the
+/// CPU reference.
+enum class KindSize { full, quick, check };
+
+/// A drawn pair in the kind's natural form (graph, words: not canonical, with duplicates;
+/// wide, mask: canonical).
+struct KindPair {
+  DeviceCoo a, b;
+  std::string description;  ///< the kind's parameters at this size, one line
+};
+
+KindPair generate_kind(Kind kind, KindSize size, std::uint64_t seed, cudaStream_t stream);
+
+/// A canonical f32 matrix as 64-bit absolute indices (row * ncols + col) and values.
+struct OracleCoo {
+  std::int64_t nrows = 0, ncols = 0, nnz = 0;
+  DeviceBuffer keys, vals;
+};
+
+/// The canonical form of a (i32 indices, f32 values): sorted, duplicates summed in storage order.
+OracleCoo oracle_coalesce(const CooView& a, cudaStream_t stream);
+/// a ⊙ b of canonical oracle matrices: the common keys, values multiplied.
+OracleCoo oracle_intersect(const OracleCoo& a, const OracleCoo& b, cudaStream_t stream);
+/// a ⊙ dense of a canonical oracle matrix (dense: a device f32 tensor broadcasting to a's shape).
+OracleCoo oracle_scale(const OracleCoo& a, const ConstTensorView& dense, cudaStream_t stream);
+/// The oracle matrix as a canonical i32/f32 DeviceCoo (how the suite makes canonical inputs).
+DeviceCoo oracle_to_coo(const OracleCoo& a, cudaStream_t stream);
+
+/// Checks that got (a canonical-claiming result) equals want bit for bit: nnz, every
+/// coordinate and every value. Returns a description; throws VerifyError naming the first
+/// difference.
+std::string check_equal(const CooView& got, const OracleCoo& want, cudaStream_t stream);
+/// Checks out_vals[k] == a.vals[k] * dense[a.rows[k], a.cols[k]] bit for bit for every entry k
+/// of a (multiply_values). Throws VerifyError.
+std::string check_values(const CooView& a, const ConstTensorView& dense,
+                         const ConstTensorView& out_vals, cudaStream_t stream);
+
+}  // namespace ewise::bench

@@ -1,0 +1,333 @@
+// The structures suite (issue 13, "sparse that wins where users call it"): the four structure
+// kinds of coo_kinds.hpp (power-law graph with duplicate edges, wide matrix, bag of words with
+// Zipf columns, 10% pruning mask), >= 10M entries each, f32 values, i32 indices.
+//
+// Forms: graph and words come as they naturally are (an edge list / token stream: not sorted
+// by absolute index, with duplicates; "natural") and canonical (their coalesced form, made by
+// the oracle); wide and mask are canonical by nature. Operations, each on every form:
+//   coo*coo       multiply(a, b), automatic algorithm; b is the kind's partner matrix
+//   coo*dense     multiply(a, dense): dense a row vector (1, ncols) for every kind (per-column
+//                 scale: inverse degree, idf, feature scale) and, for the mask, the full
+//                 (nrows, ncols) weight. A full dense operand of the other kinds would take
+//                 64 TiB (graph), 256 GiB (wide) or 488 GiB (words): not run.
+//   values*dense  multiply_values(a, dense, out_vals) into a buffer allocated once, same dense
+//                 operands: the pattern-preserving form.
+// Every call with default options (index validation on). Each is timed in both call patterns
+// (harness.hpp): back to back and synchronizing after each call.
+//
+// Bytes moved (the roofline's numerator): each input's indices and values read once (12 bytes
+// an entry), the dense operand read once (at most one element per entry), the output written
+// once (12 bytes an entry; 4 for multiply_values). The roofline fraction is bytes / time over
+// the same-run device-to-device copy of the same bytes (Record::copy_fraction).
+//
+// Verification before timing, every case: (1) the full-size result against the device oracle
+// of coo_kinds.hpp, bit for bit (every coordinate, every value, nnz); (2) the same operation on
+// a small instance of the same kind and form (~100k entries, KindSize::check) against the CPU
+// reference in full; and, once per kind, the oracle itself against the CPU reference on that
+// small instance. Operands are not rotated: one set of every case is larger than 2x an H100's
+// L2 (50 MiB) and an H200's (60 MiB).
+//
+// With --inputs DIR (bench/run_all.sh passes one), every input is written to DIR as .npy
+// (<kind>_<form>_{a,b}_{rows,cols,vals}.npy, <kind>_{row,full}.npy) after its cases are timed,
+// so that bench/peers.py times PyTorch and CuPy on identical inputs; the records name the files
+// (params "inputs", "dense_input").
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "check.hpp"
+#include "coo_kinds.hpp"
+#include "ewise/error.hpp"
+#include "ewise/io.hpp"
+#include "ewise/sparse.hpp"
+#include "ewise/sparse_reference.hpp"
+#include "ewise/verify.hpp"
+#include "suites.hpp"
+
+namespace ewise::bench {
+namespace {
+
+constexpr double kEntryBytes = 12;  // i32 row, i32 column, f32 value
+constexpr std::uint64_t kCheckSalt = 0xC4EC4C0000000021ull;
+
+enum class Op { coo_coo, coo_dense, values };
+
+const char* op_name(Op op) {
+  switch (op) {
+    case Op::coo_coo: return "coo*coo";
+    case Op::coo_dense: return "coo*dense";
+    case Op::values: return "values*dense";
+  }
+  return "?";
+}
+
+const char* impl_name(Op op) {
+  switch (op) {
+    case Op::coo_coo: return "automatic";
+    case Op::coo_dense: return "coo_dense";
+    case Op::values: return "multiply_values";
+  }
+  return "?";
+}
+
+struct Form {
+  std::string name;  // "natural" (not canonical, duplicates) or "canonical"
+  DeviceCoo a, b;
+};
+
+struct Dense {
+  std::string name;  // "row" or "full"
+  DeviceTensor t;
+};
+
+// One kind at one size: its forms, the oracle's canonical a and b, the dense operands.
+struct KindData {
+  Kind kind = Kind::graph;
+  std::string description;
+  std::vector<Form> forms;
+  OracleCoo oa, ob;
+  std::vector<Dense> dense;
+};
+
+KindData make_kind(Bench& bench, Kind kind, KindSize size, std::uint64_t seed) {
+  const cudaStream_t stream = bench.stream();
+  KindPair p = generate_kind(kind, size, seed, stream);
+  KindData d;
+  d.kind = kind;
+  d.description = p.description;
+  d.oa = oracle_coalesce(p.a.view(), stream);
+  d.ob = oracle_coalesce(p.b.view(), stream);
+  const bool canonical = p.a.desc().canonical;
+  const std::int64_t nrows = p.a.desc().nrows, ncols = p.a.desc().ncols;
+  d.forms.push_back({canonical ? "canonical" : "natural", std::move(p.a), std::move(p.b)});
+  if (!canonical)
+    d.forms.push_back({"canonical", oracle_to_coo(d.oa, stream), oracle_to_coo(d.ob, stream)});
+  std::vector<std::pair<std::string, Dims>> shapes{{"row", Dims{1, ncols}}};
+  if (kind == Kind::mask) shapes.emplace_back("full", Dims{nrows, ncols});
+  for (const auto& [name, shape] : shapes) {
+    DeviceTensor t(DType::f32, shape, stream);
+    verify::fill_random(t.view(), bench.next_seed(), {}, stream);
+    d.dense.push_back({name, std::move(t)});
+  }
+  EWISE_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return d;
+}
+
+void require_match(const verify::CooCompareReport& r, const char* what) {
+  if (!r.ok() || !r.got_canonical || r.got_nnz != r.want_nnz)
+    throw VerifyError(detail::concat(what, ": ", r.str()));
+}
+
+// The oracle of the small instance against the CPU reference (once per kind).
+std::string check_oracle(const KindData& s, cudaStream_t stream) {
+  const Form& f = s.forms.front();
+  const HostCoo ha = to_host(f.a.view(), stream), hb = to_host(f.b.view(), stream);
+  const DeviceCoo mine = oracle_to_coo(oracle_intersect(s.oa, s.ob, stream), stream);
+  require_match(verify::compare_coo(mine.view(), reference_multiply(ha.view(), hb.view()).view(),
+                                    verify::default_tolerance(DType::f32), stream),
+                "oracle a*b vs CPU reference");
+  for (const Dense& d : s.dense) {
+    const HostTensor hd = to_host(d.t.view(), stream);
+    const DeviceCoo scaled = oracle_to_coo(oracle_scale(s.oa, d.t.view(), stream), stream);
+    const HostCoo want = reference_multiply(ha.view(), hd.view());
+    require_match(verify::compare_coo(scaled.view(), want.view(),
+                                      verify::default_tolerance(DType::f32), stream),
+                  "oracle a*dense vs CPU reference");
+  }
+  return detail::concat("oracle = CPU reference on it");
+}
+
+// The operation on the small instance against the CPU reference, in full.
+std::string check_small(const KindData& s, std::size_t form, Op op, std::size_t dense,
+                        cudaStream_t stream) {
+  const Form& f = s.forms[form];
+  const HostCoo ha = to_host(f.a.view(), stream);
+  std::int64_t nnz = 0;
+  if (op == Op::coo_coo) {
+    const DeviceCoo got = multiply(f.a.view(), f.b.view(), {}, stream);
+    const HostCoo hb = to_host(f.b.view(), stream);
+    const HostCoo want = reference_multiply(ha.view(), hb.view());
+    require_match(verify::compare_coo(got.view(), want.view(),
+                                      verify::default_tolerance(DType::f32), stream),
+                  "CPU reference on the small instance");
+    nnz = want.nnz();
+  } else {
+    const ConstTensorView dv = s.dense[dense].t.view();
+    const HostTensor hd = to_host(dv, stream);
+    if (op == Op::coo_dense) {
+      const DeviceCoo got = multiply(f.a.view(), dv, {}, stream);
+      const HostCoo want = reference_multiply(ha.view(), hd.view());
+      require_match(verify::compare_coo(got.view(), want.view(),
+                                        verify::default_tolerance(DType::f32), stream),
+                    "CPU reference on the small instance");
+      nnz = want.nnz();
+    } else {
+      DeviceTensor got(DType::f32, {f.a.nnz()}, stream);
+      verify::poison(got.view(), stream);
+      multiply_values(f.a.view(), dv, got.view(), {}, stream);
+      HostTensor want(DType::f32, {f.a.nnz()});
+      reference_multiply_values(ha.view(), hd.view(), want.view());
+      const verify::CompareReport r = verify::compare(got.view(), want.view(), stream);
+      if (!r.ok()) throw VerifyError("CPU reference on the small instance: " + r.str());
+      nnz = f.a.nnz();
+    }
+  }
+  return detail::concat("CPU reference in full on a small instance of the kind (", f.a.nnz(),
+                        " + ", f.b.nnz(), " entries, result nnz ", nnz, ")");
+}
+
+std::string stem(const KindData& d, std::size_t form) {
+  return detail::concat(kind_name(d.kind), "_", d.forms[form].name);
+}
+
+std::string dense_stem(const KindData& d, std::size_t dense) {
+  return detail::concat(kind_name(d.kind), "_", d.dense[dense].name);
+}
+
+// Verifies and times one operation on one form of the full-size kind.
+void run_case(Bench& bench, const KindData& full, const KindData& small,
+              const std::string& oracle_note, std::size_t form, Op op, std::size_t dense) {
+  const cudaStream_t stream = bench.stream();
+  const Form& f = full.forms[form];
+  const CooView a = f.a.view(), b = f.b.view();
+  Record r;
+  r.suite = "structures";
+  r.name = stem(full, form);
+  r.impl = impl_name(op);
+  r.dtype = "f32";
+  r.params = {param("op", op_name(op)),
+              param("kind", kind_name(full.kind)),
+              param("form", f.name),
+              param("input", a.desc.canonical ? "canonical" : "unsorted"),
+              param("rows", a.desc.nrows),
+              param("cols", a.desc.ncols),
+              param("nnz_a", a.desc.nnz),
+              param("nnz_b", b.desc.nnz),
+              param("unique_a", full.oa.nnz),
+              param("unique_b", full.ob.nnz),
+              param("inputs", stem(full, form)),
+              param("generator", full.description)};
+  const DeviceTensor* d = nullptr;
+  if (op != Op::coo_coo) {
+    d = &full.dense[dense].t;
+    r.params.push_back(param("dense", full.dense[dense].name));
+    r.params.push_back(param("dense_shape", d->shape()));
+    r.params.push_back(param("dense_input", dense_stem(full, dense)));
+  }
+  DeviceTensor out_vals;
+  std::int64_t nnz_out = 0;
+  try {
+    if (op == Op::coo_coo)
+      r.note = detail::concat("selected ", coo_algorithm_name(select_coo_algorithm(a, b)));
+    std::string device;
+    if (op == Op::coo_coo) {
+      const DeviceCoo got = multiply(a, b, {}, stream);
+      device = check_equal(got.view(), oracle_intersect(full.oa, full.ob, stream), stream);
+      nnz_out = got.nnz();
+    } else if (op == Op::coo_dense) {
+      const DeviceCoo got = multiply(a, d->view(), {}, stream);
+      device = check_equal(got.view(), oracle_scale(full.oa, d->view(), stream), stream);
+      nnz_out = got.nnz();
+    } else {
+      out_vals = DeviceTensor(DType::f32, {a.desc.nnz}, stream);
+      verify::poison(out_vals.view(), stream);
+      multiply_values(a, d->view(), out_vals.view(), {}, stream);
+      device = check_values(a, d->view(), out_vals.view(), stream);
+      nnz_out = a.desc.nnz;
+    }
+    r.verified = detail::concat(device, "; ", check_small(small, form, op, dense, stream), "; ",
+                                oracle_note);
+  } catch (const VerifyError& e) {
+    bench.add_untimed(std::move(r), "failed", e.what());
+    return;
+  } catch (const InvalidArgument& e) {
+    bench.add_untimed(std::move(r), "refused", e.what());
+    return;
+  }
+  r.params.push_back(param("nnz_out", nnz_out));
+  const auto nnz_a = static_cast<double>(a.desc.nnz);
+  if (op == Op::coo_coo) {
+    r.bytes = (nnz_a + static_cast<double>(b.desc.nnz + nnz_out)) * kEntryBytes;
+  } else {
+    const double dense_read = static_cast<double>(std::min(a.desc.nnz, d->numel())) * 4;
+    r.bytes = nnz_a * kEntryBytes + dense_read +
+              (op == Op::coo_dense ? static_cast<double>(nnz_out) * kEntryBytes : nnz_a * 4);
+  }
+  if (op == Op::coo_coo) {
+    r.stats = bench.time([&](std::int64_t) { const DeviceCoo c = multiply(a, b, {}, stream); }, 1);
+  } else if (op == Op::coo_dense) {
+    r.stats = bench.time(
+        [&](std::int64_t) { const DeviceCoo c = multiply(a, d->view(), {}, stream); }, 1);
+  } else {
+    r.stats = bench.time(
+        [&](std::int64_t) { multiply_values(a, d->view(), out_vals.view(), {}, stream); }, 1);
+  }
+  bench.add(std::move(r), 0);
+}
+
+void write_array(const std::string& path, const void* p, DType t, std::int64_t n,
+                 cudaStream_t stream) {
+  io::write_npy(path, ConstTensorView(p, TensorDesc::contiguous(t, {n}), Memory::device), {},
+                stream);
+}
+
+// Writes every input of the kind to dir as .npy (see the file comment).
+void write_inputs(const std::string& dir, const KindData& d, cudaStream_t stream) {
+  const double t0 = now_s();
+  std::filesystem::create_directories(dir);
+  double bytes = 0;
+  for (std::size_t k = 0; k < d.forms.size(); ++k)
+    for (const auto& [which, m] : {std::pair<const char*, const DeviceCoo*>{"a", &d.forms[k].a},
+                                   std::pair<const char*, const DeviceCoo*>{"b", &d.forms[k].b}}) {
+      const std::string base = dir + "/" + stem(d, k) + "_" + which;
+      write_array(base + "_rows.npy", m->rows(), DType::i32, m->nnz(), stream);
+      write_array(base + "_cols.npy", m->cols(), DType::i32, m->nnz(), stream);
+      write_array(base + "_vals.npy", m->vals(), DType::f32, m->nnz(), stream);
+      bytes += static_cast<double>(m->nnz()) * kEntryBytes;
+    }
+  for (std::size_t k = 0; k < d.dense.size(); ++k) {
+    io::write_npy(dir + "/" + dense_stem(d, k) + ".npy", d.dense[k].t.view(), {}, stream);
+    bytes += static_cast<double>(d.dense[k].t.numel()) * 4;
+  }
+  std::printf("  inputs of %s written to %s (%.0f MB, %.1f s)\n", kind_name(d.kind), dir.c_str(),
+              bytes / 1e6, now_s() - t0);
+  std::fflush(stdout);
+}
+
+// One kind: the oracle checked on a small instance, the full-size kind drawn, every operation
+// on every form verified and timed, the inputs written.
+void run_kind(Bench& bench, Kind kind, KindSize size) {
+  const cudaStream_t stream = bench.stream();
+  const std::uint64_t seed = bench.next_seed();
+  const KindData small = make_kind(bench, kind, KindSize::check, seed ^ kCheckSalt);
+  const std::string oracle_note = check_oracle(small, stream);  // VerifyError: a failure
+  const KindData full = make_kind(bench, kind, size, seed);
+  std::printf("  %s: %s; a %lld entries (%lld distinct), b %lld (%lld)\n", kind_name(kind),
+              full.description.c_str(), static_cast<long long>(full.forms[0].a.nnz()),
+              static_cast<long long>(full.oa.nnz), static_cast<long long>(full.forms[0].b.nnz()),
+              static_cast<long long>(full.ob.nnz));
+  std::fflush(stdout);
+  for (std::size_t f = 0; f < full.forms.size(); ++f) {
+    run_case(bench, full, small, oracle_note, f, Op::coo_coo, 0);
+    for (std::size_t d = 0; d < full.dense.size(); ++d) {
+      run_case(bench, full, small, oracle_note, f, Op::coo_dense, d);
+      run_case(bench, full, small, oracle_note, f, Op::values, d);
+    }
+  }
+  if (!bench.options().inputs_dir.empty()) write_inputs(bench.options().inputs_dir, full, stream);
+}
+
+}  // namespace
+
+std::vector<Case> structures_suite(Bench& bench) {
+  const KindSize size = bench.quick() ? KindSize::quick : KindSize::full;
+  std::vector<Case> cases;
+  for (const Kind kind : {Kind::graph, Kind::wide, Kind::words, Kind::mask})
+    cases.push_back({detail::concat(kind_name(kind), bench.quick() ? " (quick size)" : ""),
+                     [&bench, kind, size] { run_kind(bench, kind, size); }});
+  return cases;
+}
+
+}  // namespace ewise::bench

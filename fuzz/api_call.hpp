@@ -101,8 +101,8 @@ struct ApiResult {
 /// copied back. Catches only ewise::InvalidArgument (-> rejected); anything else escapes.
 ApiResult run_api_call(const ApiCall& call, Memory memory, cudaStream_t stream = nullptr);
 
-/// The one known host/device difference of binary (see entries_api.cpp): a named tiled kernel
-/// refused on host views for lack of shared memory on host_device_props().
+/// The one documented host/device difference of binary (dense.hpp, kernel_supports): a named
+/// tiled kernel refused on device views whose device's shared memory cannot hold its tiles.
 bool tiled_shared_memory_refusal(const ApiCall& call, const ApiResult& result);
 
 }  // namespace ewise::fuzz

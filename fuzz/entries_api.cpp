@@ -537,10 +537,6 @@ namespace {
 
 void check(const ApiCall& c, const Expected& e, const ApiResult& r) {
   const std::string call = c.str();
-  // Known difference, reported: kernel_supports(tiled) does not count shared memory, but the
-  // tiled kernel named on host views is planned for host_device_props() (48 KiB per block) and
-  // refuses plans with two staged 4-byte inputs (96 KiB) that a GPU runs.
-  if (e.valid && tiled_shared_memory_refusal(c, r)) return;
   EWISE_FUZZ_REQUIRE(r.rejected == !e.valid, "ewise ", r.rejected ? "rejected" : "accepted",
                      " a call the oracle says is ", e.valid ? "valid" : "invalid",
                      r.rejected ? " (" + r.error + ")" : std::string(), "\n", call);

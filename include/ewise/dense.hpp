@@ -143,7 +143,9 @@ DeviceTensor binary(BinaryOp op, const ConstTensorView& a, const ConstTensorView
 Kernel select_kernel(const ConstTensorView& a, const ConstTensorView& b, const TensorView& out);
 
 /// True when `kernel` can run these operands (automatic always can). Throws InvalidArgument for
-/// operands binary() would reject.
+/// operands binary() would reject. It does not ask the device: on device views binary() also
+/// refuses a named tiled kernel whose tiles do not fit the device's shared memory (two staged
+/// 4-byte inputs need 96 KiB a block; Hopper allows 227 KiB).
 bool kernel_supports(Kernel kernel, const ConstTensorView& a, const ConstTensorView& b,
                      const TensorView& out);
 

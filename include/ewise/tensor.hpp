@@ -78,7 +78,11 @@ struct TensorDesc {
   /// Lowest and highest element offset the tensor reaches (numel() must be > 0).
   std::int64_t min_offset() const noexcept;
   std::int64_t max_offset() const noexcept;
-  /// True when no two coordinates map to the same element (required of an output).
+  /// True when no two coordinates can map to the same element (required of an output), by a
+  /// conservative test: with the dims of extent > 1 sorted by |stride|, each |stride| must
+  /// exceed the reach of the inner ones (sum of |stride| * (extent - 1)). Some layouts whose
+  /// offsets are all distinct fail it (e.g. (4,4,4,4) with strides (193,49,13,3)); none passes
+  /// it whose offsets repeat.
   bool is_non_overlapping() const;
   /// Throws InvalidArgument when the rank is over kMaxRank, strides and shape differ in rank, an
   /// extent is negative, or numel or any offset (in bytes) would overflow int64.

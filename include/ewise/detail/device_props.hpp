@@ -18,8 +18,13 @@ struct DeviceProps {
 
 /// The fixed properties the host backend (host views, select_kernel, kernel_supports) plans
 /// with: no CUDA call. Kernel choice does not depend on them; the launch fields they give are
-/// never used for a launch.
-constexpr DeviceProps host_device_props() { return DeviceProps{}; }
+/// never used for a launch. No shared-memory limit: the CPU backend stages nothing, so a
+/// kernel named on host views is refused only by its rule, as kernel_supports says.
+constexpr DeviceProps host_device_props() {
+  DeviceProps p;
+  p.max_shared = INT64_MAX;
+  return p;
+}
 
 /// The properties of device `ordinal`: queried from the CUDA runtime on the first call for that
 /// ordinal, then cached for the process (thread-safe; a failed query is retried by the next

@@ -25,9 +25,7 @@
 #     fault on purpose and FailurePaths.SparseOperationsOnAFullDevice (it takes all device
 #     memory, which the sanitizer needs for itself).
 #   Residency.* — the residency check asks the driver about addresses that belong to no
-#     allocation (cuMemGetAddressRange fails, by design); the "failures" pass runs them, except
-#     Residency.CheckOfThreeOperandsCostsUnderOneMicrosecond (a timing, meaningless under a
-#     sanitizer).
+#     allocation (cuMemGetAddressRange fails, by design); the "failures" pass runs them.
 # Every tool runs the same tests (racecheck too: the sparse pipelines' CUB passes, the tiled and
 # sliding_shared kernels and user functors all meet shared memory somewhere in the suite).
 set -uo pipefail
@@ -91,7 +89,6 @@ for tool in "${tools[@]}"; do
       args+=(--tool memcheck --leak-check full --report-api-errors no)
       filter="FailurePaths.*:GpuFoundation.LaunchErrorsAreTypedAndNamed:Residency.*"
       filter+=":-FailurePaths.AsyncFaultIsReportedByTheNextCall:FailurePaths.SparseOperationsOnAFullDevice"
-      filter+=":Residency.CheckOfThreeOperandsCostsUnderOneMicrosecond"
       ;;
     *) echo "sanitize_gpu: unknown tool $tool" >&2; exit 2 ;;
   esac

@@ -8,7 +8,7 @@
 // (or, where the device can read pageable memory, a call that does not throw at all).
 // And the other side: memory the device can use is accepted (managed, pinned, registered host
 // memory, reversed and broadcast views, views that end exactly at the allocation's end, memory
-// mapped piece by piece with cuMemMap). Its cost is measured on the device, not asserted here.
+// mapped piece by piece with cuMemMap). Its cost is in docs/design.md, not asserted here.
 #include <gtest/gtest.h>
 
 #include <cuda.h>

@@ -1,5 +1,7 @@
 // Dense suites: paper, schedules, patterns.
 #include <algorithm>
+#include <chrono>
+#include <functional>
 #include <iterator>
 #include <memory>
 #include <string>
@@ -248,6 +250,61 @@ std::vector<Case> ml_shapes_suite(Bench& bench) {
                                         : std::vector<DType>{DType::f32, DType::bf16, DType::f16};
   return dense_cases(bench, "ml_shapes", shapes, dtypes,
                      {Kernel::automatic, Kernel::row_vectorized});
+}
+
+// ---- small: host cost per call, a 1M-element broadcast -------------------------------------
+
+namespace {
+
+__global__ void empty_kernel() {}
+
+/// Calls timed for the host cost of one call.
+constexpr int kHostCalls = 20000;
+
+/// Host time of one call of `call`, microseconds: a CPU clock around kHostCalls back-to-back
+/// calls, the stream synchronized before and after but not inside, so it is what the issuing
+/// thread spends (checks, planning, launch). The cases that use it take less GPU time per call
+/// than that, so the launch queue never fills and the GPU never sets the pace.
+double host_us_per_call(Bench& bench, const std::function<void()>& call) {
+  call();
+  EWISE_CUDA_CHECK(cudaStreamSynchronize(bench.stream()));
+  const auto start = std::chrono::steady_clock::now();
+  for (int k = 0; k < kHostCalls; ++k) call();
+  const std::chrono::duration<double, std::micro> took = std::chrono::steady_clock::now() - start;
+  EWISE_CUDA_CHECK(cudaStreamSynchronize(bench.stream()));
+  return took.count() / kHostCalls;
+}
+
+}  // namespace
+
+std::vector<Case> small_suite(Bench& bench) {
+  // A bias add on a tensor small enough that the host sets the pace (16 x 256), and a
+  // 1M-element one: the first gives ewise's host cost per call beside a bare launch of an empty
+  // kernel, both give GPU time against cub and the peers.
+  const std::vector<DenseSpec> specs = {
+      {"bias_16x256", BinaryOp::add, DType::f32, {16, 256}, {256}},
+      {"bias_1M", BinaryOp::add, DType::f32, {1024, 1024}, {1024}},
+  };
+  const std::vector<DType> dtypes = bench.quick()
+                                        ? std::vector<DType>{DType::f32}
+                                        : std::vector<DType>{DType::f32, DType::bf16, DType::f16};
+  std::vector<Case> cases;
+  for (DenseSpec spec : specs)
+    for (const DType t : dtypes) {
+      spec.dtype = t;
+      cases.push_back({detail::concat(spec.name, " ", dtype_name(t)), [&bench, spec] {
+        const DenseOperands d(bench, spec, kMaxDenseSets);
+        const cudaStream_t stream = bench.stream();
+        const double host = host_us_per_call(
+            bench, [&] { binary(spec.op, d.a(0), d.b(0), d.out(0), {}, stream); });
+        const double bare = host_us_per_call(bench, [&] { empty_kernel<<<1, 32, 0, stream>>>(); });
+        EWISE_CUDA_CHECK(cudaGetLastError());
+        time_dense(bench, "small", d, with_kernel(Kernel::automatic),
+                   {param("host_us_per_call", host), param("bare_launch_us", bare),
+                    param("host_calls", kHostCalls)});
+      }});
+    }
+  return cases;
 }
 
 }  // namespace ewise::bench

@@ -4,8 +4,8 @@
 //   ewise_bench [--suite NAME[,NAME...]] [--quick] [--runs N] [--json FILE] [--csv FILE]
 //               [--inputs DIR]
 //
-// Suites: paper, schedules, patterns, ml_shapes, sparse, crossover, structures (default: all,
-// in that order).
+// Suites: paper, schedules, patterns, ml_shapes, small, sparse, crossover, structures (default:
+// all, in that order).
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -30,6 +30,7 @@ using SuiteFn = std::vector<Case> (*)(Bench&);
 const std::pair<const char*, SuiteFn> kSuites[] = {
     {"paper", ewise::bench::paper_suite},       {"schedules", ewise::bench::schedules_suite},
     {"patterns", ewise::bench::patterns_suite}, {"ml_shapes", ewise::bench::ml_shapes_suite},
+    {"small", ewise::bench::small_suite},
     {"sparse", ewise::bench::sparse_suite},     {"crossover", ewise::bench::crossover_suite},
     {"structures", ewise::bench::structures_suite},
 };

@@ -183,7 +183,7 @@ def collect_cases(ewise):
         p = r["params"]
         if r["suite"] == "structures":  # its own path: structures_peers
             continue
-        if r["suite"] in ("patterns", "ml_shapes", "schedules", "crossover") and "a_shape" in p:
+        if r["suite"] in ("patterns", "ml_shapes", "small", "schedules", "crossover") and "a_shape" in p:
             if r["impl"] != "automatic" or (r["suite"] == "schedules" and p.get("nt", 0) != 0):
                 continue
             dense[dense_key(r)] = {"ewise_ms": r["median_ms"], "record": r}
@@ -247,7 +247,25 @@ def run_dense_torch(torch, timer, key, l2):
     st = timer(lambda i: fn(*sets[i % len(sets)][:2], out=sets[i % len(sets)][2]))
     st["note"] = note
     st["sets"] = len(sets)
+    if suite == "small":
+        st["host_us_per_call"] = host_us_per_call(lambda: fn(a, b, out=c), torch.cuda.synchronize)
     return st
+
+
+HOST_CALLS = 20000  # as ewise's small suite
+
+
+def host_us_per_call(call, synchronize):
+    """What the calling thread spends on one call, microseconds: a CPU clock around HOST_CALLS
+    back-to-back calls, synchronized before and after but not inside (as ewise's small suite)."""
+    call()
+    synchronize()
+    t0 = time.perf_counter()
+    for _ in range(HOST_CALLS):
+        call()
+    took = time.perf_counter() - t0
+    synchronize()
+    return took * 1e6 / HOST_CALLS
 
 
 def run_dense_cupy(cp, timer, key, l2):
@@ -754,7 +772,8 @@ def main():
         else:
             pairs = [("torch", "torch"), ("cupy", "cupy")]
         row = {"suite": r["suite"], "case": r["name"], "dtype": r["dtype"],
-               "ewise_nnz": p.get("nnz_out")}
+               "ewise_nnz": p.get("nnz_out"),
+               "torch_host_us": entry["peers"].get("torch", {}).get("host_us_per_call")}
         row.update(pattern_fields("ewise", r))
         notes = []
         for lib, variant in pairs:

@@ -15,6 +15,9 @@ std::vector<Case> schedules_suite(Bench& bench);
 /// The dense issue's eight broadcast patterns, every kernel that accepts them, 4 dtypes.
 std::vector<Case> patterns_suite(Bench& bench);
 std::vector<Case> ml_shapes_suite(Bench& bench);
+/// Small tensors: ewise's host cost per call (CPU clock over 20,000 calls) beside a bare launch,
+/// and a 1M-element broadcast's GPU time against cub and the peers.
+std::vector<Case> small_suite(Bench& bench);
 /// COO multiply by algorithm, unsorted and canonical inputs, plus COO ⊙ dense.
 std::vector<Case> sparse_suite(Bench& bench);
 /// Dense multiply vs COO multiply of the same shape as density grows.

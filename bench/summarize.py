@@ -74,6 +74,29 @@ def ml_shapes(rows, peers):
     return out + [""]
 
 
+def small(rows, peers):
+    rows = [r for r in ok(rows, "small") if r["impl"] == "automatic"]
+    if not rows:
+        return []
+    torch = {(p["case"], p["dtype"]): p for p in peers if p["suite"] == "small"}
+    out = ["### Small tensors and host cost (`small`, automatic kernel)", "",
+           "Host µs: what the calling thread spends on one call, CPU clock over "
+           f"{rows[0]['params'].get('host_calls', '?')} back-to-back calls; a bare launch is an "
+           "empty kernel's `<<<1, 32>>>`.", "",
+           "| case | dtype | kernel | GPU ms | of cub add | sync wall ms | host µs | bare launch µs | "
+           "ewise's own µs | PyTorch ms | x PyTorch | PyTorch host µs |",
+           "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        p = torch.get((r["name"], r["dtype"]), {})
+        host, bare = r["params"].get("host_us_per_call"), r["params"].get("bare_launch_us")
+        tms = p.get("torch_ms")
+        out.append(f"| {r['name']} | {r['dtype']} | {r['note'].replace('selected ', '')} | "
+                   f"{f(r['median_ms'], 4)} | {pct(r['cub_fraction'])} | {f(r.get('sync_wall_ms'), 4)} | "
+                   f"{f(host, 2)} | {f(bare, 2)} | {f(host - bare, 2) if host and bare else '-'} | "
+                   f"{f(tms, 4)} | {f(tms / r['median_ms'], 2) if tms else '-'} | {f(p.get('torch_host_us'), 2)} |")
+    return out + [""]
+
+
 def paper(rows):
     rows = [r for r in ok(rows, "paper") if r["params"].get("sliding_factor", 0) == 0]
     if not rows:
@@ -249,7 +272,7 @@ def main():
              f"{m['failures']} failures. nvidia-smi: {m['nvidia_smi']}."
              + (f" Toolchain: {toolchain}." if toolchain else ""), ""]
     rows = ewise["results"]
-    for part in (patterns(rows, peers), ml_shapes(rows, peers), paper(rows), schedules(rows), sparse(rows, peers),
+    for part in (patterns(rows, peers), ml_shapes(rows, peers), small(rows, peers), paper(rows), schedules(rows), sparse(rows, peers),
                  coo_dense(rows, peers), crossover(rows), structures(rows, peers)):
         lines += part
     path = os.path.join(args.record, "summary.md")

@@ -61,7 +61,7 @@ int run_info(const Args& args) {
   std::cout << "\nkernels:    ";
   for (const KernelName& k : kKernelNames) std::cout << k.name << " ";
   std::cout << "\nCOO algorithms: ";
-  for (int a = 0; a <= static_cast<int>(CooAlgorithm::linear_search); ++a)
+  for (int a = 0; a <= static_cast<int>(CooAlgorithm::hash_merge); ++a)
     std::cout << coo_algorithm_name(static_cast<CooAlgorithm>(a)) << " ";
   std::cout << "\n";
   return 0;

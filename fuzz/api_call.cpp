@@ -495,7 +495,7 @@ ApiCall decode_api_call(const std::uint8_t* data, std::size_t size) {
     if (m == 29) c.b.desc.index = ad.index == IndexType::i32 ? IndexType::i64 : IndexType::i32;
     valid = decode_entries(c.b, pool, in) && valid;
     const std::uint8_t alg = in.u8();
-    c.sparse.algorithm = static_cast<CooAlgorithm>(alg < 250 ? alg % 5 : alg);
+    c.sparse.algorithm = static_cast<CooAlgorithm>(alg < 250 ? alg % 6 : alg);
   }
   if (flags & 2) c.sparse.drop_zeros = true;
   // Skipping the index checks is allowed only on valid indices (else undefined behaviour).

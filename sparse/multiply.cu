@@ -22,6 +22,8 @@ DeviceCoo device_multiply(const CooView& a, const CooView& b, CooAlgorithm algor
     out = merge_pipeline(a, b, validate, status, stream);
   } else if (algorithm == CooAlgorithm::bitmap_merge) {
     out = bitmap_merge_pipeline(a, b, validate, status, stream);
+  } else if (algorithm == CooAlgorithm::hash_merge) {
+    out = hash_merge_pipeline(a, b, validate, status, stream);
   } else if (algorithm == CooAlgorithm::linear_search) {
     out = linear_search_pipeline(a, b, validate, status, stream);
   } else {

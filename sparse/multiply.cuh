@@ -20,5 +20,7 @@ DeviceCoo merge_pipeline(const CooView& a, const CooView& b, bool validate, Stat
                          cudaStream_t stream);  // merge.cu
 DeviceCoo bitmap_merge_pipeline(const CooView& a, const CooView& b, bool validate,
                                 Status& status, cudaStream_t stream);  // bitmap_merge.cu
+DeviceCoo hash_merge_pipeline(const CooView& a, const CooView& b, bool validate, Status& status,
+                              cudaStream_t stream);  // bitmap_merge.cu
 
 }  // namespace ewise::sparse_detail

@@ -9,6 +9,8 @@
 //   3. bitmap_merge when its bitmap fits in L2 (at most bitmap_max_bytes) and takes at most
 //      bitmap_bytes_per_entry bytes per input entry (so only matching entries are sorted);
 //   4. merge.
+// hash_merge is run only when requested, until it is measured against merge where the bitmap
+// does not fit.
 // A requested algorithm runs as asked unless it cannot: bitmap_merge past kBitmapMaxBytes and
 // linear_search past kLinearSearchMaxWork (sparse.hpp) are refused.
 #include <iterator>
@@ -31,9 +33,10 @@ constexpr AlgorithmName kAlgorithmNames[] = {{CooAlgorithm::automatic, "automati
                                              {CooAlgorithm::sort_search, "sort_search"},
                                              {CooAlgorithm::merge, "merge"},
                                              {CooAlgorithm::bitmap_merge, "bitmap_merge"},
-                                             {CooAlgorithm::linear_search, "linear_search"}};
+                                             {CooAlgorithm::linear_search, "linear_search"},
+                                             {CooAlgorithm::hash_merge, "hash_merge"}};
 
-/// "automatic, sort_search, merge, bitmap_merge or linear_search".
+/// "automatic, sort_search, merge, bitmap_merge, linear_search or hash_merge".
 std::string algorithm_list() {
   std::string s;
   constexpr std::size_t n = std::size(kAlgorithmNames);
@@ -70,6 +73,7 @@ CooAlgorithm resolve_algorithm(const CooDesc& a, const CooDesc& b, CooAlgorithm 
   switch (requested) {
     case CooAlgorithm::sort_search:
     case CooAlgorithm::merge:
+    case CooAlgorithm::hash_merge:
       return requested;
     case CooAlgorithm::bitmap_merge:
       EWISE_EXPECTS(bitmap_bytes(a) <= kBitmapMaxBytes, "bitmap_merge needs a bitmap of ",

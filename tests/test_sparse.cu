@@ -26,9 +26,9 @@
 namespace ewise {
 namespace {
 
-constexpr CooAlgorithm kAlgorithms[] = {CooAlgorithm::automatic, CooAlgorithm::sort_search,
-                                        CooAlgorithm::merge, CooAlgorithm::bitmap_merge,
-                                        CooAlgorithm::linear_search};
+constexpr CooAlgorithm kAlgorithms[] = {CooAlgorithm::automatic,    CooAlgorithm::sort_search,
+                                        CooAlgorithm::merge,        CooAlgorithm::bitmap_merge,
+                                        CooAlgorithm::linear_search, CooAlgorithm::hash_merge};
 
 /// True when select_coo_algorithm refuses `alg` for (a, b) (linear_search on large inputs,
 /// bitmap_merge on huge shapes).

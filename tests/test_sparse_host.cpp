@@ -507,7 +507,7 @@ TEST(SparseChecks, CooViewOverTensors) {
 TEST(SparseAlgorithms, NamesRoundTrip) {
   for (const CooAlgorithm a : {CooAlgorithm::automatic, CooAlgorithm::sort_search,
                                CooAlgorithm::merge, CooAlgorithm::bitmap_merge,
-                               CooAlgorithm::linear_search})
+                               CooAlgorithm::linear_search, CooAlgorithm::hash_merge})
     EXPECT_EQ(parse_coo_algorithm(coo_algorithm_name(a)), a);
   EXPECT_STREQ(coo_algorithm_name(CooAlgorithm::sort_search), "sort_search");
   expect_invalid([] { parse_coo_algorithm("bogus"); }, {"bogus", "sort_search"});

@@ -10,7 +10,7 @@
 // result type says where the result lives: DeviceCoo / DeviceTensor (the default) for device
 // inputs, HostCoo / HostTensor for host inputs; any other pairing, or mixing host and device
 // inputs, throws InvalidArgument. Device forms synchronize `stream` (at most three times; four
-// for bitmap_merge with drop_zeros) to learn the size of their result or to read the index
+// for bitmap_merge and hash_merge with drop_zeros) to learn the size of their result or to read the index
 // checks (coalesce and multiply(COO, dense) of a canonical matrix, with validate_indices and
 // drop_zeros off, and multiply_values without validate_indices do not synchronize); their last kernels may still run when they return: the
 // result is complete in stream order on `stream`. Temporaries are freed stream-ordered, also
@@ -80,6 +80,10 @@ enum class CooAlgorithm : std::uint8_t {
   /// The write-up's first, unoptimized kernel: every entry of `a` scans all of `b`. For small
   /// inputs only: refused when nnz(a) * nnz(b) > kLinearSearchMaxWork.
   linear_search,
+  /// bitmap_merge with a hash set of the coordinates stored instead of a bitmap of every cell
+  /// (open addressing, 16 to 32 bytes per entry of b), so any shape takes it: only matching
+  /// entries are sorted. Not chosen by automatic yet (not measured against merge).
+  hash_merge,
 };
 
 /// The most memory bitmap_merge's bitmap may take (nrows * ncols / 8 bytes).

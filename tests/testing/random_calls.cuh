@@ -281,10 +281,10 @@ class RandomCaller {
     const DeviceCoo b_own = shared ? DeviceCoo() : to_device(hb, stream_);
     const CooView b = shared ? shared_.coo.view() : b_own.view();
     SparseOptions o;
-    constexpr CooAlgorithm algorithms[] = {CooAlgorithm::automatic, CooAlgorithm::sort_search,
-                                           CooAlgorithm::merge, CooAlgorithm::bitmap_merge,
-                                           CooAlgorithm::linear_search};
-    o.algorithm = algorithms[pick(0, 4)];
+    constexpr CooAlgorithm algorithms[] = {CooAlgorithm::automatic,     CooAlgorithm::sort_search,
+                                           CooAlgorithm::merge,         CooAlgorithm::bitmap_merge,
+                                           CooAlgorithm::linear_search, CooAlgorithm::hash_merge};
+    o.algorithm = algorithms[pick(0, 5)];
     if (o.algorithm == CooAlgorithm::linear_search && ha.nnz() * b.desc.nnz > kLinearSearchMaxWork)
       o.algorithm = CooAlgorithm::automatic;  // refused above that size, by design
     o.drop_zeros = pick(0, 3) == 0;

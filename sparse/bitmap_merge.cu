@@ -149,11 +149,12 @@ template <class Set>
 DeviceCoo filter_merge(const CooView& a, const CooView& b, bool validate, Status& status,
                        cudaStream_t stream) {
   const CooDesc& d = a.desc;
-  const std::size_t bytes = Set::bytes(d, b.desc.nnz);  // the larger set: b's, a' is a part of a
-  Workspace ws({bytes, static_cast<std::size_t>(std::max(a.desc.nnz, b.desc.nnz))}, stream);
+  // The set sized for b's entries holds a''s keys too: a' has no key that b does not have.
+  Workspace ws({Set::bytes(d, b.desc.nnz), static_cast<std::size_t>(std::max(a.desc.nnz, b.desc.nnz))},
+               stream);
   auto* marks = ws.get<std::uint8_t>(1);
   const auto fill_set = [&](const CooView& m, const EntryCheck& check) {
-    const std::size_t used = Set::bytes(d, m.desc.nnz);
+    const std::size_t used = Set::bytes(d, std::min(m.desc.nnz, b.desc.nnz));
     const Set set = Set::over(ws.get<std::byte>(0), used);
     EWISE_CUDA_CHECK(cudaMemsetAsync(ws.get<std::byte>(0), Set::fill, used, stream));
     detail::launch("sparse filter insert", insert_kernel<Set>, dim3(blocks_for(m.desc.nnz)),

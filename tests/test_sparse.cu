@@ -439,6 +439,15 @@ TEST_F(SparseGpu, AllDuplicates) {
     check_multiply_all(a, b, unsorted ? "all duplicates, b unsorted" : "all duplicates");
     check_multiply_all(a, a, "all duplicates, squared");
   }
+  // Against b's single entry: a's matching entries (5000) far outnumber b's (the set a's keys
+  // go into, in bitmap_merge and hash_merge, holds a's distinct keys, not its entries).
+  const HostCoo src = verify::random_coo(1, 5000, 1.0, seed_);
+  std::vector<Raw> ea = raw_entries(src);
+  for (Raw& e : ea) e.r = 3, e.c = 4;
+  const CooDesc shape{10, 10, 0, IndexType::i32, DType::f32, false};
+  const HostCoo a = assemble(shape, ea, false);
+  const HostCoo one = assemble(shape, {ea.front()}, true);
+  check_multiply_all(a, one, "all duplicates against one entry");
 }
 
 TEST_F(SparseGpu, NoMatchesAndFullOverlap) {

@@ -37,6 +37,7 @@
 #include "ewise/device.hpp"
 #include "ewise/error.hpp"
 #include "ewise/verify.hpp"
+#include "testing/tool_options.hpp"
 
 namespace {
 
@@ -51,27 +52,19 @@ struct Args {
   std::string out = ".";
 };
 
-[[noreturn]] void usage(const char* why) {
-  std::fprintf(stderr,
-               "ewise_fuzz_gpu: %s\nusage: ewise_fuzz_gpu [--seconds S] [--seed X] [--out DIR] "
-               "[--cases N]\n",
-               why);
-  std::exit(2);
-}
+constexpr const char* kUsage = "[--seconds S] [--seed X] [--out DIR] [--cases N]";
 
 Args parse_args(int argc, char** argv) {
   Args a;
-  for (int i = 1; i < argc; ++i) {
-    const std::string k = argv[i];
-    if (i + 1 >= argc) usage(("missing value after " + k).c_str());
-    const char* v = argv[++i];
+  tools::parse_options(argc, argv, "ewise_fuzz_gpu", kUsage, [&](const std::string& k, const char* v) {
     if (k == "--seconds") a.seconds = std::atof(v);
     else if (k == "--seed") a.seed = std::strtoull(v, nullptr, 10);
     else if (k == "--cases") a.cases = std::atoll(v);
     else if (k == "--out") a.out = v;
-    else usage(("unknown option " + k).c_str());
-  }
-  if (a.seconds <= 0 || a.cases < 0) usage("bad option value");
+    else return false;
+    return true;
+  });
+  if (a.seconds <= 0 || a.cases < 0) tools::exit_usage("ewise_fuzz_gpu", kUsage, "bad option value");
   return a;
 }
 

@@ -28,6 +28,7 @@
 #include "ewise/error.hpp"
 #include "ewise/verify.hpp"
 #include "testing/memory_use.hpp"
+#include "testing/tool_options.hpp"
 #include "testing/random_calls.cuh"
 
 namespace {
@@ -42,32 +43,25 @@ struct Args {
   std::string scratch;
 };
 
-[[noreturn]] void usage(const char* why) {
-  std::fprintf(stderr,
-               "ewise_soak: %s\nusage: ewise_soak [--seconds S] [--calls N] [--seed X] "
-               "[--streams K] [--report S] [--scratch DIR]\n",
-               why);
-  std::exit(2);
-}
+constexpr const char* kUsage =
+    "[--seconds S] [--calls N] [--seed X] [--streams K] [--report S] [--scratch DIR]";
 
 Args parse_args(int argc, char** argv) {
   Args a;
-  for (int i = 1; i < argc; ++i) {
-    const std::string k = argv[i];
-    if (i + 1 >= argc) usage(("missing value after " + k).c_str());
-    const char* v = argv[++i];
+  ewise::tools::parse_options(argc, argv, "ewise_soak", kUsage, [&](const std::string& k, const char* v) {
     if (k == "--seconds") a.seconds = std::atof(v);
     else if (k == "--calls") a.calls = std::atoll(v);
     else if (k == "--seed") {
       a.seed = std::strtoull(v, nullptr, 10);
       a.seed_given = true;
-    }
-    else if (k == "--streams") a.streams = std::atoi(v);
+    } else if (k == "--streams") a.streams = std::atoi(v);
     else if (k == "--report") a.report = std::atof(v);
     else if (k == "--scratch") a.scratch = v;
-    else usage(("unknown option " + k).c_str());
-  }
-  if (a.streams < 1 || a.seconds <= 0 || a.calls < 0 || a.report <= 0) usage("bad option value");
+    else return false;
+    return true;
+  });
+  if (a.streams < 1 || a.seconds <= 0 || a.calls < 0 || a.report <= 0)
+    ewise::tools::exit_usage("ewise_soak", kUsage, "bad option value");
   return a;
 }
 

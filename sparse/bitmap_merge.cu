@@ -20,7 +20,9 @@ namespace {
 struct BitmapSet {
   std::uint32_t* bits;
   /// Bytes of the set for `entries` keys of shape d; cleared with `fill`.
-  static std::size_t bytes(const CooDesc& d, std::int64_t) { return static_cast<std::size_t>(bitmap_bytes(d)); }
+  static std::size_t bytes(const CooDesc& d, std::int64_t) {
+    return static_cast<std::size_t>(bitmap_bytes(d));
+  }
   static constexpr int fill = 0;
   static BitmapSet over(void* p, std::size_t) { return {static_cast<std::uint32_t*>(p)}; }
   __device__ void insert(std::uint64_t key) const { atomicOr(bits + (key >> 5), 1u << (key & 31)); }
@@ -35,8 +37,8 @@ struct HashSet {
   std::uint64_t mask;  ///< slots - 1
   static constexpr unsigned long long kEmpty = ~0ull;
   static std::size_t bytes(const CooDesc&, std::int64_t entries) {
-    return ::cuda::std::bit_ceil(static_cast<std::uint64_t>(std::max<std::int64_t>(2 * entries, 2))) *
-           sizeof(unsigned long long);
+    const auto slots = static_cast<std::uint64_t>(std::max<std::int64_t>(2 * entries, 2));
+    return ::cuda::std::bit_ceil(slots) * sizeof(unsigned long long);
   }
   static constexpr int fill = 0xFF;
   static HashSet over(void* p, std::size_t bytes) {
@@ -150,8 +152,8 @@ DeviceCoo filter_merge(const CooView& a, const CooView& b, bool validate, Status
                        cudaStream_t stream) {
   const CooDesc& d = a.desc;
   // The set sized for b's entries holds a''s keys too: a' has no key that b does not have.
-  Workspace ws({Set::bytes(d, b.desc.nnz), static_cast<std::size_t>(std::max(a.desc.nnz, b.desc.nnz))},
-               stream);
+  const auto marks_bytes = static_cast<std::size_t>(std::max(a.desc.nnz, b.desc.nnz));
+  Workspace ws({Set::bytes(d, b.desc.nnz), marks_bytes}, stream);
   auto* marks = ws.get<std::uint8_t>(1);
   const auto fill_set = [&](const CooView& m, const EntryCheck& check) {
     const std::size_t used = Set::bytes(d, std::min(m.desc.nnz, b.desc.nnz));

@@ -10,12 +10,12 @@
 // result type says where the result lives: DeviceCoo / DeviceTensor (the default) for device
 // inputs, HostCoo / HostTensor for host inputs; any other pairing, or mixing host and device
 // inputs, throws InvalidArgument. Device forms synchronize `stream` (at most three times; four
-// for bitmap_merge and hash_merge with drop_zeros) to learn the size of their result or to read the index
-// checks (coalesce and multiply(COO, dense) of a canonical matrix, with validate_indices and
-// drop_zeros off, and multiply_values without validate_indices do not synchronize); their last kernels may still run when they return: the
-// result is complete in stream order on `stream`. Temporaries are freed stream-ordered, also
-// when they throw. Device memory, the temporaries' and the result's, comes from
-// SparseOptions::memory (ewise/memory.hpp).
+// for bitmap_merge and hash_merge with drop_zeros) to learn the size of their result or to read
+// the index checks (coalesce and multiply(COO, dense) of a canonical matrix, with
+// validate_indices and drop_zeros off, and multiply_values without validate_indices do not
+// synchronize); their last kernels may still run when they return: the result is complete in
+// stream order on `stream`. Temporaries are freed stream-ordered, also when they throw. Device
+// memory, the temporaries' and the result's, comes from SparseOptions::memory (ewise/memory.hpp).
 //
 // Semantics shared by every operation:
 //   * An entry is a stored coordinate. A coordinate stored more than once (a duplicate) stands

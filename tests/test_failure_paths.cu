@@ -33,6 +33,7 @@
 #include "ewise/sparse.hpp"
 #include "ewise/sparse_reference.hpp"
 #include "ewise/verify.hpp"
+#include "testing/calls_work.hpp"
 #include "testing/gpu_test.hpp"
 #include "testing/memory_use.hpp"
 
@@ -105,37 +106,8 @@ void expect_out_of_memory(const CudaError& e, const char* what) {
   EXPECT_NE(std::string(e.what()).find("out of memory"), std::string::npos) << e.what();
 }
 
-/// out = a + b on small device tensors, checked against the reference: "the next call works".
-void expect_dense_call_works(std::uint64_t seed, const char* after) {
-  try {
-    const HostTensor ha = verify::random_tensor(DType::f32, {37, 65}, seed);
-    const HostTensor hb = verify::random_tensor(DType::f32, {65}, seed + 1);
-    const DeviceTensor a = to_device(ha), b = to_device(hb);
-    DeviceTensor out(DType::f32, {37, 65});
-    verify::poison(out.view());
-    binary(BinaryOp::add, a, b, out.view());
-    HostTensor want(DType::f32, {37, 65});
-    reference_binary(BinaryOp::add, ha, hb, want.view());
-    const verify::CompareReport r = verify::compare(out.view(), want.view(), verify::Tolerance{});
-    EXPECT_TRUE(r.ok()) << "dense call after " << after << ": " << r.str();
-  } catch (const Error& e) {
-    ADD_FAILURE() << "dense call after " << after << " threw: " << e.what();
-  }
-}
-
-void expect_sparse_call_works(std::uint64_t seed, const char* after) {
-  const HostCoo ha = verify::random_coo(300, 200, 0.05, seed);
-  const HostCoo hb = verify::random_coo(300, 200, 0.05, seed + 1);
-  try {
-    const DeviceCoo a = to_device(ha.view()), b = to_device(hb.view());
-    const DeviceCoo c = multiply(a.view(), b.view());
-    const verify::CooCompareReport r =
-        verify::compare_coo(c.view(), reference_multiply(ha.view(), hb.view()).view(), {});
-    EXPECT_TRUE(r.ok() && r.got_canonical) << "sparse call after " << after << ": " << r.str();
-  } catch (const Error& e) {
-    ADD_FAILURE() << "sparse call after " << after << " threw: " << e.what();
-  }
-}
+using test::expect_dense_call_works;
+using test::expect_sparse_call_works;
 
 std::uint64_t test_seed() {
   const std::uint64_t seed = verify::seed_from_env_or_random();

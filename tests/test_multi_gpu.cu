@@ -27,6 +27,7 @@
 #include "ewise/sparse_reference.hpp"
 #include "ewise/verify.hpp"
 #include "testing/expect_invalid.hpp"
+#include "testing/calls_work.hpp"
 #include "testing/gpu_test.hpp"
 #include "testing/random_calls.cuh"
 
@@ -114,24 +115,11 @@ class Allocation {
   void* p_ = nullptr;
 };
 
-/// out = a + b on device 0's small tensors, checked against the reference.
+/// No error left behind, and out = a + b on device 0's small tensors is right.
 void expect_device0_call_works(std::uint64_t seed, const std::string& after) {
-  EXPECT_EQ(cudaGetLastError(), cudaSuccess) << "an error was left pending after " << after;
-  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << "the context is broken after " << after;
-  try {
-    const HostTensor ha = verify::random_tensor(DType::f32, {33, 70}, seed);
-    const HostTensor hb = verify::random_tensor(DType::f32, {70}, seed + 1);
-    const DeviceTensor a = to_device(ha), b = to_device(hb);
-    DeviceTensor out(DType::f32, {33, 70});
-    verify::poison(out.view());
-    binary(BinaryOp::add, a, b, out.view());
-    HostTensor want(DType::f32, {33, 70});
-    reference_binary(BinaryOp::add, ha, hb, want.view());
-    const verify::CompareReport r = verify::compare(out.view(), want.view(), verify::Tolerance{});
-    EXPECT_TRUE(r.ok()) << "dense call after " << after << ": " << r.str();
-  } catch (const Error& e) {
-    ADD_FAILURE() << "a call after " << after << " threw: " << e.what();
-  }
+  test::expect_no_error_left(after);
+  if (::testing::Test::HasFatalFailure()) return;  // the context is broken: nothing more runs
+  test::expect_dense_call_works(seed, after);
 }
 
 /// Every element of the device view `v` still holds the poison pattern.

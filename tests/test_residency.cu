@@ -32,6 +32,7 @@
 #include "ewise/verify.hpp"
 #include "residency.hpp"
 #include "testing/expect_invalid.hpp"
+#include "testing/calls_work.hpp"
 #include "testing/gpu_test.hpp"
 
 namespace ewise {
@@ -69,29 +70,10 @@ void expect_poisoned(const ConstTensorView& v, const std::string& what) {
 /// No error is pending or sticky: the device synchronizes, and a dense and a sparse call give
 /// the reference's results.
 void expect_context_works(std::uint64_t seed, const std::string& after) {
-  EXPECT_EQ(cudaGetLastError(), cudaSuccess) << "an error was left pending after " << after;
-  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << "the context is broken after " << after;
-  try {
-    const HostTensor ha = verify::random_tensor(DType::f32, {kRows, kCols}, seed);
-    const HostTensor hb = verify::random_tensor(DType::f32, {kCols}, seed + 1);
-    const DeviceTensor a = to_device(ha), b = to_device(hb);
-    DeviceTensor out(DType::f32, {kRows, kCols});
-    verify::poison(out.view());
-    binary(BinaryOp::add, a, b, out.view());
-    HostTensor want(DType::f32, {kRows, kCols});
-    reference_binary(BinaryOp::add, ha, hb, want.view());
-    const verify::CompareReport r = verify::compare(out.view(), want.view(), verify::Tolerance{});
-    EXPECT_TRUE(r.ok()) << "dense call after " << after << ": " << r.str();
-
-    const HostCoo hx = verify::random_coo(300, 200, 0.05, seed + 2);
-    const HostCoo hy = verify::random_coo(300, 200, 0.05, seed + 3);
-    const DeviceCoo x = to_device(hx.view()), y = to_device(hy.view());
-    const verify::CooCompareReport c = verify::compare_coo(
-        multiply(x.view(), y.view()).view(), reference_multiply(hx.view(), hy.view()).view(), {});
-    EXPECT_TRUE(c.ok()) << "sparse call after " << after << ": " << c.str();
-  } catch (const Error& e) {
-    ADD_FAILURE() << "a call after " << after << " threw: " << e.what();
-  }
+  test::expect_no_error_left(after);
+  if (::testing::Test::HasFatalFailure()) return;  // the context is broken: nothing more runs
+  test::expect_dense_call_works(seed, after);
+  test::expect_sparse_call_works(seed + 2, after);
 }
 
 /// One kind of bad call: it must throw InvalidArgument whose message has every part, and leave

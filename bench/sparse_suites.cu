@@ -274,7 +274,8 @@ std::vector<Case> sparse_suite(Bench& bench) {
                            const SparseInputs in = make_inputs(bench, a, &b);
                            for (const CooAlgorithm alg :
                                 {CooAlgorithm::automatic, CooAlgorithm::sort_search,
-                                 CooAlgorithm::merge, CooAlgorithm::linear_search})
+                                 CooAlgorithm::merge, CooAlgorithm::bitmap_merge,
+                                 CooAlgorithm::hash_merge, CooAlgorithm::linear_search})
                              time_multiply(bench, "sparse", name, in, alg, true);
                            time_multiply(bench, "sparse", name, in, CooAlgorithm::automatic, false);
                          }});

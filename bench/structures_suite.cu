@@ -5,7 +5,9 @@
 // Forms: graph and words come as they naturally are (an edge list / token stream: not sorted
 // by absolute index, with duplicates; "natural") and canonical (their coalesced form, made by
 // the oracle); wide and mask are canonical by nature. Operations, each on every form:
-//   coo*coo       multiply(a, b), automatic algorithm; b is the kind's partner matrix
+//   coo*coo       multiply(a, b), b the kind's partner matrix: the automatic algorithm, and
+//                 every algorithm that can run the shape (merge, sort_search, bitmap_merge,
+//                 hash_merge) as impl = its name, the figures behind the automatic rule
 //   coo*dense     multiply(a, dense): dense a row vector (1, ncols) for every kind (per-column
 //                 scale: inverse degree, idf, feature scale) and, for the mask, the full
 //                 (nrows, ncols) weight. A full dense operand of the other kinds would take
@@ -63,9 +65,9 @@ const char* op_name(Op op) {
   return "?";
 }
 
-const char* impl_name(Op op) {
+const char* impl_name(Op op, CooAlgorithm algorithm) {
   switch (op) {
-    case Op::coo_coo: return "automatic";
+    case Op::coo_coo: return coo_algorithm_name(algorithm);
     case Op::coo_dense: return "coo_dense";
     case Op::values: return "multiply_values";
   }
@@ -141,12 +143,12 @@ std::string check_oracle(const KindData& s, cudaStream_t stream) {
 
 // The operation on the small instance against the CPU reference, in full.
 std::string check_small(const KindData& s, std::size_t form, Op op, std::size_t dense,
-                        cudaStream_t stream) {
+                        const SparseOptions& options, cudaStream_t stream) {
   const Form& f = s.forms[form];
   const HostCoo ha = to_host(f.a.view(), stream);
   std::int64_t nnz = 0;
   if (op == Op::coo_coo) {
-    const DeviceCoo got = multiply(f.a.view(), f.b.view(), {}, stream);
+    const DeviceCoo got = multiply(f.a.view(), f.b.view(), options, stream);
     const HostCoo hb = to_host(f.b.view(), stream);
     const HostCoo want = reference_multiply(ha.view(), hb.view());
     require_match(verify::compare_coo(got.view(), want.view(),
@@ -188,14 +190,17 @@ std::string dense_stem(const KindData& d, std::size_t dense) {
 
 // Verifies and times one operation on one form of the full-size kind.
 void run_case(Bench& bench, const KindData& full, const KindData& small,
-              const std::string& oracle_note, std::size_t form, Op op, std::size_t dense) {
+              const std::string& oracle_note, std::size_t form, Op op, std::size_t dense,
+              CooAlgorithm algorithm = CooAlgorithm::automatic) {
   const cudaStream_t stream = bench.stream();
   const Form& f = full.forms[form];
   const CooView a = f.a.view(), b = f.b.view();
   Record r;
   r.suite = "structures";
   r.name = stem(full, form);
-  r.impl = impl_name(op);
+  r.impl = impl_name(op, algorithm);
+  SparseOptions options;
+  options.algorithm = algorithm;
   r.dtype = "f32";
   r.params = {param("op", op_name(op)),
               param("kind", kind_name(full.kind)),
@@ -220,10 +225,11 @@ void run_case(Bench& bench, const KindData& full, const KindData& small,
   std::int64_t nnz_out = 0;
   try {
     if (op == Op::coo_coo)
-      r.note = detail::concat("selected ", coo_algorithm_name(select_coo_algorithm(a, b)));
+      r.note = detail::concat("selected ",
+                              coo_algorithm_name(select_coo_algorithm(a, b, algorithm)));
     std::string device;
     if (op == Op::coo_coo) {
-      const DeviceCoo got = multiply(a, b, {}, stream);
+      const DeviceCoo got = multiply(a, b, options, stream);
       device = check_equal(got.view(), oracle_intersect(full.oa, full.ob, stream), stream);
       nnz_out = got.nnz();
     } else if (op == Op::coo_dense) {
@@ -237,7 +243,7 @@ void run_case(Bench& bench, const KindData& full, const KindData& small,
       device = check_values(a, d->view(), out_vals.view(), stream);
       nnz_out = a.desc.nnz;
     }
-    r.verified = detail::concat(device, "; ", check_small(small, form, op, dense, stream), "; ",
+    r.verified = detail::concat(device, "; ", check_small(small, form, op, dense, options, stream), "; ",
                                 oracle_note);
   } catch (const VerifyError& e) {
     bench.add_untimed(std::move(r), "failed", e.what());
@@ -256,7 +262,8 @@ void run_case(Bench& bench, const KindData& full, const KindData& small,
               (op == Op::coo_dense ? static_cast<double>(nnz_out) * kEntryBytes : nnz_a * 4);
   }
   if (op == Op::coo_coo) {
-    r.stats = bench.time([&](std::int64_t) { const DeviceCoo c = multiply(a, b, {}, stream); }, 1);
+    r.stats = bench.time(
+        [&](std::int64_t) { const DeviceCoo c = multiply(a, b, options, stream); }, 1);
   } else if (op == Op::coo_dense) {
     r.stats = bench.time(
         [&](std::int64_t) { const DeviceCoo c = multiply(a, d->view(), {}, stream); }, 1);
@@ -310,7 +317,10 @@ void run_kind(Bench& bench, Kind kind, KindSize size) {
               static_cast<long long>(full.ob.nnz));
   std::fflush(stdout);
   for (std::size_t f = 0; f < full.forms.size(); ++f) {
-    run_case(bench, full, small, oracle_note, f, Op::coo_coo, 0);
+    for (const CooAlgorithm alg : {CooAlgorithm::automatic, CooAlgorithm::merge,
+                                   CooAlgorithm::sort_search, CooAlgorithm::bitmap_merge,
+                                   CooAlgorithm::hash_merge})
+      run_case(bench, full, small, oracle_note, f, Op::coo_coo, 0, alg);
     for (std::size_t d = 0; d < full.dense.size(); ++d) {
       run_case(bench, full, small, oracle_note, f, Op::coo_dense, d);
       run_case(bench, full, small, oracle_note, f, Op::values, d);

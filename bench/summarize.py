@@ -153,8 +153,8 @@ def sparse(rows, peers):
         return []
     pk = {(p["case"]): p for p in peers if p["suite"] in ("sparse", "crossover")}
     out = ["### COO ⊙ COO (`sparse`), f32, int32 indices, ms from inputs to canonical output", "",
-           "| shape | density | input | nnz out | automatic | sort_search | merge | linear_search | automatic, no index check | PyTorch | speedup vs PyTorch | CuPy | speedup vs CuPy | automatic, sync wall | sync speedup vs PyTorch |",
-           "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+           "| shape | density | input | nnz out | automatic | sort_search | merge | bitmap_merge | hash_merge | linear_search | automatic, no index check | PyTorch | speedup vs PyTorch | CuPy | speedup vs CuPy | automatic, sync wall | sync speedup vs PyTorch |",
+           "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     keys = sorted({(r["params"]["rows"], r["params"]["density"], r["params"]["input"]) for r in rows},
                   key=lambda k: (k[0], k[1], k[2] != "unsorted"))
     for side, d, order in keys:
@@ -167,7 +167,8 @@ def sparse(rows, peers):
         cv = "COO" if order == "unsorted" else "CSR"
         tms, cms = p.get("torch_ms"), p.get("cupy_ms")
         out.append(f"| {side}² | {d:g} | {order} | {auto[0]['params'].get('nnz_out', '-') if auto else '-'} | "
-                   + " | ".join(f(g.get(k), 4) for k in ["automatic", "sort_search", "merge", "linear_search", "automatic_novalidate"])
+                   + " | ".join(f(g.get(k), 4) for k in ["automatic", "sort_search", "merge", "bitmap_merge", "hash_merge",
+                                                    "linear_search", "automatic_novalidate"])
                    + f" | {f(tms, 3)} ({tv}) | {f(tms / g['automatic'], 2) if tms and g.get('automatic') else '-'}x"
                    + f" | {f(cms, 3)} ({cv}) | {f(cms / g['automatic'], 2) if cms and g.get('automatic') else '-'}x"
                    + f" | {f(auto[0].get('sync_wall_ms') if auto else None, 4)}"
@@ -236,6 +237,8 @@ def structures(rows, peers):
         p = r["params"]
         dense = p.get("dense", "")
         op = p["op"] + (f" {dense}" if dense else "")
+        if p["op"] == "coo*coo" and r["impl"] != "automatic":
+            op += f" ({r['impl']})"
         peer = pk.get((r["name"], p["op"], dense), {})
         for pattern, g, w, tg, tw, cg, cw in (
                 ("b2b", "median_ms", "wall_ms", "torch_ms", "torch_wall_ms", "cupy_ms",

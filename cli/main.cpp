@@ -258,8 +258,8 @@ int run_sparse(const Args& a) {
   SparseOptions options;
   if (a.algorithm) {
     options.algorithm = parse_coo_algorithm(*a.algorithm);
-    EWISE_EXPECTS(mul && !dense_b, "--algorithm applies to COO * COO (sparse mul of two .mtx), not to ",
-                  name, "(", pa, ", ", pb, ")");
+    EWISE_EXPECTS(mul && !dense_b, "--algorithm applies to COO * COO (sparse mul of two .mtx), ",
+                  "not to ", name, "(", pa, ", ", pb, ")");
     EWISE_EXPECTS(backend.gpu, "--algorithm ", *a.algorithm,
                   " applies to the GPU; the CPU reference has one algorithm");
   }

@@ -418,7 +418,8 @@ TEST_F(CliTest, SparseUnionMatchesTheReference) {
       const HostTensor got = io::read_npy(path("e.npy"));
       const HostTensor want = combine<HostTensor>(op, a.view(), d.view());
       ASSERT_EQ(got.shape(), (Dims{30, 41}));
-      EXPECT_EQ(0, std::memcmp(got.data(), want.data(), want.bytes())) << name << " " << shape.str();
+      EXPECT_EQ(0, std::memcmp(got.data(), want.data(), want.bytes()))
+          << name << " " << shape.str();
     }
   }
   // A - B where A stores nothing is -B (SciPy), not B.

@@ -1235,7 +1235,8 @@ TEST_F(SparseGpu, UnionEmptyDisjointAndIdentical) {
   for (const auto& [r, c] : {std::pair<std::int64_t, std::int64_t>{0, 5}, {5, 0}, {0, 0}}) {
     const HostCoo e = verify::random_coo(r, c, 0.5, seed_);
     check_union_all(e, e, "empty shape");
-    const DeviceTensor d = combine(BinaryOp::add, to_device(e), DeviceTensor(DType::f32, Dims{r, c}).view());
+    const DeviceTensor dense(DType::f32, Dims{r, c});
+    const DeviceTensor d = combine(BinaryOp::add, to_device(e), dense.view());
     EXPECT_EQ(d.numel(), 0);
   }
   const HostCoo base = verify::random_coo(200, 300, 0.2, seed_);
@@ -1351,12 +1352,13 @@ TEST_F(SparseGpu, UnionBadInputThrowsBeforeWriting) {
   expect_invalid([&] { accumulate(BinaryOp::add, broadcast, a); }, {"accumulate", "revisits"});
   // dense over a's own values.
   const DeviceCoo one = to_device(verify::random_coo(1, 1, 1.0, seed_));
-  const TensorView over_vals{const_cast<void*>(one.vals()), TensorDesc::contiguous(DType::f32, {1, 1}),
-                             Memory::device};
+  const TensorView over_vals{const_cast<void*>(one.vals()),
+                             TensorDesc::contiguous(DType::f32, {1, 1}), Memory::device};
   expect_invalid([&] { accumulate(BinaryOp::add, over_vals, one); }, {"a.vals"});
   SparseOptions fill;
   fill.fill_a = 0.5;
-  const DeviceCoo ints = to_device(verify::random_coo(10, 20, 0.3, seed_, {IndexType::i32, DType::i32}));
+  const DeviceCoo ints =
+      to_device(verify::random_coo(10, 20, 0.3, seed_, {IndexType::i32, DType::i32}));
   expect_invalid([&] { combine(BinaryOp::add, ints, ints, fill); }, {"fill_a = 0.5"});
 }
 

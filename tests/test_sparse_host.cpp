@@ -589,17 +589,20 @@ TEST(SparseReference, EmptyAndDegenerate) {
 constexpr BinaryOp kUnionOps[] = {BinaryOp::add, BinaryOp::sub, BinaryOp::min, BinaryOp::max};
 
 /// A host tensor from row-major values (as doubles, stored in `dtype`).
-HostTensor make_tensor(const Dims& shape, const std::vector<double>& vals, DType dtype = DType::f32) {
+HostTensor make_tensor(const Dims& shape, const std::vector<double>& vals,
+                       DType dtype = DType::f32) {
   HostTensor t(dtype, shape);
   for (std::size_t k = 0; k < vals.size(); ++k) {
     auto* p = static_cast<std::byte*>(t.data()) + k * dtype_size(dtype);
+    const auto put = [&](auto v) { std::memcpy(p, &v, sizeof v); };
+    const double v = vals[k];
     switch (dtype) {
-      case DType::f32: { const float v = static_cast<float>(vals[k]); std::memcpy(p, &v, 4); break; }
-      case DType::f64: std::memcpy(p, &vals[k], 8); break;
-      case DType::i32: { const auto v = static_cast<std::int32_t>(vals[k]); std::memcpy(p, &v, 4); break; }
-      case DType::i64: { const auto v = static_cast<std::int64_t>(vals[k]); std::memcpy(p, &v, 8); break; }
-      case DType::f16: { const auto v = float_to_f16_bits(static_cast<float>(vals[k])); std::memcpy(p, &v, 2); break; }
-      case DType::bf16: { const auto v = float_to_bf16_bits(static_cast<float>(vals[k])); std::memcpy(p, &v, 2); break; }
+      case DType::f16: put(float_to_f16_bits(static_cast<float>(v))); break;
+      case DType::bf16: put(float_to_bf16_bits(static_cast<float>(v))); break;
+      case DType::f32: put(static_cast<float>(v)); break;
+      case DType::f64: put(v); break;
+      case DType::i32: put(static_cast<std::int32_t>(v)); break;
+      case DType::i64: put(static_cast<std::int64_t>(v)); break;
     }
   }
   return t;
@@ -670,8 +673,9 @@ TEST(SparseUnionReference, FillValues) {
   SparseOptions tenth;
   tenth.fill_a = 0.1;
   const HostCoo h = combine<HostCoo>(BinaryOp::add, ah, bh, tenth);
-  EXPECT_EQ(entries(h), (std::vector<Entry>{{0, 0, 1}, {0, 1, f16_bits_to_float(float_to_f16_bits(
-                                                                 1.0f + f16_bits_to_float(float_to_f16_bits(0.1f))))}}));
+  const float tenth_f16 = f16_bits_to_float(float_to_f16_bits(0.1f));
+  const double want = f16_bits_to_float(float_to_f16_bits(1.0f + tenth_f16));
+  EXPECT_EQ(entries(h), (std::vector<Entry>{{0, 0, 1}, {0, 1, want}}));
 }
 
 TEST(SparseUnionReference, ZerosAreKeptUnlessDropped) {
@@ -838,11 +842,11 @@ TEST(SparseUnionChecks, Arguments) {
   expect_invalid([&] { combine<HostCoo>(BinaryOp::div, a, b); }, {"div"});
   expect_invalid([&] { combine<HostCoo>(BinaryOp::add, a, make_coo(3, 2, {}, {}, {})); },
                  {"combine: shapes differ", "2x3", "3x2"});
-  expect_invalid([&] { combine<HostCoo>(BinaryOp::add, a, make_coo(2, 3, {}, {}, {}, DType::f64)); },
+  const HostCoo f64 = make_coo(2, 3, {}, {}, {}, DType::f64);
+  expect_invalid([&] { combine<HostCoo>(BinaryOp::add, a, f64); },
                  {"combine: dtypes differ", "f32", "f64"});
-  expect_invalid(
-      [&] { combine<HostCoo>(BinaryOp::add, a, make_coo(2, 3, {}, {}, {}, DType::f32, IndexType::i64)); },
-      {"combine: index types differ"});
+  const HostCoo i64 = make_coo(2, 3, {}, {}, {}, DType::f32, IndexType::i64);
+  expect_invalid([&] { combine<HostCoo>(BinaryOp::add, a, i64); }, {"combine: index types differ"});
   expect_invalid([&] { combine<DeviceCoo>(BinaryOp::add, a, b); }, {"combine", "Host"});
   expect_invalid([&] { combine<HostCoo>(BinaryOp::add, make_coo(2, 3, {2}, {0}, {1}), b); },
                  {"a: entry 0", "(2, 0)", "2x3"});
@@ -861,11 +865,12 @@ TEST(SparseUnionChecks, Arguments) {
                  {"combine", "out must be a (2,3) tensor"});
   expect_invalid([&] { accumulate(BinaryOp::add, small.view(), a); },
                  {"accumulate", "dense must be a (2,3) tensor"});
-  HostTensor f64(DType::f64, Dims{2, 3});
-  expect_invalid([&] { accumulate(BinaryOp::add, f64.view(), a); }, {"accumulate", "f64", "f32"});
+  HostTensor d64(DType::f64, Dims{2, 3});
+  expect_invalid([&] { accumulate(BinaryOp::add, d64.view(), a); }, {"accumulate", "f64", "f32"});
   // A broadcast (stride 0) dense cannot be written in place.
   HostTensor one(DType::f32, Dims{3});
-  const TensorView broadcast{one.data(), TensorDesc::strided(DType::f32, {2, 3}, {0, 1}), Memory::host};
+  const TensorView broadcast{one.data(), TensorDesc::strided(DType::f32, {2, 3}, {0, 1}),
+                             Memory::host};
   expect_invalid([&] { accumulate(BinaryOp::add, broadcast, a); }, {"accumulate", "revisits"});
   expect_invalid([&] { combine(BinaryOp::add, a, d.view(), broadcast); }, {"combine", "revisits"});
   // dense over a's own values.

@@ -17,8 +17,9 @@
 // the index checks (coalesce and multiply(COO, dense) of a canonical matrix, with
 // validate_indices and drop_zeros off, and multiply_values without validate_indices do not
 // synchronize; the union forms' counts are at combine and accumulate); their last kernels may
-// still run when they return: the result is complete in stream order on `stream`. Temporaries are freed stream-ordered, also when they throw. Device
-// memory, the temporaries' and the result's, comes from SparseOptions::memory (ewise/memory.hpp).
+// still run when they return: the result is complete in stream order on `stream`. Temporaries
+// are freed stream-ordered, also when they throw. Device memory, the temporaries' and the
+// result's, comes from SparseOptions::memory (ewise/memory.hpp).
 //
 // Semantics shared by every operation:
 //   * An entry is a stored coordinate. A coordinate stored more than once (a duplicate) stands

@@ -58,6 +58,10 @@ int run_info(const Args& args) {
   for (DType t : kAllDTypes) std::cout << dtype_name(t) << " ";
   std::cout << "\noperations: ";
   for (BinaryOp op : kAllOps) std::cout << op_name(op) << " ";
+  std::cout << "\nsparse:     mul (COO * COO, COO * dense) ";
+  for (BinaryOp op : {BinaryOp::add, BinaryOp::sub, BinaryOp::min, BinaryOp::max})
+    std::cout << op_name(op) << " ";
+  std::cout << "(COO OP COO, COO OP dense)";
   std::cout << "\nkernels:    ";
   for (const KernelName& k : kKernelNames) std::cout << k.name << " ";
   std::cout << "\nCOO algorithms: ";

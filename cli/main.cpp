@@ -35,6 +35,11 @@ commands:
   sparse mul A.mtx D.npy -o C.mtx [--device cpu|gpu]
                                C = A * D element-wise, keeping the pattern of A; D broadcasts
                                to A's shape (full, row vector, column vector or scalar)
+  sparse add|sub|min|max A.mtx B.mtx -o C.mtx [--device cpu|gpu]
+                               C = A OP B over the entries stored in either (a missing one
+                               counts as 0, so A - B is -B where A stores nothing; zeros kept)
+  sparse add|sub|min|max A.mtx D.npy -o C.npy [--device cpu|gpu]
+                               C = A OP D as a dense array (A densified with 0), D broadcasts
   demo [--device cpu|gpu]      generate the canonical workloads, run, verify and time them
   help                         this text
 
@@ -233,18 +238,28 @@ int run_dense(const Args& a) {
 
 int run_sparse(const Args& a) {
   const std::string usage =
-      "ewise sparse mul A.mtx (B.mtx | D.npy) -o C.mtx [--algorithm NAME] [--device cpu|gpu]";
+      "ewise sparse mul|add|sub|min|max A.mtx (B.mtx | D.npy) -o (C.mtx | C.npy) "
+      "[--algorithm NAME] [--device cpu|gpu]";
   expect_positional(a, 3, usage);
-  if (a.positional[0] != "mul")
-    throw UsageError("unknown sparse operation '" + a.positional[0] + "' (only mul); " + usage);
+  const std::string& name = a.positional[0];
+  if (name != "mul" && name != "add" && name != "sub" && name != "min" && name != "max")
+    throw UsageError("unknown sparse operation '" + name + "' (mul, add, sub, min, max); " +
+                     usage);
+  const BinaryOp op = parse_op(name);
+  const bool mul = op == BinaryOp::mul;
   const std::string& pa = a.positional[1];
   const std::string& pb = a.positional[2];
   const bool dense_b = ends_with(pb, ".npy");
+  // COO + dense is dense: it is written as .npy; every other result is a COO matrix (.mtx).
+  const bool dense_out = dense_b && !mul;
+  if (dense_out && !ends_with(a.output, ".npy"))
+    throw UsageError("sparse " + name + " of a COO and a dense operand is dense: -o FILE.npy");
   const Backend backend = choose_backend(a.device);
   SparseOptions options;
   if (a.algorithm) {
     options.algorithm = parse_coo_algorithm(*a.algorithm);
-    EWISE_EXPECTS(!dense_b, "--algorithm applies to COO * COO, not to COO * dense (", pb, ")");
+    EWISE_EXPECTS(mul && !dense_b, "--algorithm applies to COO * COO (sparse mul of two .mtx), ",
+                  "not to ", name, "(", pa, ", ", pb, ")");
     EWISE_EXPECTS(backend.gpu, "--algorithm ", *a.algorithm,
                   " applies to the GPU; the CPU reference has one algorithm");
   }
@@ -254,6 +269,7 @@ int run_sparse(const Args& a) {
   const HostCoo A = io::read_mtx(pa, ro);
 
   HostCoo C;
+  HostTensor D_out;
   double ms = 0;
   std::string algorithm = "reference";
   const Stream* stream = nullptr;
@@ -267,55 +283,73 @@ int run_sparse(const Args& a) {
     const DType t = is_integer(A.desc().dtype) && is_integer(D.dtype()) ? DType::i64 : DType::f64;
     const HostCoo A2 = coo_as(A, t);
     const HostTensor D2 = tensor_as(D, t);
-    const std::string ctx = "mul(" + pa + " " + shape_of(A.desc()) + ", " + pb + " " +
+    const std::string ctx = name + "(" + pa + " " + shape_of(A.desc()) + ", " + pb + " " +
                             D.shape().str() + ")";
     progress.stage("computing " + ctx + " on the " + backend.label());
-    C = with_context(ctx, [&] {
+    with_context(ctx, [&] {
       if (!backend.gpu) {
-        HostCoo r;
-        ms = time_once(backend, s, [&] { r = multiply<HostCoo>(A2.view(), D2.view(), options); });
-        return r;
+        ms = time_once(backend, s, [&] {
+          if (mul) C = multiply<HostCoo>(A2.view(), D2.view(), options);
+          else D_out = combine<HostTensor>(op, A2.view(), D2.view(), options);
+        });
+        return;
       }
       const DeviceCoo dA = to_device(A2.view(), s);
       const DeviceTensor dD = to_device(D2.view(), s);
       DeviceCoo r;
-      ms = time_once(backend, s, [&] { r = multiply<DeviceCoo>(dA.view(), dD.view(), options, s); });
-      return to_host(r.view(), s);
+      DeviceTensor rd;
+      ms = time_once(backend, s, [&] {
+        if (mul) r = multiply<DeviceCoo>(dA.view(), dD.view(), options, s);
+        else rd = combine<DeviceTensor>(op, dA.view(), dD.view(), options, s);
+      });
+      if (mul) C = to_host(r.view(), s);
+      else D_out = to_host(rd.view(), s);
     });
   } else {
     ro.progress = progress.percent("reading " + pb);
     const HostCoo B = io::read_mtx(pb, ro);
     EWISE_EXPECTS(A.desc().nrows == B.desc().nrows && A.desc().ncols == B.desc().ncols, pa,
                   " is ", shape_of(A.desc()), " but ", pb, " is ", shape_of(B.desc()),
-                  "; COO * COO needs equal shapes");
+                  "; COO ", mul ? "*" : name, " COO needs equal shapes");
     const DType t = is_integer(A.desc().dtype) && is_integer(B.desc().dtype) ? DType::i64
                                                                             : DType::f64;
     const HostCoo A2 = coo_as(A, t), B2 = coo_as(B, t);
-    const std::string ctx = "mul(" + pa + ", " + pb + ")";
+    const std::string ctx = name + "(" + pa + ", " + pb + ")";
     progress.stage("computing " + ctx + " (" + shape_of(A.desc()) + ", nnz " +
                    std::to_string(A.nnz()) + " and " + std::to_string(B.nnz()) + ") on the " +
                    backend.label());
     C = with_context(ctx, [&] {
       if (!backend.gpu) {
         HostCoo r;
-        ms = time_once(backend, s, [&] { r = multiply<HostCoo>(A2.view(), B2.view(), options); });
+        ms = time_once(backend, s, [&] {
+          r = mul ? multiply<HostCoo>(A2.view(), B2.view(), options)
+                  : combine<HostCoo>(op, A2.view(), B2.view(), options);
+        });
         return r;
       }
       const DeviceCoo dA = to_device(A2.view(), s), dB = to_device(B2.view(), s);
-      algorithm = coo_algorithm_name(select_coo_algorithm(dA.view(), dB.view(), options.algorithm));
+      algorithm = mul ? coo_algorithm_name(
+                            select_coo_algorithm(dA.view(), dB.view(), options.algorithm))
+                      : "merge";
       DeviceCoo r;
-      ms = time_once(backend, s, [&] { r = multiply<DeviceCoo>(dA.view(), dB.view(), options, s); });
+      ms = time_once(backend, s, [&] {
+        r = mul ? multiply<DeviceCoo>(dA.view(), dB.view(), options, s)
+                : combine<DeviceCoo>(op, dA.view(), dB.view(), options, s);
+      });
       return to_host(r.view(), s);
     });
   }
   progress.stage("writing " + a.output);
-  io::write_mtx(a.output, C.view());
-  if (!a.quiet)
-    std::cout << a.output << ": " << dtype_name(C.desc().dtype) << " " << shape_of(C.desc())
-              << " nnz " << C.nnz() << " = mul(" << pa << ", " << pb << ") on "
-              << backend.description()
+  if (dense_out) io::write_npy(a.output, D_out.view());
+  else io::write_mtx(a.output, C.view());
+  if (!a.quiet) {
+    std::cout << a.output << ": ";
+    if (dense_out) std::cout << dtype_name(D_out.dtype()) << " " << D_out.shape().str();
+    else std::cout << dtype_name(C.desc().dtype) << " " << shape_of(C.desc()) << " nnz " << C.nnz();
+    std::cout << " = " << name << "(" << pa << ", " << pb << ") on " << backend.description()
               << (backend.gpu && !dense_b ? " (algorithm " + algorithm + ")" : std::string())
               << ", " << ms_text(ms) << " ms\n";
+  }
   return 0;
 }
 

@@ -142,8 +142,10 @@ TEST_F(CliTest, HelpVersionAndUsageErrors) {
   expect_error(run({"dense", "add", "a.npy", "b.npy", "-o", "c.npy", "--algorithm", "merge"}), 2,
                "--algorithm is not an option of 'dense'", "c.npy");
   expect_error(run({"dense", "add", "a.npy", "b.npy", "-o"}), 2, "-o needs a value", "x");
-  expect_error(run({"sparse", "add", "a.mtx", "b.mtx", "-o", "c.mtx"}), 2,
-               "unknown sparse operation 'add'", "c.mtx");
+  expect_error(run({"sparse", "div", "a.mtx", "b.mtx", "-o", "c.mtx"}), 2,
+               "unknown sparse operation 'div'", "c.mtx");
+  expect_error(run({"sparse", "add", "a.mtx", "d.npy", "-o", "c.mtx"}), 2, "-o FILE.npy",
+               "c.mtx");
   expect_error(run({"info", "--device", "cpu"}), 2, "--device is not an option of 'info'", "x");
 }
 
@@ -397,6 +399,62 @@ TEST_F(CliTest, SparseErrorsAreOneLineNameFileAndLineAndLeaveNoOutput) {
                "--algorithm merge applies to the GPU", "c.mtx");
   expect_error(sparse({"nothere.mtx", "a.mtx", "-o", "c.mtx"}), 1, "nothere.mtx: cannot open",
                "c.mtx");
+}
+
+TEST_F(CliTest, SparseUnionMatchesTheReference) {
+  const HostCoo a = write_random_mtx("a.mtx", 30, 41, 0.2, DType::f64);
+  const HostCoo b = write_random_mtx("b.mtx", 30, 41, 0.3, DType::f64);
+  const std::vector<Dims> dense_shapes = {{30, 41}, {41}, {30, 1}, {}};
+  for (const BinaryOp op : {BinaryOp::add, BinaryOp::sub, BinaryOp::min, BinaryOp::max}) {
+    const std::string name = op_name(op);
+    Result r = run({"sparse", name, "a.mtx", "b.mtx", "-o", "c.mtx", "--device", "cpu"});
+    ASSERT_EQ(r.status, 0) << name << ": " << r.err;
+    EXPECT_NE(r.out.find("= " + name + "(a.mtx, b.mtx)"), std::string::npos) << r.out;
+    expect_same_coo(io::read_mtx(path("c.mtx")), reference_combine(op, a.view(), b.view()), name);
+    for (const Dims& shape : dense_shapes) {
+      const HostTensor d = write_random_npy("d.npy", DType::f64, shape);
+      r = run({"sparse", name, "a.mtx", "d.npy", "-o", "e.npy", "--device", "cpu"});
+      ASSERT_EQ(r.status, 0) << name << " " << shape.str() << ": " << r.err;
+      const HostTensor got = io::read_npy(path("e.npy"));
+      const HostTensor want = combine<HostTensor>(op, a.view(), d.view());
+      ASSERT_EQ(got.shape(), (Dims{30, 41}));
+      EXPECT_EQ(0, std::memcmp(got.data(), want.data(), want.bytes()))
+          << name << " " << shape.str();
+    }
+  }
+  // A - B where A stores nothing is -B (SciPy), not B.
+  write_text("x.mtx", "%%MatrixMarket matrix coordinate integer general\n2 2 1\n1 1 5\n");
+  write_text("y.mtx", "%%MatrixMarket matrix coordinate integer general\n2 2 2\n1 1 2\n2 2 7\n");
+  const Result r = run({"sparse", "sub", "x.mtx", "y.mtx", "-o", "z.mtx", "--device", "cpu"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(slurp(dir_ / "z.mtx"),
+            "%%MatrixMarket matrix coordinate integer general\n2 2 2\n1 1 3\n2 2 -7\n");
+  write_random_mtx("t.mtx", 41, 30, 0.5, DType::f64);
+  expect_error(run({"sparse", "add", "a.mtx", "t.mtx", "-o", "f.mtx", "--device", "cpu"}), 1,
+               "a.mtx is 30x41 but t.mtx is 41x30", "f.mtx");
+  write_random_npy("w.npy", DType::f64, {7});
+  expect_error(run({"sparse", "max", "a.mtx", "w.npy", "-o", "f.npy", "--device", "cpu"}), 1,
+               "max(a.mtx 30x41, w.npy (7,))", "f.npy");
+  expect_error(run({"sparse", "add", "a.mtx", "b.mtx", "-o", "f.mtx", "--algorithm", "merge"}), 1,
+               "--algorithm applies to COO * COO", "f.mtx");
+}
+
+TEST_F(CliTest, SparseUnionOnGpuMatchesTheReference) {
+  EWISE_REQUIRE_GPU();
+  const HostCoo a = write_random_mtx("a.mtx", 300, 200, 0.05, DType::f64);
+  const HostCoo b = write_random_mtx("b.mtx", 300, 200, 0.2, DType::f64);
+  const HostTensor row = write_random_npy("r.npy", DType::f64, {200});
+  for (const BinaryOp op : {BinaryOp::add, BinaryOp::sub, BinaryOp::min, BinaryOp::max}) {
+    const std::string name = op_name(op);
+    Result r = run({"sparse", name, "a.mtx", "b.mtx", "-o", "c.mtx", "--device", "gpu"});
+    ASSERT_EQ(r.status, 0) << name << ": " << r.err;
+    expect_same_coo(io::read_mtx(path("c.mtx")), reference_combine(op, a.view(), b.view()), name);
+    r = run({"sparse", name, "a.mtx", "r.npy", "-o", "e.npy", "--device", "gpu"});
+    ASSERT_EQ(r.status, 0) << name << ": " << r.err;
+    const HostTensor got = io::read_npy(path("e.npy"));
+    const HostTensor want = combine<HostTensor>(op, a.view(), row.view());
+    EXPECT_EQ(0, std::memcmp(got.data(), want.data(), want.bytes())) << name;
+  }
 }
 
 TEST_F(CliTest, SparseShowsProgressWhenAsked) {

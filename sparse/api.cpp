@@ -31,6 +31,24 @@ struct ResultMemory<DeviceTensor> : std::integral_constant<Memory, Memory::devic
 template <>
 struct ResultMemory<HostTensor> : std::integral_constant<Memory, Memory::host> {};
 
+/// The union's checked operation and fills (union_fill) for operands of `dtype`.
+UnionArgs union_args(BinaryOp op, DType dtype, const SparseOptions& options, const char* fn) {
+  check_union_op(op, fn);
+  return {op, union_fill(options.fill_a, dtype, "fill_a"),
+          union_fill(options.fill_b, dtype, "fill_b")};
+}
+
+/// Every check of combine(op, a, dense, out) but the residency of out.
+DenseOperand check_combine_dense(BinaryOp op, const CooView& a, const ConstTensorView& dense,
+                                 const SparseOptions& options) {
+  check_union_op(op, "combine");
+  const DenseOperand d = check_dense_operand(a, dense, "combine");
+  EWISE_EXPECTS(!options.drop_zeros, "combine: a dense result has no entries to drop: ",
+                "drop_zeros must be false");
+  (void)union_args(op, a.desc.dtype, options, "combine");
+  return d;
+}
+
 }  // namespace
 
 CooAlgorithm select_coo_algorithm(const CooView& a, const CooView& b, CooAlgorithm requested) {
@@ -121,6 +139,63 @@ void multiply_values(const CooView& a, const ConstTensorView& dense, const Tenso
 }
 
 template <class Result>
+Result combine(BinaryOp op, const CooView& a, const CooView& b, const SparseOptions& options,
+               cudaStream_t stream) {
+  check_union_op(op, "combine");
+  check_operands(a, b, "combine");
+  check_result_memory(a.memory, ResultMemory<Result>::value, "combine");
+  const UnionArgs u = union_args(op, a.desc.dtype, options, "combine");
+  if constexpr (ResultMemory<Result>::value == Memory::host) {
+    return reference_combine(op, a, b, options);
+  } else {
+    detail::DeviceOperands().add(a, "a").add(b, "b").check(stream);
+    const detail::CallMemory memory(options.memory);
+    return device_combine(a, b, u, options, stream);
+  }
+}
+
+void combine(BinaryOp op, const CooView& a, const ConstTensorView& dense, const TensorView& out,
+             const SparseOptions& options, cudaStream_t stream) {
+  const DenseOperand d = check_combine_dense(op, a, dense, options);
+  check_union_output(a, &dense, out, options.drop_zeros, "combine");
+  if (a.memory == Memory::host) {
+    reference_combine(op, a, dense, out, options);
+  } else {
+    detail::DeviceOperands().add(a, "a").add(dense, "dense").add(out, "out").check(stream);
+    const detail::CallMemory memory(options.memory);
+    const bool out_is_dense = dense.desc.numel() > 0 && out.data == dense.data;
+    device_combine_dense(a, d, out, out_is_dense, union_args(op, a.desc.dtype, options, "combine"),
+                         options, stream);
+  }
+}
+
+template <class Result>
+Result combine(BinaryOp op, const CooView& a, const ConstTensorView& dense,
+               const SparseOptions& options, cudaStream_t stream) {
+  (void)check_combine_dense(op, a, dense, options);
+  check_result_memory(a.memory, ResultMemory<Result>::value, "combine");
+  if constexpr (ResultMemory<Result>::value == Memory::device)
+    detail::DeviceOperands().add(a, "a").add(dense, "dense").check(stream);
+  Result out(a.desc.dtype, Dims{a.desc.nrows, a.desc.ncols}, stream, options.memory);
+  combine(op, a, dense, out.view(), options, stream);
+  return out;
+}
+
+void accumulate(BinaryOp op, const TensorView& dense, const CooView& a,
+                const SparseOptions& options, cudaStream_t stream) {
+  check_union_op(op, "accumulate");
+  check_view(a, "a");
+  check_union_output(a, nullptr, dense, options.drop_zeros, "accumulate");
+  if (a.memory == Memory::host) {
+    reference_accumulate(op, dense, a, options);
+  } else {
+    detail::DeviceOperands().add(a, "a").add(dense, "dense").check(stream);
+    const detail::CallMemory memory(options.memory);
+    device_accumulate(dense, a, op, options, stream);
+  }
+}
+
+template <class Result>
 Result coalesce(const CooView& a, const SparseOptions& options, cudaStream_t stream) {
   check_view(a, "a");
   check_result_memory(a.memory, ResultMemory<Result>::value, "coalesce");
@@ -176,6 +251,10 @@ Result coo_to_csr_row_offsets(const CooView& a, const SparseOptions& options,
   template Coo multiply<Coo>(const CooView&, const ConstTensorView&, const SparseOptions&,      \
                              cudaStream_t);                                                     \
   template Coo coalesce<Coo>(const CooView&, const SparseOptions&, cudaStream_t);               \
+  template Coo combine<Coo>(BinaryOp, const CooView&, const CooView&, const SparseOptions&,      \
+                            cudaStream_t);                                                      \
+  template Tensor combine<Tensor>(BinaryOp, const CooView&, const ConstTensorView&,             \
+                                  const SparseOptions&, cudaStream_t);                          \
   template Coo dense_to_coo<Coo>(const ConstTensorView&, IndexType, cudaStream_t,                \
                                  MemoryResource*);                                              \
   template Tensor coo_to_dense<Tensor>(const CooView&, const SparseOptions&, cudaStream_t);     \

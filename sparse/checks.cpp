@@ -1,41 +1,43 @@
 // sparse/checks.cpp — argument checks shared by the CPU and GPU backends (checks.hpp).
 #include "checks.hpp"
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
 #include "ewise/broadcast.hpp"
 #include "ewise/error.hpp"
+#include "ewise/half.hpp"
 
 namespace ewise::sparse_detail {
 
-void check_operands(const CooView& a, const CooView& b) {
+void check_operands(const CooView& a, const CooView& b, const char* op) {
   check_view(a, "a");
   check_view(b, "b");
   EWISE_EXPECTS(a.desc.nrows == b.desc.nrows && a.desc.ncols == b.desc.ncols,
-                "multiply: shapes differ: a is ", a.desc.nrows, "x", a.desc.ncols, ", b is ",
+                op, ": shapes differ: a is ", a.desc.nrows, "x", a.desc.ncols, ", b is ",
                 b.desc.nrows, "x", b.desc.ncols);
-  EWISE_EXPECTS(a.desc.dtype == b.desc.dtype, "multiply: dtypes differ: a is ",
+  EWISE_EXPECTS(a.desc.dtype == b.desc.dtype, op, ": dtypes differ: a is ",
                 dtype_name(a.desc.dtype), ", b is ", dtype_name(b.desc.dtype));
-  EWISE_EXPECTS(a.desc.index == b.desc.index, "multiply: index types differ: a is ",
+  EWISE_EXPECTS(a.desc.index == b.desc.index, op, ": index types differ: a is ",
                 index_name(a.desc.index), ", b is ", index_name(b.desc.index));
-  EWISE_EXPECTS(a.memory == b.memory, "multiply: a is in ", memory_name(a.memory),
+  EWISE_EXPECTS(a.memory == b.memory, op, ": a is in ", memory_name(a.memory),
                 " memory but b is in ", memory_name(b.memory), " memory");
 }
 
-DenseOperand check_dense_operand(const CooView& a, const ConstTensorView& dense) {
+DenseOperand check_dense_operand(const CooView& a, const ConstTensorView& dense, const char* op) {
   check_view(a, "a");
   check_view(dense, "dense");
-  EWISE_EXPECTS(a.desc.dtype == dense.desc.dtype, "multiply: dtypes differ: a is ",
+  EWISE_EXPECTS(a.desc.dtype == dense.desc.dtype, op, ": dtypes differ: a is ",
                 dtype_name(a.desc.dtype), ", dense is ", dtype_name(dense.desc.dtype));
-  EWISE_EXPECTS(a.memory == dense.memory, "multiply: a is in ", memory_name(a.memory),
+  EWISE_EXPECTS(a.memory == dense.memory, op, ": a is in ", memory_name(a.memory),
                 " memory but dense is in ", memory_name(dense.memory), " memory");
   const std::size_t elem = dtype_size(dense.desc.dtype);
   EWISE_EXPECTS(dense.memory != Memory::device || dense.desc.numel() == 0 ||
                     reinterpret_cast<std::uintptr_t>(dense.data) % elem == 0,
-                "multiply: dense operand data ", dense.data, " is not aligned to its ", elem,
+                op, ": dense operand data ", dense.data, " is not aligned to its ", elem,
                 "-byte ", dtype_name(dense.desc.dtype), " elements");
-  EWISE_EXPECTS(dense.desc.rank() <= 2, "multiply: dense operand ", dense.desc.shape.str(),
+  EWISE_EXPECTS(dense.desc.rank() <= 2, op, ": dense operand ", dense.desc.shape.str(),
                 " has rank ", dense.desc.rank(), "; it must broadcast to the COO shape (",
                 a.desc.nrows, ",", a.desc.ncols, ")");
   const Dims s = broadcast_strides(dense.desc, Dims{a.desc.nrows, a.desc.ncols});
@@ -74,6 +76,65 @@ void check_values_output(const CooView& a, const ConstTensorView& dense,
                 "multiply_values: out_vals is one of a's index arrays");
   EWISE_EXPECTS(d.nnz == 0 || out_vals.data != dense.data,
                 "multiply_values: out_vals is the dense operand's data");
+}
+
+void check_union_op(BinaryOp op, const char* fn) {
+  EWISE_EXPECTS(op == BinaryOp::add || op == BinaryOp::sub || op == BinaryOp::min ||
+                    op == BinaryOp::max,
+                fn, ": the union operations are add, sub, min and max; got ", op_name(op),
+                op == BinaryOp::mul ? " (the intersection is multiply)" : "");
+}
+
+double union_fill(double fill, DType dtype, const char* what) {
+  switch (dtype) {
+    case DType::f16: return f16_bits_to_float(float_to_f16_bits(static_cast<float>(fill)));
+    case DType::bf16: return bf16_bits_to_float(float_to_bf16_bits(static_cast<float>(fill)));
+    case DType::f32: return static_cast<float>(fill);
+    case DType::f64: return fill;
+    case DType::i32:
+    case DType::i64: {
+      const double lo = dtype == DType::i32 ? -2147483648.0 : -9223372036854775808.0;
+      const double hi = dtype == DType::i32 ? 2147483648.0 : 9223372036854775808.0;
+      EWISE_EXPECTS(fill == std::trunc(fill) && fill >= lo && fill < hi, what, " = ", fill,
+                    " is not an integer that ", dtype_name(dtype), " holds");
+      return fill;
+    }
+  }
+  EWISE_EXPECTS(false, "unknown dtype ", static_cast<int>(dtype));
+  return 0;
+}
+
+void check_union_output(const CooView& a, const ConstTensorView* dense, const TensorView& out,
+                        bool drop_zeros, const char* fn) {
+  const char* name = dense ? "out" : "dense";
+  check_view(out, name);
+  const CooDesc& d = a.desc;
+  EWISE_EXPECTS(!drop_zeros, fn, ": a dense result has no entries to drop: drop_zeros must be ",
+                "false");
+  EWISE_EXPECTS(out.desc.dtype == d.dtype, fn, ": ", name, " is ", dtype_name(out.desc.dtype),
+                " but a is ", dtype_name(d.dtype));
+  EWISE_EXPECTS(out.desc.rank() == 2 && out.desc.shape[0] == d.nrows &&
+                    out.desc.shape[1] == d.ncols,
+                fn, ": ", name, " must be a (", d.nrows, ",", d.ncols, ") tensor; got ",
+                out.desc.str());
+  EWISE_EXPECTS(out.memory == a.memory, fn, ": a is in ", memory_name(a.memory), " memory but ",
+                name, " is in ", memory_name(out.memory), " memory");
+  const std::size_t elem = dtype_size(d.dtype);
+  EWISE_EXPECTS(out.memory != Memory::device || out.desc.numel() == 0 ||
+                    reinterpret_cast<std::uintptr_t>(out.data) % elem == 0,
+                fn, ": ", name, " data ", out.data, " is not aligned to its ", elem, "-byte ",
+                dtype_name(d.dtype), " elements");
+  EWISE_EXPECTS(out.desc.is_non_overlapping(), fn, ": ", name, " ", out.desc.str(),
+                " revisits elements (a stride of 0 or strides that overlap); it is written");
+  const DType index = d.index == IndexType::i32 ? DType::i32 : DType::i64;
+  const auto array = [&](const void* p, DType t) {
+    return ConstTensorView(p, TensorDesc::contiguous(t, Dims{d.nnz}), a.memory);
+  };
+  // a's arrays are 1-D and out is 2-D, so any overlap is one (none counts as exact).
+  check_no_partial_overlap(out, array(a.vals, d.dtype), "a.vals");
+  check_no_partial_overlap(out, array(a.rows, index), "a.rows");
+  check_no_partial_overlap(out, array(a.cols, index), "a.cols");
+  if (dense) check_no_partial_overlap(out, *dense, "dense");
 }
 
 void check_result_memory(Memory inputs, Memory result, const char* op) {

@@ -5,12 +5,13 @@
 #include <cstdint>
 
 #include "ewise/coo.hpp"
+#include "ewise/ops.hpp"
 #include "ewise/tensor.hpp"
 
 namespace ewise::sparse_detail {
 
-/// check_view on both; same shape, dtype, index type and memory.
-void check_operands(const CooView& a, const CooView& b);
+/// check_view on both; same shape, dtype, index type and memory. `op` names the operation.
+void check_operands(const CooView& a, const CooView& b, const char* op = "multiply");
 
 /// A dense operand read at (r, c) as data[r * row_stride + c * col_stride] (elements).
 struct DenseOperand {
@@ -18,7 +19,21 @@ struct DenseOperand {
   std::int64_t row_stride = 0, col_stride = 0;
 };
 /// check_view on both; same dtype and memory; dense broadcasts to a's shape.
-DenseOperand check_dense_operand(const CooView& a, const ConstTensorView& dense);
+DenseOperand check_dense_operand(const CooView& a, const ConstTensorView& dense,
+                                 const char* op = "multiply");
+
+/// Throws unless op is one of the union operations (add, sub, min, max).
+void check_union_op(BinaryOp op, const char* fn);
+/// A fill value as the dtype holds it (see SparseOptions::fill_a), returned as a double that
+/// converts exactly to the compute type. Throws for an integer dtype and a fill that is not an
+/// integer in its range. `what` names the option.
+double union_fill(double fill, DType dtype, const char* what);
+/// The checks of the dense outputs of combine (fn "combine", `dense` given: out may be exactly
+/// dense) and accumulate (fn "accumulate", `dense` null): out a rank-2 (nrows, ncols) tensor of
+/// a's dtype in a's memory, device data aligned, not revisiting an element, overlapping none of
+/// a's arrays (nor dense, but exactly); drop_zeros off.
+void check_union_output(const CooView& a, const ConstTensorView* dense, const TensorView& out,
+                        bool drop_zeros, const char* fn);
 
 /// The checks of multiply_values beyond check_dense_operand: out_vals a contiguous 1-D tensor
 /// of a.nnz elements of a's dtype in a's memory (device data aligned), overlapping none of a's

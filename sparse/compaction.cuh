@@ -250,13 +250,26 @@ struct FinalizeArgs {
 };
 void finalize(const FinalizeArgs& args, DType dtype, cudaStream_t stream);
 
+/// The values of the run of s's entries with key `key` that starts at position p, summed in
+/// sequence order in the compute type (s not sorted: every later position with that key).
+template <class T>
+__device__ detail::compute_t<T> run_sum(const EntrySeq& s, std::int64_t p, std::uint64_t key) {
+  const auto* v = static_cast<const T*>(s.vals);
+  detail::compute_t<T> acc = detail::to_compute(v[s.storage(p)]);
+  if (!s.unique)
+    for (std::int64_t pp = p + 1; pp < s.n; ++pp) {
+      if (s.keys[pp] == key) acc = ops::Add{}(acc, detail::to_compute(v[s.storage(pp)]));
+      else if (s.sorted) break;
+    }
+  return acc;
+}
+
 /// Output u of finalize: the q run starting at sequence position j, matched (Factor::sparse)
 /// at s position p. For kernels that know j and p themselves (heads and matchpos unused).
 template <class T>
 __device__ void finalize_entry(const FinalizeArgs& a, std::int64_t u, std::int64_t j, std::int64_t p) {
   using C = detail::compute_t<T>;
   const auto* qv = static_cast<const T*>(a.q.vals);
-  const auto* sv = static_cast<const T*>(a.s.vals);
   const std::int64_t q = a.q.storage(j);
   const std::int64_t row = a.q.rows[q], col = a.q.cols[q];
   const std::uint64_t ncols = a.q.keys.ncols;
@@ -265,15 +278,7 @@ __device__ void finalize_entry(const FinalizeArgs& a, std::int64_t u, std::int64
   if (!a.q.unique)
     for (std::int64_t jj = j + 1; jj < a.q.n && a.q.keys[jj] == key; ++jj)
       acc = ops::Add{}(acc, detail::to_compute(qv[a.q.storage(jj)]));
-  if (a.factor == Factor::sparse) {
-    C s = detail::to_compute(sv[a.s.storage(p)]);
-    if (!a.s.unique)
-      for (std::int64_t pp = p + 1; pp < a.s.n; ++pp) {
-        if (a.s.keys[pp] == key) s = ops::Add{}(s, detail::to_compute(sv[a.s.storage(pp)]));
-        else if (a.s.sorted) break;
-      }
-    acc = ops::Mul{}(acc, s);
-  }
+  if (a.factor == Factor::sparse) acc = ops::Mul{}(acc, run_sum<T>(a.s, p, key));
   if (a.out_dense) {
     static_cast<T*>(a.out_dense)[row * static_cast<std::int64_t>(ncols) + col] = detail::from_compute<T>(acc);
   } else {

@@ -10,6 +10,8 @@
 #include "checks.hpp"
 #include "ewise/buffer.hpp"
 #include "ewise/coo.hpp"
+#include "ewise/error.hpp"
+#include "ewise/ops.hpp"
 #include "ewise/sparse.hpp"
 #include "ewise/tensor.hpp"
 
@@ -19,6 +21,24 @@ namespace ewise::sparse_detail {
 inline CooDesc result_desc(const CooDesc& like, std::int64_t nnz) {
   return {like.nrows, like.ncols, nnz, like.index, like.dtype, true};
 }
+
+/// Calls f(functor) with the ops.hpp functor of a union operation (check_union_op first).
+template <class F>
+decltype(auto) with_union_op(BinaryOp op, F&& f) {
+  switch (op) {
+    case BinaryOp::sub: return f(ops::Sub{});
+    case BinaryOp::min: return f(ops::Min{});
+    case BinaryOp::max: return f(ops::Max{});
+    default: return f(ops::Add{});
+  }
+}
+
+/// The checked arguments of a union: the operation and the fills as the dtype holds them
+/// (union_fill).
+struct UnionArgs {
+  BinaryOp op = BinaryOp::add;
+  double fill_a = 0, fill_b = 0;
+};
 
 // Device views; `algorithm` is already resolved (never automatic).
 DeviceCoo device_multiply(const CooView& a, const CooView& b, CooAlgorithm algorithm,
@@ -35,6 +55,13 @@ DeviceTensor device_coo_to_dense(const CooView& a, const SparseOptions& options,
                                  cudaStream_t stream);                               // convert.cu
 DeviceTensor device_csr_row_offsets(const CooView& a, const SparseOptions& options,
                                     cudaStream_t stream);                            // convert.cu
+DeviceCoo device_combine(const CooView& a, const CooView& b, const UnionArgs& u,
+                         const SparseOptions& options, cudaStream_t stream);        // union.cu
+void device_combine_dense(const CooView& a, const DenseOperand& dense, const TensorView& out,
+                          bool out_is_dense, const UnionArgs& u, const SparseOptions& options,
+                          cudaStream_t stream);                    // coo_dense_union.cu
+void device_accumulate(const TensorView& dense, const CooView& a, BinaryOp op,
+                       const SparseOptions& options, cudaStream_t stream);  // coo_dense_union.cu
 void device_check_indices(const CooView& m, const char* what, cudaStream_t stream);  // status.cu
 
 }  // namespace ewise::sparse_detail

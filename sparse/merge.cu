@@ -9,44 +9,27 @@
 #include "ewise/error.hpp"
 #include "ewise/ops.hpp"
 #include "internal.hpp"
+#include "merge_path.cuh"
 #include "multiply.cuh"
 #include "sort.cuh"
 
 namespace ewise::sparse_detail {
 namespace {
 
-/// q_split[t] = how many Q entries lie among the first t * kTile entries of the merge of Q and
-/// S, where on equal keys Q's entries come first.
-template <class QK, class SK>
-__global__ void merge_partition_kernel(QK q, std::int64_t nq, SK s, std::int64_t ns,
-                                       std::int64_t tiles, std::int64_t* q_split) {
-  const std::int64_t t = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x;
-  if (t > tiles) return;
-  const std::int64_t diag = std::min(t * kTile, nq + ns);
-  std::int64_t lo = std::max<std::int64_t>(0, diag - ns), hi = std::min(diag, nq);
-  while (lo < hi) {
-    const std::int64_t mid = (lo + hi) / 2;
-    if (q[mid] <= s[diag - 1 - mid]) lo = mid + 1;
-    else hi = mid;
-  }
-  q_split[t] = lo;
-}
-
 /// A match of merge tile t: Q position q_split[t] + (m & 0xFFFF), S position
 /// t * kTile - q_split[t] + (m >> 16) (both parts of a tile are at most kTile <= 0xFFFF long).
 using TileMatch = std::uint32_t;
 
 /// Tile t merges kTile entries, Q[q0, q1) and S[s0, s1), staged in shared memory as KT keys
-/// with Q[q0 - 1] before and S[s1] after them: every load is issued before any is used. Each
-/// thread merges kItems consecutive positions of the tile (merge-path search in shared memory,
-/// then a serial merge). When Q[i] is taken, the S entry the merge stands at is its lower bound
-/// in S (on equal keys Q comes first), so Q[i] matches when that entry has its key; of a run of
-/// equal Q keys only the first (the head) matches. The tile's matches, in order, go to
-/// staging[q0 ...] (Q positions are distinct, so at most q1 - q0 of them) and their number to
-/// counts[t]; the last tile also zeroes counts[tiles], so the exclusive scan ends with the
-/// total. Runs the index checks of the entries the tile holds (range; for a canonical operand
-/// also the order, on neighbouring keys). A split that cannot come from sorted operands (a
-/// broken canonical promise) sets *bad_split and the tile does nothing.
+/// with Q[q0 - 1] before and S[s1] after them (stage_merge_tile, which also runs the index
+/// checks of the entries the tile holds). Each thread merges kItems consecutive positions of
+/// the tile (merge-path search in shared memory, then a serial merge). When Q[i] is taken, the
+/// S entry the merge stands at is its lower bound in S (on equal keys Q comes first), so Q[i]
+/// matches when that entry has its key; of a run of equal Q keys only the first (the head)
+/// matches. The tile's matches, in order, go to staging[q0 ...] (Q positions are distinct, so
+/// at most q1 - q0 of them) and their number to counts[t]; the last tile also zeroes
+/// counts[tiles], so the exclusive scan ends with the total. A split that cannot come from
+/// sorted operands (a broken canonical promise) sets *bad_split and the tile does nothing.
 template <class QK, class SK, class KT>
 __global__ void __launch_bounds__(kBlock)
     merge_match_kernel(QK q, std::int64_t nq, bool q_unique, SK s, std::int64_t ns, std::int64_t tiles,
@@ -55,69 +38,18 @@ __global__ void __launch_bounds__(kBlock)
   __shared__ KT sm[kTile + 2];
   const std::int64_t t = blockIdx.x;
   if (t == tiles - 1 && threadIdx.x == 0) counts[tiles] = 0;
-  const std::int64_t diag0 = t * kTile, diag1 = std::min(diag0 + kTile, nq + ns);
-  const int len = static_cast<int>(diag1 - diag0);
-  const std::int64_t q0 = q_split[t], q1 = q_split[t + 1];
-  if (q1 < q0 || q1 - q0 > len) {  // uniform across the block
+  MergeTile m;
+  if (!m.locate(t, nq, ns, q_split)) {  // uniform across the block
     if (threadIdx.x == 0) {
       counts[t] = 0;
       *bad_split = 1;
     }
     return;
   }
-  const int nQ = static_cast<int>(q1 - q0), nS = len - nQ;
-  const std::int64_t s0 = diag0 - q0, s1 = diag1 - q1;
-  const bool has_prev = q0 > 0, has_next = s1 < ns;
-
-  // Stage: sm[0] = Q[q0 - 1], sm[1 + e] = tile entry e (Q part, then S part), sm[1 + len] = S[s1].
-  typename QK::Raw qr[kItems];
-  typename SK::Raw sr[kItems];
-#pragma unroll
-  for (int k = 0; k < kItems; ++k) {
-    const int e = k * kBlock + static_cast<int>(threadIdx.x);
-    if (e < nQ) qr[k] = q.load(q0 + e);
-    else if (e < len) sr[k] = s.load(s0 + (e - nQ));
-  }
-  typename QK::Raw qprev{};
-  typename SK::Raw snext{};
-  if (threadIdx.x == 0 && has_prev) qprev = q.load(q0 - 1);
-  if (threadIdx.x == 0 && has_next) snext = s.load(s1);
-#pragma unroll
-  for (int k = 0; k < kItems; ++k) {
-    const int e = k * kBlock + static_cast<int>(threadIdx.x);
-    if (e < nQ) {
-      if (qcheck.words && !q.in_range(qr[k], qcheck.nrows, qcheck.ncols))
-        atomicMin(qcheck.words, static_cast<unsigned long long>(q0 + e));
-      sm[1 + e] = static_cast<KT>(q.key(qr[k]));
-    } else if (e < len) {
-      if (scheck.words && !s.in_range(sr[k], scheck.nrows, scheck.ncols))
-        atomicMin(scheck.words, static_cast<unsigned long long>(s0 + (e - nQ)));
-      sm[1 + e] = static_cast<KT>(s.key(sr[k]));
-    }
-  }
-  if (threadIdx.x == 0) {
-    sm[0] = has_prev ? static_cast<KT>(q.key(qprev)) : KT{0};
-    sm[1 + len] = has_next ? static_cast<KT>(s.key(snext)) : KT{0};
-  }
-  __syncthreads();
-  // Canonical promises: Q entry j must come after Q entry j - 1; S entry i + 1 after S entry i.
-  // Keys order entries as (row, col) does when both are in range, and an entry out of range
-  // is reported before any order failure of its matrix.
-  const bool q_order = qcheck.words && qcheck.canonical, s_order = scheck.words && scheck.canonical;
-  if (q_order || s_order) {
-#pragma unroll
-    for (int k = 0; k < kItems; ++k) {
-      const int e = k * kBlock + static_cast<int>(threadIdx.x);
-      if (e < nQ) {
-        if (q_order && q0 + e > 0 && sm[e] >= sm[1 + e])
-          atomicMin(qcheck.words + 1, static_cast<unsigned long long>(q0 + e));
-      } else if (e < len) {
-        const std::int64_t next = s0 + (e - nQ) + 1;
-        if (s_order && next < ns && sm[1 + e] >= sm[2 + e])
-          atomicMin(scheck.words + 1, static_cast<unsigned long long>(next));
-      }
-    }
-  }
+  stage_merge_tile(q, s, ns, m, qcheck, scheck, sm, static_cast<KT*>(nullptr));
+  const int len = m.len, nQ = m.nQ, nS = m.nS;
+  const std::int64_t q0 = m.q0;
+  const bool has_next = m.has_next;
 
   const KT* Q = sm + 1;
   const KT* S = sm + 1 + nQ;
@@ -199,24 +131,6 @@ struct MergeFinalize {
     finalize_entry<T>(f, slot, j, p);
   }
 };
-
-/// Calls f(q accessor, s accessor, KT{}) for two key sequences over matrices of one shape and
-/// index type: stored keys are KT (32-bit unless wide), computed ones come from the indices.
-template <class F>
-void with_merge_keys(const KeySeq& q, const KeySeq& s, bool wide, F&& f) {
-  const auto go = [&](auto itag, auto ktag) {
-    using I = decltype(itag);
-    using K = decltype(ktag);
-    with_key_types<I, K>(q, [&](auto qk) { with_key_types<I, K>(s, [&](auto sk) { f(qk, sk, K{}); }); });
-  };
-  if (q.rows.wide) {
-    if (wide) go(std::int64_t{}, std::uint64_t{});
-    else go(std::int64_t{}, std::uint32_t{});
-  } else {
-    if (wide) go(std::int32_t{}, std::uint64_t{});
-    else go(std::int32_t{}, std::uint32_t{});
-  }
-}
 
 }  // namespace
 

@@ -162,6 +162,86 @@ void reference_multiply_values(const CooView& a, const ConstTensorView& dense,
   });
 }
 
+HostCoo reference_combine(BinaryOp op, const CooView& a, const CooView& b,
+                          const SparseOptions& options) {
+  sparse_detail::check_union_op(op, "combine");
+  sparse_detail::check_operands(a, b, "combine");
+  check_host(a, "a");
+  check_host(b, "b");
+  const double fill_a = sparse_detail::union_fill(options.fill_a, a.desc.dtype, "fill_a");
+  const double fill_b = sparse_detail::union_fill(options.fill_b, a.desc.dtype, "fill_b");
+  return with_elem(a.desc.dtype, [&](auto e) {
+    using E = decltype(e);
+    using C = typename E::compute;
+    const auto sa = summed<E>(a), sb = summed<E>(b);
+    std::vector<std::pair<Coord, C>> out;
+    sparse_detail::with_union_op(op, [&](auto f) {
+      auto ia = sa.begin(), ib = sb.begin();
+      while (ia != sa.end() || ib != sb.end()) {
+        if (ib == sb.end() || (ia != sa.end() && ia->first < ib->first)) {
+          out.emplace_back(ia->first, f(ia->second, static_cast<C>(fill_b)));
+          ++ia;
+        } else if (ia == sa.end() || ib->first < ia->first) {
+          out.emplace_back(ib->first, f(static_cast<C>(fill_a), ib->second));
+          ++ib;
+        } else {
+          out.emplace_back(ia->first, f(ia->second, ib->second));
+          ++ia;
+          ++ib;
+        }
+      }
+    });
+    return to_coo<E>(a.desc, out, options.drop_zeros);
+  });
+}
+
+void reference_combine(BinaryOp op, const CooView& a, const ConstTensorView& dense,
+                       const TensorView& out, const SparseOptions& options) {
+  sparse_detail::check_union_op(op, "combine");
+  const sparse_detail::DenseOperand d = sparse_detail::check_dense_operand(a, dense, "combine");
+  sparse_detail::check_union_output(a, &dense, out, options.drop_zeros, "combine");
+  check_host(a, "a");
+  const double fill_a = sparse_detail::union_fill(options.fill_a, a.desc.dtype, "fill_a");
+  const std::int64_t nr = a.desc.nrows, nc = a.desc.ncols;
+  with_elem(a.desc.dtype, [&](auto e) {
+    using E = decltype(e);
+    using C = typename E::compute;
+    const auto at = [&](std::int64_t r, std::int64_t c) {
+      return E::load(d.data, r * d.row_stride + c * d.col_stride);
+    };
+    // Every result first, then the stores: out may be dense itself.
+    std::vector<C> result(static_cast<std::size_t>(nr * nc));
+    sparse_detail::with_union_op(op, [&](auto f) {
+      for (std::int64_t r = 0; r < nr && nc > 0; ++r)
+        for (std::int64_t c = 0; c < nc; ++c)
+          result[static_cast<std::size_t>(r * nc + c)] = f(static_cast<C>(fill_a), at(r, c));
+      for (const auto& [rc, v] : summed<E>(a))
+        result[static_cast<std::size_t>(rc.first * nc + rc.second)] = f(v, at(rc.first, rc.second));
+    });
+    for (std::int64_t r = 0; r < nr && nc > 0; ++r)
+      for (std::int64_t c = 0; c < nc; ++c)
+        E::store(out.data, r * out.desc.strides[0] + c * out.desc.strides[1],
+                 result[static_cast<std::size_t>(r * nc + c)]);
+  });
+}
+
+void reference_accumulate(BinaryOp op, const TensorView& dense, const CooView& a,
+                          const SparseOptions& options) {
+  sparse_detail::check_union_op(op, "accumulate");
+  check_view(a, "a");
+  sparse_detail::check_union_output(a, nullptr, dense, options.drop_zeros, "accumulate");
+  check_host(a, "a");
+  with_elem(a.desc.dtype, [&](auto e) {
+    using E = decltype(e);
+    sparse_detail::with_union_op(op, [&](auto f) {
+      for (const auto& [rc, v] : summed<E>(a)) {
+        const std::int64_t k = rc.first * dense.desc.strides[0] + rc.second * dense.desc.strides[1];
+        E::store(dense.data, k, f(E::load(dense.data, k), v));
+      }
+    });
+  });
+}
+
 HostCoo reference_coalesce(const CooView& a, const SparseOptions& options) {
   check_host(a, "a");
   return with_elem(a.desc.dtype, [&](auto e) {

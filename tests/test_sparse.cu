@@ -1043,5 +1043,324 @@ TEST_F(SparseGpu, MoreThan2To31Entries) {
   expect_same(multiply(unmarked, db, o), expected, "nnz > 2^31 searching side");
 }
 
+
+// ---- union: combine and accumulate ------------------------------------------------------------
+
+constexpr BinaryOp kUnionOps[] = {BinaryOp::add, BinaryOp::sub, BinaryOp::min, BinaryOp::max};
+
+/// combine(op, a, b) on the device against the reference, every op, both operand orders,
+/// with fills 0 (keeping and dropping zeros) and fills 2 and -3, and one trusted call.
+void check_union_all(const HostCoo& a, const HostCoo& b, const std::string& what,
+                     cudaStream_t stream = nullptr) {
+  const DeviceCoo da = to_device(a, stream), db = to_device(b, stream);
+  for (const BinaryOp op : kUnionOps) {
+    SparseOptions plain, drop, fills, trusted;
+    drop.drop_zeros = true;
+    fills.fill_a = 2;
+    fills.fill_b = -3;
+    trusted.validate_indices = false;
+    const std::string tag = what + " " + op_name(op);
+    for (const auto& [o, name] : {std::pair{plain, ""}, std::pair{drop, " drop_zeros"},
+                                  std::pair{fills, " fills 2, -3"}}) {
+      expect_same(combine(op, da, db, o, stream), reference_combine(op, a, b, o),
+                  tag + " a,b" + name, stream);
+      expect_same(combine(op, db, da, o, stream), reference_combine(op, b, a, o),
+                  tag + " b,a" + name, stream);
+    }
+    expect_same(combine(op, da, db, trusted, stream), reference_combine(op, a, b),
+                tag + " unchecked", stream);
+  }
+}
+
+/// The dense forms against the reference for every op and every form of dense operand (full,
+/// transposed, pitched, row (1, n) and (n,), reversed row, column, scalar, (1, 1)): the
+/// allocating combine, combine into a poisoned out (contiguous and transposed), combine in place
+/// over dense, and accumulate into every writable form; fill_a 0 and 2; checked and not.
+/// Operands over 2^22 elements are left out.
+void check_union_dense(const HostCoo& a, std::uint64_t seed, const std::string& what,
+                       const verify::GenOptions& values = {}) {
+  const DType t = a.desc().dtype;
+  const std::int64_t nr = a.desc().nrows, nc = a.desc().ncols;
+  if (nr * nc > (1 << 22)) return;
+  const auto es = static_cast<std::int64_t>(dtype_size(t));
+  const DeviceCoo da = to_device(a);
+  struct Form {
+    const char* name;
+    Dims alloc;
+    TensorDesc view;
+    std::int64_t at;
+    bool writable;  // a full-shape view that does not revisit elements
+  };
+  const Form forms[] = {
+      {"full", Dims{nr, nc}, TensorDesc::contiguous(t, Dims{nr, nc}), 0, true},
+      {"transposed", Dims{nc, nr}, TensorDesc::strided(t, Dims{nr, nc}, Dims{1, nr}), 0, true},
+      {"pitched", Dims{nr, nc + 3}, TensorDesc::strided(t, Dims{nr, nc}, Dims{nc + 3, 1}), 0, true},
+      {"row", Dims{1, nc}, TensorDesc::contiguous(t, Dims{1, nc}), 0, false},
+      {"flat row", Dims{nc}, TensorDesc::contiguous(t, Dims{nc}), 0, false},
+      {"reversed row", Dims{nc}, TensorDesc::strided(t, Dims{nc}, Dims{-1}), nc - 1, false},
+      {"column", Dims{nr, 1}, TensorDesc::contiguous(t, Dims{nr, 1}), 0, false},
+      {"scalar", Dims{}, TensorDesc::contiguous(t, Dims{}), 0, false},
+      {"(1,1)", Dims{1, 1}, TensorDesc::contiguous(t, Dims{1, 1}), 0, false}};
+  const Dims shape{nr, nc};
+  for (const Form& f : forms) {
+    const HostTensor h = verify::random_tensor(t, f.alloc, ++seed, values);
+    const DeviceTensor d = to_device(h.view());
+    const auto hv = [&](const HostTensor& x) {
+      return TensorView{static_cast<std::byte*>(const_cast<void*>(x.data())) + f.at * es, f.view,
+                        Memory::host};
+    };
+    const auto dv = [&](const DeviceTensor& x) {
+      return TensorView{static_cast<std::byte*>(const_cast<void*>(x.data())) + f.at * es, f.view,
+                        Memory::device};
+    };
+    for (const BinaryOp op : kUnionOps)
+      for (const double fill : {0.0, 2.0}) {
+        SparseOptions o;
+        o.fill_a = fill;
+        const std::string tag = what + " " + op_name(op) + " with " + f.name + " " +
+                                f.view.str() + " fill " + std::to_string(fill);
+        const HostTensor want = combine<HostTensor>(op, a, hv(h), o);
+        expect_bits(to_host(combine(op, da, dv(d), o).view()), want, tag + " allocating");
+        DeviceTensor out(t, shape);
+        verify::poison(out.view());
+        combine(op, da, dv(d), out.view(), o);
+        expect_bits(to_host(out.view()), want, tag + " into out");
+        // A transposed out: compare the whole allocation with the reference's.
+        DeviceTensor tout(t, Dims{nc, nr});
+        verify::poison(tout.view());
+        HostTensor twant = to_host(tout.view());
+        const TensorDesc tdesc = TensorDesc::strided(t, shape, Dims{1, nr});
+        combine(op, da, dv(d), TensorView{tout.data(), tdesc, Memory::device}, o);
+        combine(op, a, hv(h), TensorView{twant.data(), tdesc, Memory::host}, o);
+        expect_bits(to_host(tout.view()), twant, tag + " into a transposed out");
+        if (!f.writable || fill != 0.0) continue;
+        // In place over dense, and accumulate into dense (the whole allocation compared: a
+        // pitched view's padding must stay untouched).
+        for (const bool checked : {true, false}) {
+          SparseOptions io;
+          io.validate_indices = checked;
+          const std::string how = checked ? "" : " unchecked";
+          HostTensor hw = to_host(h.view());
+          DeviceTensor dw = to_device(h.view());
+          combine(op, a, hv(hw), hv(hw));
+          combine(op, da, dv(dw), dv(dw), io);
+          expect_bits(to_host(dw.view()), hw, tag + " in place" + how);
+          HostTensor ha = to_host(h.view());
+          DeviceTensor dacc = to_device(h.view());
+          accumulate(op, hv(ha), a);
+          accumulate(op, dv(dacc), da, io);
+          expect_bits(to_host(dacc.view()), ha, tag + " accumulate" + how);
+        }
+      }
+  }
+}
+
+using UnionParam = std::tuple<DType, IndexType, bool, bool>;  // as SweepParam
+class SparseUnionSweep : public ::testing::TestWithParam<UnionParam> {};
+
+TEST_P(SparseUnionSweep, EveryFormMatchesTheReference) {
+  EWISE_REQUIRE_GPU();
+  const auto [dtype, index, sorted, dups] = GetParam();
+  const std::uint64_t seed = verify::seed_from_env_or_random();
+  std::cout << "[ seed ] EWISE_SEED=" << seed << "\n";
+  verify::CooGenOptions o;
+  o.dtype = dtype;
+  o.index = index;
+  o.unsorted = !sorted;
+  o.duplicate_fraction = dups ? 0.25 : 0.0;
+  verify::CooGenOptions canonical = o;
+  canonical.unsorted = false;
+  canonical.duplicate_fraction = 0;
+  std::uint64_t s = seed;
+  for (const Case& c : sweep_cases()) {
+    const HostCoo a = verify::random_coo(c.nrows, c.ncols, c.density, ++s, o);
+    const std::string what = std::string(dtype_name(dtype)) + " " + index_name(index) + " " +
+                             std::to_string(c.nrows) + "x" + std::to_string(c.ncols) +
+                             " density " + std::to_string(c.density) +
+                             (sorted ? " sorted" : " unsorted") + (dups ? " dups" : "");
+    check_union_all(a, partner(a, c.density, 0.5, ++s, o), what + " (b alike)");
+    check_union_all(a, partner(a, c.density, 0.5, ++s, canonical), what + " (b canonical)");
+    if (c.nrows * c.ncols <= (1 << 20)) check_union_dense(a, ++s, what);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, SparseUnionSweep, ::testing::ValuesIn(sweep_params()), sweep_name);
+
+TEST_F(SparseGpu, UnionMergeTileEdges) {
+  EWISE_REQUIRE_GPU();
+  const CooDesc shape{64, 4096, 0, IndexType::i32, DType::f32, true};
+  const std::vector<Raw> vals = raw_entries(verify::random_coo(1, 20000, 1.0, seed_));
+  // Entries at keys first, first + step, ... (n of them), each stored `copies` times in a row;
+  // shuffled when `unsorted`.
+  const auto band = [&](std::int64_t n, std::int64_t first, std::int64_t step, int copies,
+                        std::size_t v0, bool unsorted = false) {
+    std::vector<Raw> e;
+    for (std::int64_t k = 0; k < n; ++k)
+      for (int c = 0; c < copies; ++c) {
+        Raw x = vals[(v0 + e.size()) % vals.size()];
+        const std::int64_t key = first + k * step;
+        x.r = key / 4096;
+        x.c = key % 4096;
+        e.push_back(x);
+      }
+    if (unsorted) std::shuffle(e.begin(), e.end(), std::mt19937_64(v0 + n));
+    return assemble(shape, e, copies == 1 && !unsorted);
+  };
+  // Tiles hold 2048 merged entries: sizes around one and two tiles of the merge.
+  for (const std::int64_t n : {1, 1023, 1024, 1025, 2047, 2048, 2049, 3000, 4097}) {
+    const std::string at = " n=" + std::to_string(n);
+    check_union_all(band(n, 0, 1, 1, 0), band(n, 0, 1, 1, 7), "same keys" + at);
+    check_union_all(band(n, 0, 2, 1, 0), band(n, 1, 2, 1, 7), "interleaved, disjoint" + at);
+    check_union_all(band(n, 0, 1, 1, 0), band(n, n - 1, 1, 1, 7), "one shared key" + at);
+    check_union_all(band(n, 0, 2, 1, 0), band(2 * n, 0, 1, 1, 7), "every other key" + at);
+    check_union_all(band(n, 5, 3, 3, 0), band(n, 5, 1, 2, 7), "duplicate runs" + at);
+    check_union_all(band(n, 5, 1, 4, 0, true), band(n, 6, 1, 3, 7, true),
+                    "unsorted duplicate runs" + at);
+    check_union_all(band(n, 0, 1, 1, 0), band(0, 0, 1, 1, 7), "b empty" + at);
+  }
+  // Runs of one key longer than a tile, on either side.
+  check_union_all(band(1, 77, 1, 5000, 0), band(3000, 0, 1, 1, 7), "a run over tiles");
+  check_union_all(band(3000, 0, 1, 1, 0), band(1, 77, 1, 5000, 7), "b run over tiles");
+  check_union_all(band(1, 77, 1, 5000, 0, true), band(1, 77, 1, 3000, 7), "both runs");
+}
+
+TEST_F(SparseGpu, UnionEmptyDisjointAndIdentical) {
+  EWISE_REQUIRE_GPU();
+  const HostCoo some = verify::random_coo(50, 40, 0.1, seed_);
+  const HostCoo none = verify::random_coo(50, 40, 0.0, seed_);
+  ASSERT_EQ(none.nnz(), 0);
+  check_union_all(none, some, "a nnz 0");
+  check_union_all(none, none, "both nnz 0");
+  check_union_dense(none, seed_, "nnz 0");
+  for (const auto& [r, c] : {std::pair<std::int64_t, std::int64_t>{0, 5}, {5, 0}, {0, 0}}) {
+    const HostCoo e = verify::random_coo(r, c, 0.5, seed_);
+    check_union_all(e, e, "empty shape");
+    const DeviceTensor dense(DType::f32, Dims{r, c});
+    const DeviceTensor d = combine(BinaryOp::add, to_device(e), dense.view());
+    EXPECT_EQ(d.numel(), 0);
+  }
+  const HostCoo base = verify::random_coo(200, 300, 0.2, seed_);
+  std::vector<Raw> even, odd;
+  for (const Raw& e : raw_entries(base)) ((e.r * 300 + e.c) % 2 ? odd : even).push_back(e);
+  const HostCoo a = assemble(base.desc(), even, true), b = assemble(base.desc(), odd, true);
+  ASSERT_EQ(reference_combine(BinaryOp::add, a, b).nnz(), a.nnz() + b.nnz());
+  check_union_all(a, b, "disjoint");
+  std::vector<Raw> other = raw_entries(verify::random_coo(200, 300, 0.2, seed_ + 9));
+  std::vector<Raw> same = raw_entries(base);
+  for (std::size_t k = 0; k < same.size(); ++k) same[k].v = other[k % other.size()].v;
+  check_union_all(base, assemble(base.desc(), same, true), "identical patterns");
+  check_union_all(base, base, "itself");
+  const DeviceCoo d = to_device(base);
+  SparseOptions drop;
+  drop.drop_zeros = true;
+  EXPECT_EQ(combine(BinaryOp::sub, d, d, drop).nnz(), 0);
+}
+
+TEST_F(SparseGpu, UnionLargerMatricesAndKeyWidths) {
+  EWISE_REQUIRE_GPU();
+  verify::CooGenOptions unsorted;
+  unsorted.unsorted = true;
+  unsorted.duplicate_fraction = 0.1;
+  const HostCoo a = verify::random_coo(16384, 16384, 1e-3, seed_, unsorted);
+  check_union_all(a, partner(a, 1e-3, 0.5, seed_ + 1, verify::CooGenOptions{}), "16384^2 1e-3");
+  // Keys over 32 bits: 2^17 x 2^17 cells, with i32 and i64 indices.
+  for (const IndexType index : {IndexType::i32, IndexType::i64}) {
+    verify::CooGenOptions o;
+    o.index = index;
+    o.dtype = DType::f64;
+    const HostCoo w = verify::random_coo(1 << 17, 1 << 17, 1e-6, seed_ + 2, o);
+    o.unsorted = true;
+    o.duplicate_fraction = 0.3;
+    check_union_all(w, partner(w, 1e-6, 0.5, seed_ + 3, o),
+                    std::string("wide keys ") + index_name(index));
+  }
+  // accumulate and combine into dense over a larger matrix with many duplicates.
+  verify::CooGenOptions dups;
+  dups.unsorted = true;
+  dups.duplicate_fraction = 0.5;
+  const HostCoo g = verify::random_coo(2048, 1500, 0.05, seed_ + 4, dups);
+  check_union_dense(g, seed_ + 5, "2048x1500 unsorted dups");
+}
+
+TEST_F(SparseGpu, UnionNaNValuesLeaveCanonical) {
+  EWISE_REQUIRE_GPU();
+  std::mt19937_64 rng(seed_);
+  for (DType t : {DType::f16, DType::bf16, DType::f32, DType::f64}) {
+    verify::CooGenOptions o;
+    o.dtype = t;
+    o.unsorted = true;
+    o.duplicate_fraction = 0.3;
+    o.values.allow_zero = true;
+    HostCoo a = verify::random_coo(40, 30, 0.3, seed_, o);
+    HostCoo b = partner(a, 0.3, 0.5, seed_ + 1, o);
+    test::sprinkle_nans(t, a.vals(), a.nnz(), 0.2, rng);
+    test::sprinkle_nans(t, b.vals(), b.nnz(), 0.2, rng);
+    const std::string name = dtype_name(t);
+    check_union_all(a, b, name + " NaNs");
+    verify::GenOptions values;
+    values.allow_zero = true;
+    check_union_dense(a, seed_ + 2, name + " NaNs", values);
+  }
+}
+
+TEST_F(SparseGpu, UnionBadInputThrowsBeforeWriting) {
+  EWISE_REQUIRE_GPU();
+  for (const IndexType index : {IndexType::i32, IndexType::i64}) {
+    verify::CooGenOptions o;
+    o.index = index;
+    const HostCoo good = verify::random_coo(100, 100, 0.3, seed_, o);
+    std::vector<Raw> e = raw_entries(good);
+    std::vector<Raw> out_of_range = e, unordered = e;
+    out_of_range[1234].c = 100;
+    std::swap(unordered[500], unordered[501]);
+    const DeviceCoo g = to_device(good);
+    const DeviceCoo bad = to_device(assemble(good.desc(), out_of_range, false));
+    const DeviceCoo bad_canonical = to_device(assemble(good.desc(), out_of_range, true));
+    const DeviceCoo lie = to_device(assemble(good.desc(), unordered, true));
+    for (const BinaryOp op : kUnionOps) {
+      expect_invalid([&] { combine(op, g, bad); }, {"b: entry 1234", ", 100)", "100x100"});
+      expect_invalid([&] { combine(op, bad_canonical, g); }, {"a: entry 1234"});
+      expect_invalid([&] { combine(op, g, lie); }, {"b is marked canonical", "entry 501"});
+      expect_invalid([&] { combine(op, lie, lie); }, {"a is marked canonical", "entry 501"});
+      // Dense outputs: poisoned, and untouched after the throw.
+      const DeviceTensor d = to_device(verify::random_tensor(DType::f32, Dims{100, 100}, seed_));
+      for (const DeviceCoo* m : {&bad, &bad_canonical, &lie}) {
+        DeviceTensor out(DType::f32, Dims{100, 100});
+        verify::poison(out.view());
+        const HostTensor before = to_host(out.view());
+        expect_invalid([&] { combine(op, *m, d.view(), out.view()); }, {"entry"});
+        expect_invalid([&] { accumulate(op, out.view(), *m); }, {"entry"});
+        expect_bits(to_host(out.view()), before, std::string("untouched by ") + op_name(op));
+      }
+    }
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    // After the failures the device is fine.
+    expect_same(combine(BinaryOp::add, g, g), reference_combine(BinaryOp::add, good, good),
+                "after bad input");
+  }
+  // Argument checks on device views, before anything runs.
+  const HostCoo h = verify::random_coo(10, 20, 0.3, seed_);
+  const DeviceCoo a = to_device(h);
+  const DeviceCoo other_shape = to_device(verify::random_coo(20, 10, 0.3, seed_));
+  expect_invalid([&] { combine(BinaryOp::add, a, other_shape); }, {"combine: shapes differ"});
+  expect_invalid([&] { combine(BinaryOp::mul, a, a); }, {"combine", "mul"});
+  expect_invalid([&] { combine(BinaryOp::add, a, CooView(h)); }, {"device memory", "host memory"});
+  expect_invalid([&] { combine<HostCoo>(BinaryOp::add, a, a); }, {"device memory", "result type"});
+  DeviceTensor row(DType::f32, Dims{20});
+  const TensorView broadcast{row.data(), TensorDesc::strided(DType::f32, {10, 20}, {0, 1}),
+                             Memory::device};
+  expect_invalid([&] { accumulate(BinaryOp::add, broadcast, a); }, {"accumulate", "revisits"});
+  // dense over a's own values.
+  const DeviceCoo one = to_device(verify::random_coo(1, 1, 1.0, seed_));
+  const TensorView over_vals{const_cast<void*>(one.vals()),
+                             TensorDesc::contiguous(DType::f32, {1, 1}), Memory::device};
+  expect_invalid([&] { accumulate(BinaryOp::add, over_vals, one); }, {"a.vals"});
+  SparseOptions fill;
+  fill.fill_a = 0.5;
+  const DeviceCoo ints =
+      to_device(verify::random_coo(10, 20, 0.3, seed_, {IndexType::i32, DType::i32}));
+  expect_invalid([&] { combine(BinaryOp::add, ints, ints, fill); }, {"fill_a = 0.5"});
+}
+
 }  // namespace
 }  // namespace ewise

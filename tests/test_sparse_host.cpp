@@ -583,5 +583,313 @@ TEST(SparseReference, EmptyAndDegenerate) {
   EXPECT_EQ(dense_to_coo<HostCoo>(zero_cols.view()).nnz(), 0);
 }
 
+
+// ---- union: combine and accumulate ------------------------------------------------------------
+
+constexpr BinaryOp kUnionOps[] = {BinaryOp::add, BinaryOp::sub, BinaryOp::min, BinaryOp::max};
+
+/// A host tensor from row-major values (as doubles, stored in `dtype`).
+HostTensor make_tensor(const Dims& shape, const std::vector<double>& vals,
+                       DType dtype = DType::f32) {
+  HostTensor t(dtype, shape);
+  for (std::size_t k = 0; k < vals.size(); ++k) {
+    auto* p = static_cast<std::byte*>(t.data()) + k * dtype_size(dtype);
+    const auto put = [&](auto v) { std::memcpy(p, &v, sizeof v); };
+    const double v = vals[k];
+    switch (dtype) {
+      case DType::f16: put(float_to_f16_bits(static_cast<float>(v))); break;
+      case DType::bf16: put(float_to_bf16_bits(static_cast<float>(v))); break;
+      case DType::f32: put(static_cast<float>(v)); break;
+      case DType::f64: put(v); break;
+      case DType::i32: put(static_cast<std::int32_t>(v)); break;
+      case DType::i64: put(static_cast<std::int64_t>(v)); break;
+    }
+  }
+  return t;
+}
+
+std::vector<float> floats(const HostTensor& t) {
+  return {t.data_as<float>(), t.data_as<float>() + t.numel()};
+}
+
+TEST(SparseUnionReference, CombineIsTheUnionWithDuplicatesSummedFirst) {
+  // a: (0,1) twice (1.5 + 2 = 3.5), (2,0) = 5, (1,1) = -2; unsorted.
+  // b: (1,1) = 4, (0,1) twice (0.5 + 0.25 = 0.75), (2,2) = 7.
+  const HostCoo a = make_coo(3, 3, {2, 0, 1, 0}, {0, 1, 1, 1}, {5, 1.5, -2, 2});
+  const HostCoo b = make_coo(3, 3, {1, 0, 2, 0}, {1, 1, 2, 1}, {4, 0.5, 7, 0.25});
+  const HostCoo sum = combine<HostCoo>(BinaryOp::add, a, b);
+  EXPECT_EQ(entries(sum), (std::vector<Entry>{{0, 1, 4.25}, {1, 1, 2}, {2, 0, 5}, {2, 2, 7}}));
+  EXPECT_TRUE(sum.desc().canonical);
+  // SciPy's A - B: where A is missing the entry is -B (GrB_eWiseAdd would give B).
+  EXPECT_EQ(entries(combine<HostCoo>(BinaryOp::sub, a, b)),
+            (std::vector<Entry>{{0, 1, 2.75}, {1, 1, -6}, {2, 0, 5}, {2, 2, -7}}));
+  // A missing operand counts as 0: min(5, 0) = 0 and min(0, 7) = 0, kept as entries.
+  EXPECT_EQ(entries(combine<HostCoo>(BinaryOp::min, a, b)),
+            (std::vector<Entry>{{0, 1, 0.75}, {1, 1, -2}, {2, 0, 0}, {2, 2, 0}}));
+  EXPECT_EQ(entries(combine<HostCoo>(BinaryOp::max, a, b)),
+            (std::vector<Entry>{{0, 1, 3.5}, {1, 1, 4}, {2, 0, 5}, {2, 2, 7}}));
+  // The same for i64 values and i64 indices.
+  const HostCoo ai = make_coo(3, 3, {2, 0, 1, 0}, {0, 1, 1, 1}, {5, 1, -2, 2}, DType::i64,
+                              IndexType::i64);
+  const HostCoo bi = make_coo(3, 3, {1, 0, 2, 0}, {1, 1, 2, 1}, {4, 10, 7, 20}, DType::i64,
+                              IndexType::i64);
+  const HostCoo di = combine<HostCoo>(BinaryOp::sub, ai, bi);
+  EXPECT_EQ(entries(di), (std::vector<Entry>{{0, 1, -27}, {1, 1, -6}, {2, 0, 5}, {2, 2, -7}}));
+  EXPECT_EQ(di.desc().index, IndexType::i64);
+  EXPECT_EQ(di.desc().dtype, DType::i64);
+}
+
+TEST(SparseUnionReference, FillValues) {
+  const HostCoo a = make_coo(2, 2, {0, 1}, {0, 1}, {5, 1});
+  const HostCoo b = make_coo(2, 2, {0, 0}, {0, 1}, {2, 7});
+  SparseOptions o;
+  o.fill_a = 10;
+  o.fill_b = 1;
+  // (0,0): 5 - 2; (0,1): fill_a - 7; (1,1): 1 - fill_b.
+  EXPECT_EQ(entries(combine<HostCoo>(BinaryOp::sub, a, b, o)),
+            (std::vector<Entry>{{0, 0, 3}, {0, 1, 3}, {1, 1, 0}}));
+  EXPECT_EQ(entries(combine<HostCoo>(BinaryOp::min, a, b, o)),
+            (std::vector<Entry>{{0, 0, 2}, {0, 1, 7}, {1, 1, 1}}));
+  // Integer dtypes take integer fills in range, exactly; others throw before anything runs.
+  const HostCoo ai = make_coo(1, 2, {0}, {0}, {3}, DType::i32);
+  const HostCoo bi = make_coo(1, 2, {0}, {1}, {4}, DType::i32);
+  SparseOptions big;
+  big.fill_b = -2147483648.0;
+  EXPECT_EQ(entries(combine<HostCoo>(BinaryOp::add, ai, bi, big)),
+            (std::vector<Entry>{{0, 0, 3 - 2147483648.0}, {0, 1, 4}}));
+  SparseOptions frac;
+  frac.fill_a = 2.5;
+  expect_invalid([&] { combine<HostCoo>(BinaryOp::add, ai, bi, frac); },
+                 {"fill_a = 2.5", "not an integer", "i32"});
+  SparseOptions out_of_range;
+  out_of_range.fill_b = 2147483648.0;
+  expect_invalid([&] { combine<HostCoo>(BinaryOp::add, ai, bi, out_of_range); }, {"fill_b"});
+  SparseOptions nan_fill;
+  nan_fill.fill_a = std::numeric_limits<double>::quiet_NaN();
+  expect_invalid([&] { combine<HostCoo>(BinaryOp::add, ai, bi, nan_fill); }, {"fill_a"});
+  // f16: the fill is rounded to the dtype first (0.1 -> 0.0999755859375), then added in f32.
+  const HostCoo ah = make_coo(1, 2, {0}, {0}, {1}, DType::f16);
+  const HostCoo bh = make_coo(1, 2, {0}, {1}, {1}, DType::f16);
+  SparseOptions tenth;
+  tenth.fill_a = 0.1;
+  const HostCoo h = combine<HostCoo>(BinaryOp::add, ah, bh, tenth);
+  const float tenth_f16 = f16_bits_to_float(float_to_f16_bits(0.1f));
+  const double want = f16_bits_to_float(float_to_f16_bits(1.0f + tenth_f16));
+  EXPECT_EQ(entries(h), (std::vector<Entry>{{0, 0, 1}, {0, 1, want}}));
+}
+
+TEST(SparseUnionReference, ZerosAreKeptUnlessDropped) {
+  const HostCoo a = make_coo(2, 2, {0, 0, 1}, {0, 1, 0}, {1, 0, 3});
+  const HostCoo b = make_coo(2, 2, {0, 1}, {0, 1}, {1, -0.0});
+  // (0,0): 1 - 1 = 0; (0,1): stored 0 - fill 0; (1,0): 3; (1,1): 0 - -0 = +0.
+  EXPECT_EQ(entries(combine<HostCoo>(BinaryOp::sub, a, b)),
+            (std::vector<Entry>{{0, 0, 0}, {0, 1, 0}, {1, 0, 3}, {1, 1, 0}}));
+  SparseOptions drop;
+  drop.drop_zeros = true;
+  EXPECT_EQ(entries(combine<HostCoo>(BinaryOp::sub, a, b, drop)), (std::vector<Entry>{{1, 0, 3}}));
+  EXPECT_EQ(entries(combine<HostCoo>(BinaryOp::min, a, b, drop)), (std::vector<Entry>{{0, 0, 1}}));
+}
+
+/// The f32 value of a one-entry result at k, as bits.
+std::uint32_t f32_bits(const HostCoo& m, std::int64_t k) {
+  std::uint32_t u;
+  std::memcpy(&u, static_cast<const float*>(m.vals()) + k, 4);
+  return u;
+}
+
+TEST(SparseUnionReference, NaNAndSignedZeros) {
+  const float nan = -std::numeric_limits<float>::quiet_NaN();  // a non-canonical NaN
+  const std::uint32_t pz = 0, nz = 0x80000000u, cnan = 0x7FFFFFFFu;
+  // (0,0): NaN vs 1; (0,1): -0 vs missing; (0,2): missing vs -0; (0,3): -0 vs +0.
+  const HostCoo a = make_coo(1, 4, {0, 0, 0}, {0, 1, 3}, {nan, -0.0, -0.0});
+  const HostCoo b = make_coo(1, 4, {0, 0, 0}, {0, 2, 3}, {1, -0.0, 0.0});
+  struct Want {
+    BinaryOp op;
+    std::uint32_t bits[4];
+  };
+  // min and max give the first operand on equal ones (ops.hpp): -0 vs +0 is the first.
+  const Want wants[] = {{BinaryOp::add, {cnan, pz, pz, pz}},
+                        {BinaryOp::sub, {cnan, nz, pz, nz}},
+                        {BinaryOp::min, {cnan, nz, pz, nz}},
+                        {BinaryOp::max, {cnan, nz, pz, nz}}};
+  for (const Want& w : wants) {
+    const HostCoo c = combine<HostCoo>(w.op, a, b);
+    ASSERT_EQ(c.nnz(), 4) << op_name(w.op);
+    for (int k = 0; k < 4; ++k) EXPECT_EQ(f32_bits(c, k), w.bits[k]) << op_name(w.op) << " " << k;
+  }
+  // drop_zeros drops ±0, keeps NaN.
+  SparseOptions drop;
+  drop.drop_zeros = true;
+  EXPECT_EQ(combine<HostCoo>(BinaryOp::add, a, b, drop).nnz(), 1);
+}
+
+TEST(SparseUnionReference, EmptyDisjointAndIdenticalPatterns) {
+  const HostCoo none = make_coo(3, 3, {}, {}, {});
+  const HostCoo b = make_coo(3, 3, {2, 0, 2}, {1, 2, 1}, {1, 2, 3});
+  EXPECT_EQ(entries(combine<HostCoo>(BinaryOp::sub, none, b)),
+            (std::vector<Entry>{{0, 2, -2}, {2, 1, -4}}));
+  EXPECT_EQ(entries(combine<HostCoo>(BinaryOp::sub, b, none)),
+            (std::vector<Entry>{{0, 2, 2}, {2, 1, 4}}));
+  EXPECT_EQ(combine<HostCoo>(BinaryOp::max, none, none).nnz(), 0);
+  const HostCoo empty_shape = make_coo(0, 5, {}, {}, {});
+  EXPECT_EQ(combine<HostCoo>(BinaryOp::add, empty_shape, empty_shape).nnz(), 0);
+  const HostCoo disjoint = make_coo(3, 3, {1, 0}, {1, 0}, {5, 6});
+  EXPECT_EQ(entries(combine<HostCoo>(BinaryOp::add, b, disjoint)),
+            (std::vector<Entry>{{0, 0, 6}, {0, 2, 2}, {1, 1, 5}, {2, 1, 4}}));
+  EXPECT_EQ(entries(combine<HostCoo>(BinaryOp::sub, b, b)),
+            (std::vector<Entry>{{0, 2, 0}, {2, 1, 0}}));
+}
+
+// combine(op, a, b) agrees with the dense op on densified operands, everywhere the union
+// stores; the dense forms agree with the dense op on densify(a) (fill 0) and dense.
+TEST_F(SparseReferenceRandom, UnionAgreesWithDenseReference) {
+  for (const bool unsorted : {false, true})
+    for (const BinaryOp op : kUnionOps) {
+      verify::CooGenOptions o;
+      o.dtype = DType::i64;
+      o.unsorted = unsorted;
+      o.duplicate_fraction = unsorted ? 0.3 : 0.0;
+      const HostCoo a = verify::random_coo(37, 53, 0.3, seed_, o);
+      const HostCoo b = verify::random_coo(37, 53, 0.3, seed_ + 1, o);
+      const HostTensor da = coo_to_dense<HostTensor>(a), db = coo_to_dense<HostTensor>(b);
+      HostTensor want(DType::i64, Dims{37, 53});
+      reference_binary(op, da.view(), db.view(), want.view());
+      const HostCoo c = combine<HostCoo>(op, a, b);
+      const HostTensor dc = coo_to_dense<HostTensor>(c);
+      EXPECT_EQ(0, std::memcmp(dc.data(), want.data(), want.bytes())) << op_name(op);
+      std::vector<char> stored(37 * 53, 0);
+      for (const Entry& e : entries(coalesce<HostCoo>(a))) stored[e.r * 53 + e.c] = 1;
+      for (const Entry& e : entries(coalesce<HostCoo>(b))) stored[e.r * 53 + e.c] = 1;
+      EXPECT_EQ(c.nnz(), std::count(stored.begin(), stored.end(), 1)) << op_name(op);
+      // Dense forms: allocating, into out, and accumulate into a copy of db.
+      const HostTensor got = combine<HostTensor>(op, a, db.view());
+      EXPECT_EQ(0, std::memcmp(got.data(), want.data(), want.bytes())) << op_name(op);
+      HostTensor acc = to_host(db.view());
+      accumulate(op, acc.view(), a);
+      HostTensor acc_want(DType::i64, Dims{37, 53});
+      reference_binary(op, db.view(), da.view(), acc_want.view());
+      const HostCoo ca = coalesce<HostCoo>(a);
+      std::vector<char> in_a(37 * 53, 0);
+      for (const Entry& e : entries(ca)) in_a[e.r * 53 + e.c] = 1;
+      for (int i = 0; i < 37 * 53; ++i)
+        ASSERT_EQ(acc.data_as<std::int64_t>()[i],
+                  in_a[i] ? acc_want.data_as<std::int64_t>()[i] : db.data_as<std::int64_t>()[i])
+            << op_name(op) << " element " << i;
+    }
+}
+
+TEST(SparseUnionReference, CombineWithBroadcastDense) {
+  // a: (0,1) = 2 (1 + 1, duplicates), (1,2) = 4; 2x3.
+  const HostCoo a = make_coo(2, 3, {1, 0, 0}, {2, 1, 1}, {4, 1, 1});
+  const HostTensor row = make_tensor(Dims{3}, {10, 20, 30});
+  EXPECT_EQ(floats(combine<HostTensor>(BinaryOp::sub, a, row.view())),
+            (std::vector<float>{-10, -18, -30, -10, -20, -26}));
+  SparseOptions fill;
+  fill.fill_a = 25;
+  EXPECT_EQ(floats(combine<HostTensor>(BinaryOp::min, a, row.view(), fill)),
+            (std::vector<float>{10, 2, 25, 10, 20, 4}));
+  const HostTensor col = make_tensor(Dims{2, 1}, {1, -1});
+  EXPECT_EQ(floats(combine<HostTensor>(BinaryOp::max, a, col.view())),
+            (std::vector<float>{1, 2, 1, 0, 0, 4}));
+  const HostTensor scalar = make_tensor(Dims{}, {3});
+  EXPECT_EQ(floats(combine<HostTensor>(BinaryOp::add, a, scalar.view())),
+            (std::vector<float>{3, 5, 3, 3, 3, 7}));
+  // Into a transposed out, and in place over dense itself.
+  HostTensor t(DType::f32, Dims{3, 2});
+  const TensorView tt{t.data(), TensorDesc::strided(DType::f32, {2, 3}, {1, 2}), Memory::host};
+  combine(BinaryOp::add, a, scalar.view(), tt);
+  EXPECT_EQ(floats(t), (std::vector<float>{3, 3, 5, 3, 3, 7}));
+  HostTensor d = make_tensor(Dims{2, 3}, {1, 2, 3, 4, 5, 6});
+  combine(BinaryOp::sub, a, d.view(), d.view());
+  EXPECT_EQ(floats(d), (std::vector<float>{-1, 0, -3, -4, -5, -2}));
+}
+
+TEST(SparseUnionReference, AccumulateTouchesOnlyStoredCoordinates) {
+  // a: (0,1) = 2 + 3 (duplicates, summed first), (1,0) = -1; unsorted.
+  const HostCoo a = make_coo(2, 2, {0, 1, 0}, {1, 0, 1}, {2, -1, 3});
+  const float nan = -std::numeric_limits<float>::quiet_NaN();
+  HostTensor d = make_tensor(Dims{2, 2}, {-0.0, 10, 4, 0});
+  static_cast<float*>(d.data())[3] = nan;
+  accumulate(BinaryOp::add, d.view(), a);
+  // (0,0) stays -0 and (1,1) keeps its NaN bits: not touched.
+  std::uint32_t bits[4];
+  std::memcpy(bits, d.data(), 16);
+  EXPECT_EQ(bits[0], 0x80000000u);
+  EXPECT_EQ(d.data_as<float>()[1], 15);
+  EXPECT_EQ(d.data_as<float>()[2], 3);
+  std::uint32_t nan_bits;
+  std::memcpy(&nan_bits, &nan, 4);
+  EXPECT_EQ(bits[3], nan_bits);
+  // min: the masked form, min(d, Σa) only where a stores (not min(d, 0) elsewhere).
+  HostTensor m = make_tensor(Dims{2, 2}, {7, 10, -4, 8});
+  accumulate(BinaryOp::min, m.view(), a);
+  EXPECT_EQ(floats(m), (std::vector<float>{7, 5, -4, 8}));
+  HostTensor s = make_tensor(Dims{2, 2}, {7, 10, -4, 8});
+  accumulate(BinaryOp::sub, s.view(), a);
+  EXPECT_EQ(floats(s), (std::vector<float>{7, 5, -3, 8}));
+  // Through strides: a transposed view.
+  HostTensor t = make_tensor(Dims{2, 2}, {0, 0, 0, 0});
+  const TensorView tt{t.data(), TensorDesc::strided(DType::f32, {2, 2}, {1, 2}), Memory::host};
+  accumulate(BinaryOp::max, tt, a);
+  EXPECT_EQ(floats(t), (std::vector<float>{0, 0, 5, 0}));
+}
+
+TEST(SparseUnionChecks, Arguments) {
+  const HostCoo a = make_coo(2, 3, {0}, {1}, {1});
+  const HostCoo b = make_coo(2, 3, {1}, {1}, {1});
+  expect_invalid([&] { combine<HostCoo>(BinaryOp::mul, a, b); },
+                 {"combine", "add, sub, min and max", "mul", "multiply"});
+  expect_invalid([&] { combine<HostCoo>(BinaryOp::div, a, b); }, {"div"});
+  expect_invalid([&] { combine<HostCoo>(BinaryOp::add, a, make_coo(3, 2, {}, {}, {})); },
+                 {"combine: shapes differ", "2x3", "3x2"});
+  const HostCoo f64 = make_coo(2, 3, {}, {}, {}, DType::f64);
+  expect_invalid([&] { combine<HostCoo>(BinaryOp::add, a, f64); },
+                 {"combine: dtypes differ", "f32", "f64"});
+  const HostCoo i64 = make_coo(2, 3, {}, {}, {}, DType::f32, IndexType::i64);
+  expect_invalid([&] { combine<HostCoo>(BinaryOp::add, a, i64); }, {"combine: index types differ"});
+  expect_invalid([&] { combine<DeviceCoo>(BinaryOp::add, a, b); }, {"combine", "Host"});
+  expect_invalid([&] { combine<HostCoo>(BinaryOp::add, make_coo(2, 3, {2}, {0}, {1}), b); },
+                 {"a: entry 0", "(2, 0)", "2x3"});
+  // Dense forms.
+  HostTensor d = make_tensor(Dims{2, 3}, {0, 0, 0, 0, 0, 0});
+  const HostTensor wrong = make_tensor(Dims{3, 2}, {0, 0, 0, 0, 0, 0});
+  expect_invalid([&] { combine<HostTensor>(BinaryOp::add, a, wrong.view()); },
+                 {"cannot broadcast (3,2)"});
+  expect_invalid([&] { combine<HostTensor>(BinaryOp::mul, a, d.view()); }, {"combine", "mul"});
+  SparseOptions drop;
+  drop.drop_zeros = true;
+  expect_invalid([&] { combine<HostTensor>(BinaryOp::add, a, d.view(), drop); }, {"drop_zeros"});
+  expect_invalid([&] { accumulate(BinaryOp::add, d.view(), a, drop); }, {"drop_zeros"});
+  HostTensor small(DType::f32, Dims{3});
+  expect_invalid([&] { combine(BinaryOp::add, a, d.view(), small.view()); },
+                 {"combine", "out must be a (2,3) tensor"});
+  expect_invalid([&] { accumulate(BinaryOp::add, small.view(), a); },
+                 {"accumulate", "dense must be a (2,3) tensor"});
+  HostTensor d64(DType::f64, Dims{2, 3});
+  expect_invalid([&] { accumulate(BinaryOp::add, d64.view(), a); }, {"accumulate", "f64", "f32"});
+  // A broadcast (stride 0) dense cannot be written in place.
+  HostTensor one(DType::f32, Dims{3});
+  const TensorView broadcast{one.data(), TensorDesc::strided(DType::f32, {2, 3}, {0, 1}),
+                             Memory::host};
+  expect_invalid([&] { accumulate(BinaryOp::add, broadcast, a); }, {"accumulate", "revisits"});
+  expect_invalid([&] { combine(BinaryOp::add, a, d.view(), broadcast); }, {"combine", "revisits"});
+  // dense over a's own values.
+  HostCoo big = make_coo(1, 6, {0, 0, 0, 0, 0, 0}, {0, 1, 2, 3, 4, 5}, {1, 2, 3, 4, 5, 6});
+  const TensorView over_vals{big.vals(), TensorDesc::contiguous(DType::f32, {1, 6}), Memory::host};
+  expect_invalid([&] { accumulate(BinaryOp::add, over_vals, big); }, {"a.vals"});
+  // out overlapping dense other than exactly.
+  HostTensor wide(DType::f32, Dims{2, 4});
+  const TensorView left{wide.data(), TensorDesc::strided(DType::f32, {2, 3}, {4, 1}), Memory::host};
+  const ConstTensorView right{static_cast<float*>(wide.data()) + 1,
+                              TensorDesc::strided(DType::f32, {2, 3}, {4, 1}), Memory::host};
+  expect_invalid([&] { combine(BinaryOp::add, a, right, left); }, {"overlaps", "dense"});
+  // Bad indices throw before anything is written.
+  HostTensor p = make_tensor(Dims{2, 3}, {1, 2, 3, 4, 5, 6});
+  const HostCoo bad = make_coo(2, 3, {0, 1}, {0, 3}, {1, 1});
+  expect_invalid([&] { accumulate(BinaryOp::add, p.view(), bad); }, {"a: entry 1"});
+  expect_invalid([&] { combine(BinaryOp::add, bad, d.view(), p.view()); }, {"a: entry 1"});
+  EXPECT_EQ(floats(p), (std::vector<float>{1, 2, 3, 4, 5, 6}));
+}
+
 }  // namespace
 }  // namespace ewise

@@ -98,7 +98,7 @@ int main(int argc, char** argv) {
   options.max_elements = std::int64_t{1} << 22;
   options.max_sparse_dim = 1000;
   options.max_density = 0.1;
-  options.weights = {6, 2, 2, 2, 4, 2, 2, 2, 2, 1, 1, 1};
+  options.weights = {6, 2, 2, 2, 4, 2, 2, 2, 2, 1, 1, 1, 3, 2};
   options.scratch_dir = args.scratch;
   std::vector<cudaStream_t> streams(static_cast<std::size_t>(args.streams));
   std::vector<std::unique_ptr<soak::RandomCaller>> callers;

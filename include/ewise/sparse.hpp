@@ -4,6 +4,9 @@
 //   DeviceCoo s = ewise::multiply(a, row_scale);     // COO ⊙ dense (dense broadcasts)
 //   ewise::multiply_values(a, dense, out_vals);      // the same values in a's own pattern
 //   HostCoo h = ewise::multiply<HostCoo>(ha, hb);    // host views: the CPU backend
+//   DeviceCoo u = ewise::combine(BinaryOp::sub, a, b);    // u = a - b, structural union
+//   DeviceTensor e = ewise::combine(BinaryOp::add, a, d); // dense a + d (d broadcasts)
+//   ewise::accumulate(BinaryOp::add, weights, grad);      // weights += grad, in place
 //
 // Where the inputs live picks the backend: device views run on the GPU, on `stream`; host views
 // run on the CPU reference backend (ewise/sparse_reference.hpp; `stream` is ignored). The
@@ -13,9 +16,10 @@
 // for bitmap_merge and hash_merge with drop_zeros) to learn the size of their result or to read
 // the index checks (coalesce and multiply(COO, dense) of a canonical matrix, with
 // validate_indices and drop_zeros off, and multiply_values without validate_indices do not
-// synchronize); their last kernels may still run when they return: the result is complete in
-// stream order on `stream`. Temporaries are freed stream-ordered, also when they throw. Device
-// memory, the temporaries' and the result's, comes from SparseOptions::memory (ewise/memory.hpp).
+// synchronize; the union forms' counts are at combine and accumulate); their last kernels may
+// still run when they return: the result is complete in stream order on `stream`. Temporaries
+// are freed stream-ordered, also when they throw. Device memory, the temporaries' and the
+// result's, comes from SparseOptions::memory (ewise/memory.hpp).
 //
 // Semantics shared by every operation:
 //   * An entry is a stored coordinate. A coordinate stored more than once (a duplicate) stands
@@ -51,6 +55,7 @@
 #include "ewise/buffer.hpp"
 #include "ewise/coo.hpp"
 #include "ewise/memory.hpp"
+#include "ewise/ops.hpp"
 #include "ewise/tensor.hpp"
 
 namespace ewise {
@@ -102,8 +107,16 @@ struct SparseOptions {
   /// Check every index (and every canonical promise) before computing. Host views are always
   /// checked.
   bool validate_indices = true;
-  /// Remove result entries whose value is zero (see the file comment). multiply and coalesce.
+  /// Remove result entries whose value is zero (see the file comment). multiply, coalesce and
+  /// combine(COO, COO); the dense forms of combine and accumulate reject it.
   bool drop_zeros = false;
+  /// combine: the value a missing operand counts as (see combine). Converted to the dtype once:
+  /// f32 and f64 rounded to nearest-even, f16 and bf16 through f32 (rounded to f32, then to
+  /// the 16-bit type); for i32 and i64 it must be an integer in the dtype's range (a double, so
+  /// i64 fills beyond 2^53 are the integers a double holds), InvalidArgument otherwise. A NaN
+  /// fill is the canonical NaN.
+  double fill_a = 0;
+  double fill_b = 0;
   /// Device memory for the call's temporaries and result (ewise/memory.hpp); nullptr: the
   /// device's default resource (ewise's pool unless set). Must outlive the result.
   MemoryResource* memory = nullptr;
@@ -161,6 +174,80 @@ Result multiply(const CooView& a, const ConstTensorView& dense, const SparseOpti
 /// unspecified value. Host views run on the CPU backend.
 void multiply_values(const CooView& a, const ConstTensorView& dense, const TensorView& out_vals,
                      const SparseOptions& options = {}, cudaStream_t stream = nullptr);
+
+// ---- union: add, sub, min, max over the coordinates stored in either operand -----------------
+//
+// op is BinaryOp::add, sub, min or max (mul is multiply; div and any other throw
+// InvalidArgument). Values are op(x, y) in the compute type (f32 for f16/bf16), rounded once,
+// NaN canonical, exactly as the dense op (ewise/ops.hpp): min and max propagate NaN, and on
+// equal operands (+0 and -0 included) give the first, x. Duplicates of a COO operand are summed
+// first, in storage order (as for multiply), then op is applied once.
+//
+//   form                          x at (i, j)                    y at (i, j)        result
+//   combine(op, a, b)             Σa_ij, or fill_a if not stored Σb_ij, or fill_b   canonical COO
+//                                                                                   of the union
+//   combine(op, a, dense[, out])  Σa_ij, or fill_a if not stored dense(i, j)        dense (nrows,
+//                                                                                   ncols)
+//   accumulate(op, dense, a)      dense(i, j)                    Σa_ij              dense(i, j),
+//                                 only where a stores (i, j); elsewhere dense is not touched
+//
+// Against the peers (fills 0):
+//   * SciPy: combine(add/sub/min/max, a, b) with drop_zeros is A + B, A - B, A.minimum(B),
+//     A.maximum(B) (so A - B where A is missing is -B); SciPy's sparse binary ops store only
+//     nonzero results, ewise keeps structural zeros unless drop_zeros.
+//   * GraphBLAS: combine is SuiteSparse's GxB_eWiseUnion with α = fill_a, β = fill_b.
+//     GrB_eWiseAdd differs: it passes a lone entry through unchanged, so its A - B gives B, not
+//     -B, where A is missing, and min with an absent operand gives the present one, not
+//     min(x, 0). accumulate(op, D, a) is GraphBLAS's accumulate, D<> op= A (GrB_assign or
+//     GrB_eWiseAdd into D with accum op): op applied where A has an entry, D kept elsewhere.
+//   * PyTorch: combine(add, a, b) is (A + B).coalesce(); accumulate(add, d, a) is
+//     d.add_(A) (duplicates summed first); combine(add, a, d) is A + d.
+// accumulate touches only a's stored coordinates (no pass over dense): for add and sub it
+// equals dense = op(dense, densify(a)) except that a -0 of dense where a stores nothing stays
+// -0 (-0 + +0 would be +0) and an untouched NaN keeps its bits; for min and max it is the
+// masked (accumulate) form, not dense = min(dense, densify(a)), which would also take
+// min(dense, 0) at every coordinate a does not store.
+
+/// a op b over the structural union: an entry at every coordinate stored in a or b, value
+/// op(x, y) as in the table above; drop_zeros removes results equal to ±0. Canonical, exact nnz,
+/// the inputs' index type and dtype. Result: DeviceCoo (device inputs) or HostCoo (host).
+/// GPU (sparse/union.cu): a merge-path union over the operands in sorted order (canonical
+/// operands as they are, others radix-sorted first) in the merge algorithm's tiles; the
+/// algorithm option is ignored. Synchronizes `stream` once (twice with drop_zeros).
+template <class Result = DeviceCoo>
+Result combine(BinaryOp op, const CooView& a, const CooView& b, const SparseOptions& options = {},
+               cudaStream_t stream = nullptr);
+
+/// op(densify(a), dense) as a new dense (nrows, ncols) tensor, contiguous: op(Σa_ij, dense(i, j))
+/// where a stores (i, j), op(fill_a, dense(i, j)) elsewhere; dense broadcasts to a's shape as
+/// for multiply(a, dense). fill_b is not used; drop_zeros must be false. Result: DeviceTensor
+/// (device inputs) or HostTensor (host inputs).
+template <class Result = DeviceTensor>
+Result combine(BinaryOp op, const CooView& a, const ConstTensorView& dense,
+               const SparseOptions& options = {}, cudaStream_t stream = nullptr);
+
+/// The same into `out`: a rank-2 (nrows, ncols) tensor of a's dtype in a's memory, any strides
+/// that do not revisit an element, overlapping none of a's arrays; it may be dense itself
+/// (exactly: same data and descriptor) and may overlap dense in no other way.
+/// GPU (sparse/coo_dense_union.cu): a non-canonical a is coalesced first (a radix sort, one
+/// synchronization, which also checks the indices); a canonical one is checked by a pass of its
+/// own (one synchronization) unless validate_indices is off (then none). Then one pass over
+/// the matrix writes op(fill_a, dense) and one pass over a's entries writes op(Σa_ij, dense);
+/// when out is dense, the entries' values are computed before the matrix pass overwrites it.
+/// Nothing is written before the indices are checked.
+void combine(BinaryOp op, const CooView& a, const ConstTensorView& dense, const TensorView& out,
+             const SparseOptions& options = {}, cudaStream_t stream = nullptr);
+
+/// dense = op(dense, Σa_ij) at each coordinate a stores, in place; nothing else is read or
+/// written (see the comparison above). dense: a rank-2 (nrows, ncols) tensor of a's dtype in
+/// a's memory, any strides that do not revisit an element (so no broadcast, stride 0),
+/// overlapping none of a's arrays; drop_zeros must be false; the fills are not used.
+/// GPU (sparse/coo_dense_union.cu): canonical a: one thread per entry, no atomics, preceded by
+/// a checking pass with validate_indices (one synchronization; none without it). Other a:
+/// coalesced first (a radix sort that sums duplicates in storage order, one synchronization),
+/// then the same pass. Throws before writing anything for bad input.
+void accumulate(BinaryOp op, const TensorView& dense, const CooView& a,
+                const SparseOptions& options = {}, cudaStream_t stream = nullptr);
 
 /// The canonical form of a: sorted, duplicates summed. A matrix marked canonical is copied.
 /// Result: DeviceCoo or HostCoo (a DeviceCoo's arrays as for COO ⊙ dense: a.nnz entries).

@@ -4,12 +4,14 @@
 // (multiply<HostCoo> and friends). Deliberately plain: each operand becomes a std::map from
 // (row, col) to the sum of its values, accumulated in storage order in the compute type (f32 for
 // f16/bf16, the dtype itself otherwise; integers wrap) — the semantics the GPU reproduces bit
-// for bit. Inputs must be host views; every index (and canonical promise) is always checked.
+// for bit; the union forms apply their op once to the two sums (or a sum and a fill or dense
+// element). Inputs must be host views; every index (and canonical promise) is always checked.
 // The algorithm in SparseOptions is ignored (there is one); drop_zeros is honoured.
 #pragma once
 
 #include "ewise/buffer.hpp"
 #include "ewise/coo.hpp"
+#include "ewise/ops.hpp"
 #include "ewise/sparse.hpp"
 #include "ewise/tensor.hpp"
 
@@ -20,6 +22,12 @@ HostCoo reference_multiply(const CooView& a, const ConstTensorView& dense,
                            const SparseOptions& options = {});
 void reference_multiply_values(const CooView& a, const ConstTensorView& dense,
                                const TensorView& out_vals, const SparseOptions& options = {});
+HostCoo reference_combine(BinaryOp op, const CooView& a, const CooView& b,
+                          const SparseOptions& options = {});
+void reference_combine(BinaryOp op, const CooView& a, const ConstTensorView& dense,
+                       const TensorView& out, const SparseOptions& options = {});
+void reference_accumulate(BinaryOp op, const TensorView& dense, const CooView& a,
+                          const SparseOptions& options = {});
 HostCoo reference_coalesce(const CooView& a, const SparseOptions& options = {});
 HostCoo reference_dense_to_coo(const ConstTensorView& dense, IndexType index = IndexType::i32);
 HostTensor reference_coo_to_dense(const CooView& a);

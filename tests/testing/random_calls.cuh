@@ -41,13 +41,16 @@ enum class Call : int {
   coo_check_indices,
   npy_round_trip,   ///< write_npy of a device view, read_npy
   mtx_round_trip,   ///< write_mtx of a device COO, read_mtx
+  coo_union,        ///< combine(op, COO, COO), random op, fills and drop_zeros
+  coo_union_dense,  ///< combine(op, COO, dense, out) or accumulate(op, dense, COO)
 };
-inline constexpr int kCallKinds = 12;
+inline constexpr int kCallKinds = 14;
 inline const char* call_name(Call c) {
   static constexpr const char* names[kCallKinds] = {
       "dense",         "dense_shared", "dense_allocating",  "dense_functor",
       "coo_multiply",  "coo_multiply_dense", "coo_coalesce_csr", "coo_to_dense",
-      "dense_to_coo",  "coo_check_indices",  "npy_round_trip",   "mtx_round_trip"};
+      "dense_to_coo",  "coo_check_indices",  "npy_round_trip",   "mtx_round_trip",
+      "coo_union",     "coo_union_dense"};
   return names[static_cast<int>(c)];
 }
 
@@ -87,7 +90,7 @@ struct CallerOptions {
   int max_sparse_dim = 400;    ///< COO shapes up to this per side
   double max_density = 0.2;
   /// Weights of the call kinds (index = Call); 0 leaves a kind out.
-  std::array<int, kCallKinds> weights = {4, 2, 1, 1, 3, 1, 1, 1, 1, 1, 0, 0};
+  std::array<int, kCallKinds> weights = {4, 2, 1, 1, 3, 1, 1, 1, 1, 1, 0, 0, 2, 1};
   std::string scratch_dir;     ///< for the file round trips (default: the temp directory)
 };
 
@@ -133,6 +136,8 @@ class RandomCaller {
       case Call::coo_check_indices: return coo_check_indices();
       case Call::npy_round_trip: return npy_round_trip();
       case Call::mtx_round_trip: return mtx_round_trip();
+      case Call::coo_union: return coo_union();
+      case Call::coo_union_dense: return coo_union_dense();
     }
     return "unknown call kind";
   }
@@ -306,6 +311,50 @@ class RandomCaller {
     const DeviceCoo c = multiply(a.view(), d, {}, stream_);
     return check_coo(c, reference_multiply(ha.view(), hd.view()),
                      "multiply by dense " + d.desc.str() + " " + ha.desc().str());
+  }
+
+  std::string coo_union() {
+    const std::int64_t nrows = sparse_dim(), ncols = sparse_dim();
+    const DType t = any_dtype();
+    const IndexType index = any_index();
+    const HostCoo ha = random_matrix(nrows, ncols, t, index);
+    const HostCoo hb = random_matrix(nrows, ncols, t, index);
+    const DeviceCoo a = to_device(ha.view(), stream_), b = to_device(hb.view(), stream_);
+    constexpr BinaryOp ops[] = {BinaryOp::add, BinaryOp::sub, BinaryOp::min, BinaryOp::max};
+    const BinaryOp op = ops[pick(0, 3)];
+    SparseOptions o;
+    o.drop_zeros = pick(0, 3) == 0;
+    o.fill_a = pick(-2, 2);
+    o.fill_b = pick(-2, 2);
+    const DeviceCoo c = combine(op, a.view(), b.view(), o, stream_);
+    return check_coo(c, reference_combine(op, ha.view(), hb.view(), o),
+                     std::string("combine ") + op_name(op) + " " + ha.desc().str());
+  }
+
+  std::string coo_union_dense() {
+    const std::int64_t nrows = sparse_dim(), ncols = sparse_dim();
+    const DType t = any_dtype();
+    const HostCoo ha = random_matrix(nrows, ncols, t, any_index());
+    const DeviceCoo a = to_device(ha.view(), stream_);
+    constexpr BinaryOp ops[] = {BinaryOp::add, BinaryOp::sub, BinaryOp::min, BinaryOp::max};
+    const BinaryOp op = ops[pick(0, 3)];
+    DeviceBuffer storage;
+    const TensorView d = make_operand(storage, t, Dims{nrows, ncols});
+    HostTensor want = to_host(ConstTensorView(d), stream_);
+    DeviceTensor out(t, Dims{nrows, ncols}, stream_);
+    if (pick(0, 1) == 0) {
+      SparseOptions o;
+      o.fill_a = pick(-2, 2);
+      combine(op, a.view(), d, out.view(), o, stream_);
+      HostTensor hd = to_host(want.view());
+      combine(op, ha.view(), hd.view(), want.view(), o);
+      return compare_dense(out, want, std::string("combine dense ") + op_name(op) + " " +
+                                          ha.desc().str());
+    }
+    accumulate(op, d, a.view(), {}, stream_);
+    accumulate(op, want.view(), ha.view());
+    return compare_dense(ConstTensorView(d), want,
+                         std::string("accumulate ") + op_name(op) + " " + ha.desc().str());
   }
 
   std::string coo_coalesce_csr() {

@@ -1,0 +1,144 @@
+// sparse/merge_path.cuh — the merge-path tiling shared by the intersection (merge.cu) and the
+// union (union.cu) of two sorted key sequences Q and S: the partition of the merge into tiles
+// of kTile entries, and the staging of a tile's keys in shared memory with the index checks of
+// the entries it holds.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "policy.hpp"
+#include "status.cuh"
+
+namespace ewise::sparse_detail {
+
+/// q_split[t] = how many Q entries lie among the first t * kTile entries of the merge of Q and
+/// S, where on equal keys Q's entries come first.
+template <class QK, class SK>
+__global__ void merge_partition_kernel(QK q, std::int64_t nq, SK s, std::int64_t ns,
+                                       std::int64_t tiles, std::int64_t* q_split) {
+  const std::int64_t t = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x;
+  if (t > tiles) return;
+  const std::int64_t diag = std::min(t * kTile, nq + ns);
+  std::int64_t lo = std::max<std::int64_t>(0, diag - ns), hi = std::min(diag, nq);
+  while (lo < hi) {
+    const std::int64_t mid = (lo + hi) / 2;
+    if (q[mid] <= s[diag - 1 - mid]) lo = mid + 1;
+    else hi = mid;
+  }
+  q_split[t] = lo;
+}
+
+/// Merge tile t: entries [diag0, diag0 + len) of the merge, Q[q0, q0 + nQ) and S[s0, s0 + nS).
+struct MergeTile {
+  std::int64_t diag0 = 0, q0 = 0, s0 = 0, s1 = 0;
+  int len = 0, nQ = 0, nS = 0;
+  bool has_prev = false;  ///< Q[q0 - 1] exists
+  bool has_next = false;  ///< S[s1] exists
+
+  /// Tile t's bounds from the partition; false when the split cannot come from sorted
+  /// operands (a broken canonical promise): uniform across the block.
+  __device__ bool locate(std::int64_t t, std::int64_t nq, std::int64_t ns,
+                         const std::int64_t* q_split) {
+    diag0 = t * kTile;
+    const std::int64_t diag1 = std::min(diag0 + kTile, nq + ns);
+    len = static_cast<int>(diag1 - diag0);
+    q0 = q_split[t];
+    const std::int64_t q1 = q_split[t + 1];
+    if (q1 < q0 || q1 - q0 > len) return false;
+    nQ = static_cast<int>(q1 - q0);
+    nS = len - nQ;
+    s0 = diag0 - q0;
+    s1 = diag1 - q1;
+    has_prev = q0 > 0;
+    has_next = s1 < ns;
+    return true;
+  }
+};
+
+/// Stages the tile's keys as KT: sm[0] = Q[q0 - 1], sm[1 + e] = tile entry e (Q part, then S
+/// part), sm[1 + len] = S[s1] (every load is issued before any is used), and, when s_prev is
+/// given, *s_prev = S[s0 - 1] (when s0 > 0). Runs the index checks of the entries the tile
+/// holds: range, and for a canonical operand the order, on neighbouring keys. Block-wide; sm
+/// holds kTile + 2 keys; ends with the keys visible to the whole block.
+template <class QK, class SK, class KT>
+__device__ __forceinline__ void stage_merge_tile(QK q, SK s, std::int64_t ns, const MergeTile& m,
+                                                 const EntryCheck& qcheck,
+                                                 const EntryCheck& scheck, KT* sm, KT* s_prev) {
+  const int nQ = m.nQ, len = m.len;
+  typename QK::Raw qr[kItems];
+  typename SK::Raw sr[kItems];
+#pragma unroll
+  for (int k = 0; k < kItems; ++k) {
+    const int e = k * kBlock + static_cast<int>(threadIdx.x);
+    if (e < nQ) qr[k] = q.load(m.q0 + e);
+    else if (e < len) sr[k] = s.load(m.s0 + (e - nQ));
+  }
+  typename QK::Raw qprev{};
+  typename SK::Raw snext{}, sprev{};
+  if (threadIdx.x == 0 && m.has_prev) qprev = q.load(m.q0 - 1);
+  if (threadIdx.x == 0 && m.has_next) snext = s.load(m.s1);
+  if (s_prev && threadIdx.x == 0 && m.s0 > 0) sprev = s.load(m.s0 - 1);
+#pragma unroll
+  for (int k = 0; k < kItems; ++k) {
+    const int e = k * kBlock + static_cast<int>(threadIdx.x);
+    if (e < nQ) {
+      if (qcheck.words && !q.in_range(qr[k], qcheck.nrows, qcheck.ncols))
+        atomicMin(qcheck.words, static_cast<unsigned long long>(m.q0 + e));
+      sm[1 + e] = static_cast<KT>(q.key(qr[k]));
+    } else if (e < len) {
+      if (scheck.words && !s.in_range(sr[k], scheck.nrows, scheck.ncols))
+        atomicMin(scheck.words, static_cast<unsigned long long>(m.s0 + (e - nQ)));
+      sm[1 + e] = static_cast<KT>(s.key(sr[k]));
+    }
+  }
+  if (threadIdx.x == 0) {
+    sm[0] = m.has_prev ? static_cast<KT>(q.key(qprev)) : KT{0};
+    sm[1 + len] = m.has_next ? static_cast<KT>(s.key(snext)) : KT{0};
+    if (s_prev) *s_prev = m.s0 > 0 ? static_cast<KT>(s.key(sprev)) : KT{0};
+  }
+  __syncthreads();
+  // Canonical promises: Q entry j must come after Q entry j - 1; S entry i + 1 after S entry i.
+  // Keys order entries as (row, col) does when both are in range, and an entry out of range
+  // is reported before any order failure of its matrix.
+  const bool q_order = qcheck.words && qcheck.canonical;
+  const bool s_order = scheck.words && scheck.canonical;
+  if (q_order || s_order) {
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) {
+      const int e = k * kBlock + static_cast<int>(threadIdx.x);
+      if (e < nQ) {
+        if (q_order && m.q0 + e > 0 && sm[e] >= sm[1 + e])
+          atomicMin(qcheck.words + 1, static_cast<unsigned long long>(m.q0 + e));
+      } else if (e < len) {
+        const std::int64_t next = m.s0 + (e - nQ) + 1;
+        if (s_order && next < ns && sm[1 + e] >= sm[2 + e])
+          atomicMin(scheck.words + 1, static_cast<unsigned long long>(next));
+      }
+    }
+  }
+}
+
+/// Calls f(q accessor, s accessor, KT{}) for two key sequences over matrices of one shape and
+/// index type: stored keys are KT (32-bit unless wide), computed ones come from the indices.
+template <class F>
+void with_merge_keys(const KeySeq& q, const KeySeq& s, bool wide, F&& f) {
+  const auto go = [&](auto itag, auto ktag) {
+    using I = decltype(itag);
+    using K = decltype(ktag);
+    with_key_types<I, K>(q, [&](auto qk) {
+      with_key_types<I, K>(s, [&](auto sk) { f(qk, sk, K{}); });
+    });
+  };
+  if (q.rows.wide) {
+    if (wide) go(std::int64_t{}, std::uint64_t{});
+    else go(std::int64_t{}, std::uint32_t{});
+  } else {
+    if (wide) go(std::int32_t{}, std::uint64_t{});
+    else go(std::int32_t{}, std::uint32_t{});
+  }
+}
+
+}  // namespace ewise::sparse_detail

@@ -1,0 +1,222 @@
+// sparse/union.cu — COO ⊕ COO on the GPU, combine(op, a, b) (sparse.hpp): both operands in
+// sorted order (canonical ones as they are, others radix-sorted), merged by the merge-path
+// tiles of the intersection (merge_path.cuh); every first entry of a key in the merge becomes
+// one output, counted per tile, placed by a scan and written with both operands' sums.
+#include <cub/block/block_scan.cuh>
+
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+
+#include "compaction.cuh"
+#include "ewise/detail/launch.cuh"
+#include "ewise/detail/types.cuh"
+#include "ewise/error.hpp"
+#include "ewise/ops.hpp"
+#include "internal.hpp"
+#include "merge_path.cuh"
+#include "sort.cuh"
+
+namespace ewise::sparse_detail {
+namespace {
+
+/// An output of union tile t: its Q position in the tile in bits 0-14, its S position in bits
+/// 15-29, bit 30 set when Q stores the key and bit 31 when S does. Q position q_split[t] + ...,
+/// S position t * kTile - q_split[t] + ....
+using TileOutput = std::uint32_t;
+constexpr int kPositionBits = 15;
+constexpr TileOutput kPositionMask = (1u << kPositionBits) - 1, kHasQ = 1u << 30,
+                     kHasS = 1u << 31;
+static_assert(kTile < (1 << kPositionBits), "union positions inside a tile take 15 bits");
+
+/// Tile t merges kTile entries of Q and S, staged by stage_merge_tile (which also runs the
+/// index checks), each thread kItems consecutive positions (merge-path search in shared memory,
+/// then a serial merge; on equal keys Q comes first). A key's first position in the merge is
+/// an output: a Q entry that heads its run of equal Q keys (then S stores the key when the S
+/// entry the merge stands at has it: its lower bound), or an S entry that heads its run when
+/// the Q entry before it has another key (Q stores the key only before it). At most one output
+/// per position, so tile t's outputs, in order, go to staging[t * kTile ...] and their number
+/// to counts[t]; the last tile also zeroes counts[tiles], so the exclusive scan ends with the
+/// total. A split that cannot come from sorted operands (a broken canonical promise) sets
+/// *bad_split and the tile does nothing.
+template <class QK, class SK, class KT>
+__global__ void __launch_bounds__(kBlock)
+    union_match_kernel(QK q, std::int64_t nq, bool q_unique, SK s, std::int64_t ns,
+                       bool s_unique, std::int64_t tiles, const std::int64_t* q_split,
+                       EntryCheck qcheck, EntryCheck scheck, TileOutput* staging,
+                       std::int64_t* counts, std::int64_t* bad_split) {
+  __shared__ KT sm[kTile + 2];
+  __shared__ KT s_before;
+  const std::int64_t t = blockIdx.x;
+  if (t == tiles - 1 && threadIdx.x == 0) counts[tiles] = 0;
+  MergeTile m;
+  if (!m.locate(t, nq, ns, q_split)) {  // uniform across the block
+    if (threadIdx.x == 0) {
+      counts[t] = 0;
+      *bad_split = 1;
+    }
+    return;
+  }
+  stage_merge_tile(q, s, ns, m, qcheck, scheck, sm, &s_before);
+  const int len = m.len, nQ = m.nQ, nS = m.nS;
+
+  const KT* Q = sm + 1;  // Q[-1] is the Q entry before the tile
+  const KT* S = sm + 1 + nQ;  // S[nS] is the S entry after the tile
+  const int d0 = std::min(static_cast<int>(threadIdx.x) * kItems, len);
+  int lo = std::max(0, d0 - nS), hi = std::min(d0, nQ);
+  while (lo < hi) {
+    const int mid = (lo + hi) >> 1;
+    if (Q[mid] <= S[d0 - 1 - mid]) lo = mid + 1;
+    else hi = mid;
+  }
+  int i = lo, j = d0 - lo;
+  TileOutput found[kItems];
+  unsigned mask = 0;
+#pragma unroll
+  for (int k = 0; k < kItems; ++k) {
+    found[k] = 0;
+    if (d0 + k >= len) continue;
+    if (i < nQ && (j >= nS || Q[i] <= S[j])) {
+      const KT key = Q[i];
+      if (q_unique || m.q0 + i == 0 || Q[i - 1] != key) {
+        const bool in_s = (j < nS || m.has_next) && S[j] == key;
+        found[k] = static_cast<TileOutput>(i) | static_cast<TileOutput>(j) << kPositionBits |
+                   kHasQ | (in_s ? kHasS : 0u);
+        mask |= 1u << k;
+      }
+      ++i;
+    } else {
+      const KT key = S[j];
+      const bool head = s_unique || m.s0 + j == 0 || (j > 0 ? S[j - 1] : s_before) != key;
+      const bool in_q = m.q0 + i > 0 && Q[i - 1] == key;
+      if (head && !in_q) {
+        found[k] = static_cast<TileOutput>(j) << kPositionBits | kHasS;
+        mask |= 1u << k;
+      }
+      ++j;
+    }
+  }
+  // The outputs before each thread's: a block-wide exclusive scan of the per-thread counts.
+  using BlockScan = cub::BlockScan<unsigned, kBlock, cub::BLOCK_SCAN_WARP_SCANS>;
+  __shared__ typename BlockScan::TempStorage scan_temp;
+  unsigned before, total;
+  BlockScan(scan_temp).ExclusiveSum(static_cast<unsigned>(__popc(mask)), before, total);
+#pragma unroll
+  for (int k = 0; k < kItems; ++k)
+    if ((mask >> k) & 1u) staging[m.diag0 + before + __popc(mask & ((1u << k) - 1u))] = found[k];
+  if (threadIdx.x == 0) counts[t] = total;
+}
+
+/// An output's value: op(x, y) with x the sum of Q's run (or fill_q when Q does not store the
+/// key) and y that of S's run (or fill_s), rounded once; its indices from the entry it heads.
+template <class T, class Op>
+struct UnionWrite {
+  EntrySeq q, s;
+  detail::compute_t<T> fill_q, fill_s;
+  Op op;
+  IndexArray out_rows, out_cols;
+  T* out_vals;
+
+  __device__ void write(TileOutput o, std::int64_t qpos, std::int64_t spos,
+                        std::int64_t slot) const {
+    const bool has_q = o & kHasQ, has_s = o & kHasS;
+    const EntrySeq& e = has_q ? q : s;
+    const std::int64_t k = e.storage(has_q ? qpos : spos);
+    const std::int64_t row = e.rows[k], col = e.cols[k];
+    const std::uint64_t key = static_cast<std::uint64_t>(row) * q.keys.ncols +
+                              static_cast<std::uint64_t>(col);
+    const auto x = has_q ? run_sum<T>(q, qpos, key) : fill_q;
+    const auto y = has_s ? run_sum<T>(s, spos, key) : fill_s;
+    out_rows.set(slot, row);
+    out_cols.set(slot, col);
+    out_vals[slot] = detail::from_compute<T>(op(x, y));
+  }
+};
+
+/// Writes tile t's outputs to slots offsets[t] ....
+template <class W>
+__global__ void __launch_bounds__(kBlock)
+    union_write_kernel(const std::int64_t* q_split, const TileOutput* staging,
+                       const std::int64_t* offsets, W w) {
+  const std::int64_t t = blockIdx.x;
+  const std::int64_t base = offsets[t], n = offsets[t + 1] - base;
+  const std::int64_t q0 = q_split[t], s0 = t * kTile - q0;
+  for (std::int64_t k = threadIdx.x; k < n; k += kBlock) {
+    const TileOutput o = staging[t * kTile + k];
+    w.write(o, q0 + (o & kPositionMask), s0 + ((o >> kPositionBits) & kPositionMask), base + k);
+  }
+}
+
+/// The union of a and b, nnz(a) + nnz(b) > 0, explicit zeros kept.
+DeviceCoo union_pipeline(const CooView& a, const CooView& b, const UnionArgs& u, bool validate,
+                         Status& status, cudaStream_t stream) {
+  // Sorted operands are checked by the sort's first pass, canonical ones by the merge.
+  const EntryCheck qc = status.fused(a, "a", validate);
+  const EntryCheck sc = status.fused(b, "b", validate);
+  const SortedSeq sorted_q = sort_entries(a, a.desc.canonical ? EntryCheck{} : qc, stream);
+  const SortedSeq sorted_s = sort_entries(b, b.desc.canonical ? EntryCheck{} : sc, stream);
+  const EntrySeq& q = sorted_q.seq;
+  const EntrySeq& s = sorted_s.seq;
+  const std::int64_t n = q.n + s.n, tiles = tiles_for(n);
+  // Tile counts, offsets and scan storage, then q_split and staging: one allocation.
+  Compaction outputs(n, stream,
+                     {static_cast<std::size_t>(tiles + 1) * sizeof(std::int64_t),
+                      static_cast<std::size_t>(n) * sizeof(TileOutput)});
+  auto* q_split = outputs.extra<std::int64_t>(0);
+  auto* staging = outputs.extra<TileOutput>(1);
+  constexpr int kBadSplit = 2, kTotal = 0;  // status total slots
+  with_merge_keys(q.keys, s.keys, wide_keys(a.desc), [&](auto qk, auto sk, auto ktag) {
+    using QK = decltype(qk);
+    using SK = decltype(sk);
+    detail::launch("sparse merge_partition", merge_partition_kernel<QK, SK>,
+                   dim3(static_cast<unsigned>((tiles + 1 + kBlock - 1) / kBlock)), dim3(kBlock),
+                   0, stream, qk, q.n, sk, s.n, tiles, q_split);
+    detail::launch("sparse union_match", union_match_kernel<QK, SK, decltype(ktag)>,
+                   dim3(static_cast<unsigned>(tiles)), dim3(kBlock), 0, stream, qk, q.n,
+                   q.unique, sk, s.n, s.unique, tiles, q_split,
+                   a.desc.canonical ? qc : EntryCheck{}, b.desc.canonical ? sc : EntryCheck{},
+                   staging, outputs.counts(), status.total_slot(kBadSplit));
+  });
+  outputs.scan(status, kTotal);
+  status.read();
+  if (status.total(kBadSplit) != -1) {
+    // Only a canonical operand that is not sorted splits so: its check names the entry.
+    status.recheck();
+    EWISE_EXPECTS(!validate, "combine: an operand marked canonical is not sorted");
+  }
+  const std::int64_t m = status.total(kTotal);
+  DeviceCoo out(result_desc(a.desc, m), stream);
+  if (m == 0) return out;
+  detail::dispatch_dtype(a.desc.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = detail::compute_t<T>;
+    with_union_op(u.op, [&](auto op) {
+      using W = UnionWrite<T, decltype(op)>;
+      const W w{q,
+                s,
+                static_cast<C>(u.fill_a),
+                static_cast<C>(u.fill_b),
+                op,
+                index_array(out.rows(), out.desc().index),
+                index_array(out.cols(), out.desc().index),
+                static_cast<T*>(out.vals())};
+      detail::launch("sparse union_write", union_write_kernel<W>,
+                     dim3(static_cast<unsigned>(tiles)), dim3(kBlock), 0, stream, q_split,
+                     staging, outputs.offsets(), w);
+    });
+  });
+  return out;
+}
+
+}  // namespace
+
+DeviceCoo device_combine(const CooView& a, const CooView& b, const UnionArgs& u,
+                         const SparseOptions& options, cudaStream_t stream) {
+  Status status(stream);
+  DeviceCoo out = a.desc.nnz + b.desc.nnz == 0
+                      ? DeviceCoo(result_desc(a.desc, 0), stream)
+                      : union_pipeline(a, b, u, options.validate_indices, status, stream);
+  return options.drop_zeros ? drop_zero_entries(std::move(out), status, stream) : std::move(out);
+}
+
+}  // namespace ewise::sparse_detail

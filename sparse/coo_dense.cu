@@ -20,10 +20,11 @@ struct DenseFactor {
   std::int64_t row_stride = 0, col_stride = 0;
 };
 
-/// The value an output entry gets from its (summed) value `acc` and the factor's element `d`.
-template <class T>
-__device__ __forceinline__ T scaled(const DenseFactor<T>& f, detail::compute_t<T> acc, T d) {
-  return detail::from_compute<T>(f.data ? ops::Mul{}(acc, detail::to_compute(d)) : acc);
+/// The value an output entry gets from its (summed) value `acc` and the factor's element `d`,
+/// stored as V: T, or its compute type (the unrounded sums of coalesce_sums).
+template <class V, class T>
+__device__ __forceinline__ V scaled(const DenseFactor<T>& f, detail::compute_t<T> acc, T d) {
+  return detail::from_compute<V>(f.data ? ops::Mul{}(acc, detail::to_compute(d)) : acc);
 }
 
 /// Whether an output entry with value v is kept (drop_zeros drops +0 and -0, keeps NaN).
@@ -82,7 +83,7 @@ __global__ void __launch_bounds__(kBlock) entries_kernel(EntriesArgs<T, I> a) {
     if (!live) continue;
     // Without a factor (coalesce) the value is copied, its NaN made canonical (ops.hpp).
     const T d = a.factor.data && in ? a.factor.data[r * a.factor.row_stride + c * a.factor.col_stride] : T{};
-    const T out = scaled(a.factor, detail::to_compute(v), d);
+    const T out = scaled<T>(a.factor, detail::to_compute(v), d);
     if (a.out_rows) {
       a.out_rows[i] = r;
       a.out_cols[i] = c;
@@ -127,8 +128,8 @@ __device__ __forceinline__ void split_key(K key, std::uint64_t ncols, std::uint6
 /// A matrix's entries stably sorted by key: one output per run of equal keys (its values
 /// summed in storage order), times the factor, compacted in a single pass (drop_zeros drops
 /// as it goes); the count goes to *total. A key past the shape (unchecked bad input) reads no
-/// factor.
-template <class T, class K, class I>
+/// factor. Values are written as V (see scaled).
+template <class T, class K, class I, class V>
 struct RunsArgs {
   const K* keys;
   const T* vals;
@@ -138,13 +139,13 @@ struct RunsArgs {
   bool drop_zeros;
   I* out_rows;
   I* out_cols;
-  T* out_vals;
+  V* out_vals;
   SinglePassTiles tiles;
   std::int64_t* total;
 };
 
-template <class T, class K, class I>
-__global__ void __launch_bounds__(kBlock) sorted_runs_kernel(RunsArgs<T, K, I> a) {
+template <class T, class K, class I, class V>
+__global__ void __launch_bounds__(kBlock) sorted_runs_kernel(RunsArgs<T, K, I, V> a) {
   using C = detail::compute_t<T>;
   const std::int64_t t = a.tiles.take();
   const unsigned lane = threadIdx.x & 31;
@@ -187,11 +188,11 @@ __global__ void __launch_bounds__(kBlock) sorted_runs_kernel(RunsArgs<T, K, I> a
       d[k] = a.factor.data[static_cast<std::int64_t>(r[k]) * a.factor.row_stride +
                            static_cast<std::int64_t>(c[k]) * a.factor.col_stride];
   }
-  T out[kItems];
+  V out[kItems];
   bool keep[kItems];
 #pragma unroll
   for (int k = 0; k < kItems; ++k) {
-    out[k] = scaled(a.factor, acc[k], d[k]);
+    out[k] = scaled<V>(a.factor, acc[k], d[k]);
     keep[k] = head[k] && kept(a.drop_zeros, out[k]);
   }
   unsigned rank[kItems];
@@ -217,12 +218,17 @@ void with_index(IndexType t, F&& f) {
 /// a ⊙ dense (dense given) or the canonical form of a (dense null). Canonical a: one pass
 /// (it synchronizes only to check the indices, then drop_zeros compacts the result). Otherwise
 /// a stable radix sort of (key, value) and one pass over the runs of equal keys that sums,
-/// multiplies, drops zeros when asked and compacts (one synchronization).
+/// multiplies, drops zeros when asked and compacts (one synchronization). With `sums` (a not
+/// canonical, no dense), the result's values are the runs' sums in the compute type, unrounded
+/// (dtype f32 for f16 and bf16).
 DeviceCoo scale_entries(const CooView& a, const DenseOperand* dense, const SparseOptions& options,
-                        cudaStream_t stream) {
+                        cudaStream_t stream, bool sums = false) {
   const CooDesc& desc = a.desc;
   const std::int64_t n = desc.nnz;
-  if (n == 0) return DeviceCoo(result_desc(desc, 0), stream);
+  CooDesc out_desc = result_desc(desc, n);
+  if (sums && (desc.dtype == DType::f16 || desc.dtype == DType::bf16)) out_desc.dtype = DType::f32;
+  if (n == 0) return DeviceCoo(CooDesc{out_desc.nrows, out_desc.ncols, 0, out_desc.index,
+                                       out_desc.dtype, true}, stream);
   constexpr int kTotal = 0;  // status total slot
   const bool sorts = !desc.canonical;
   // Trusted canonical input without drop_zeros needs no status: the call does not synchronize.
@@ -230,7 +236,7 @@ DeviceCoo scale_entries(const CooView& a, const DenseOperand* dense, const Spars
   if (sorts || options.validate_indices || options.drop_zeros) status.emplace(stream);
   unsigned long long* check = status ? status->fused(a, "a", options.validate_indices).words : nullptr;
   // Room for every entry; the sorting path shrinks the count to the runs it keeps.
-  DeviceCoo out(result_desc(desc, n), stream);
+  DeviceCoo out(out_desc, stream);
   detail::dispatch_dtype(desc.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     DenseFactor<T> factor;
@@ -242,8 +248,8 @@ DeviceCoo scale_entries(const CooView& a, const DenseOperand* dense, const Spars
       const auto* vals = static_cast<const T*>(a.vals);
       auto* out_rows = static_cast<I*>(out.rows());
       auto* out_cols = static_cast<I*>(out.cols());
-      auto* out_vals = static_cast<T*>(out.vals());
       if (!sorts) {
+        auto* out_vals = static_cast<T*>(out.vals());
         const EntriesArgs<T, I> args{rows,  cols,   vals,     n,        desc.nrows, desc.ncols,
                                      check, factor, out_rows, out_cols, out_vals};
         detail::launch("sparse canonical_entries", entries_kernel<T, I>, dim3(blocks_for(n)),
@@ -256,23 +262,29 @@ DeviceCoo scale_entries(const CooView& a, const DenseOperand* dense, const Spars
       const SinglePassTiles single_pass(sort.extra(), tiles);
       // sort_input resets the tiles: at least one thread per tile.
       const unsigned grid = std::max(blocks_for(n), static_cast<unsigned>((tiles + kBlock - 1) / kBlock));
-      const auto run = [&](auto ktag) {
+      const auto run = [&](auto ktag, auto vtag) {
         using K = decltype(ktag);
+        using V = decltype(vtag);
         detail::launch("sparse sort_input", sort_input_kernel<T, I, K>, dim3(grid), dim3(kBlock), 0,
                        stream, rows, cols, vals, n, desc.nrows, desc.ncols, check,
                        static_cast<K*>(sort.keys_in()), static_cast<T*>(sort.vals_in()), single_pass);
         sort.sort();
-        const RunsArgs<T, K, I> args{static_cast<const K*>(sort.keys()),
-                                     static_cast<const T*>(sort.vals()), n,
-                                     static_cast<std::uint64_t>(desc.ncols),
-                                     static_cast<std::uint64_t>(desc.nrows * desc.ncols), factor,
-                                     options.drop_zeros, out_rows, out_cols, out_vals, single_pass,
-                                     status->total_slot(kTotal)};
-        detail::launch("sparse sorted_runs", sorted_runs_kernel<T, K, I>, dim3(static_cast<unsigned>(tiles)),
-                       dim3(kBlock), 0, stream, args);
+        const RunsArgs<T, K, I, V> args{static_cast<const K*>(sort.keys()),
+                                        static_cast<const T*>(sort.vals()), n,
+                                        static_cast<std::uint64_t>(desc.ncols),
+                                        static_cast<std::uint64_t>(desc.nrows * desc.ncols),
+                                        factor, options.drop_zeros, out_rows, out_cols,
+                                        static_cast<V*>(out.vals()), single_pass,
+                                        status->total_slot(kTotal)};
+        detail::launch("sparse sorted_runs", sorted_runs_kernel<T, K, I, V>,
+                       dim3(static_cast<unsigned>(tiles)), dim3(kBlock), 0, stream, args);
       };
-      if (wk) run(std::uint64_t{});
-      else run(std::uint32_t{});
+      const auto with_value_type = [&](auto ktag) {
+        if (sums) run(ktag, detail::compute_t<T>{});
+        else run(ktag, T{});
+      };
+      if (wk) with_value_type(std::uint64_t{});
+      else with_value_type(std::uint32_t{});
     });
   });
   // Canonical with drop_zeros: the compaction reads the status (and throws for bad indices).
@@ -286,6 +298,12 @@ DeviceCoo scale_entries(const CooView& a, const DenseOperand* dense, const Spars
 
 DeviceCoo device_coalesce(const CooView& a, const SparseOptions& options, cudaStream_t stream) {
   return scale_entries(a, nullptr, options, stream);
+}
+
+DeviceCoo device_coalesce_sums(const CooView& a, bool validate, cudaStream_t stream) {
+  SparseOptions options;
+  options.validate_indices = validate;
+  return scale_entries(a, nullptr, options, stream, true);
 }
 
 DeviceCoo device_multiply_dense(const CooView& a, const DenseOperand& dense,

@@ -1,10 +1,11 @@
 // sparse/coo_dense_union.cu — COO ⊕ dense on the GPU (sparse.hpp): combine(op, a, dense, out)
 // and accumulate(op, dense, a). Both work on a canonical matrix, one thread per entry (a
 // matrix not marked canonical is coalesced first by coo_dense.cu's pipeline, which sums
-// duplicates in storage order); combine adds one pass over the matrix for the coordinates a
-// does not store.
+// duplicates in storage order and keeps the sums in the compute type, so that the result is
+// rounded once); combine adds one pass over the matrix for the coordinates a does not store.
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "compaction.cuh"
 #include "ewise/detail/fast_divmod.hpp"
@@ -27,18 +28,18 @@ struct Strided2 {
 };
 
 /// What the entries pass computes for entry k at (r, c) with value v (its sum: the matrix is
-/// canonical) and the dense element d = dense(r, c).
+/// canonical; stored as V, T or its compute type) and the dense element d = dense(r, c).
 enum class EntryForm : std::uint8_t {
   combine,     ///< op(v, d)
   accumulate,  ///< op(d, v), written back to dense(r, c)
   copy,        ///< v (values computed earlier, scattered to out)
 };
 
-template <class T, class I, class Op>
+template <class T, class I, class V, class Op>
 struct UnionEntriesArgs {
   const I* rows;
   const I* cols;
-  const T* vals;
+  const V* vals;
   std::int64_t n;
   Strided2<const T> dense;
   EntryForm form;
@@ -49,13 +50,13 @@ struct UnionEntriesArgs {
 
 /// One thread per entry. The coordinates are distinct (canonical), so no two threads write
 /// one element and no atomics are needed.
-template <class T, class I, class Op>
-__global__ void __launch_bounds__(kBlock) union_entries_kernel(UnionEntriesArgs<T, I, Op> a) {
+template <class T, class I, class V, class Op>
+__global__ void __launch_bounds__(kBlock) union_entries_kernel(UnionEntriesArgs<T, I, V, Op> a) {
   using C = detail::compute_t<T>;
   for (std::int64_t k = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; k < a.n;
        k += std::int64_t{gridDim.x} * blockDim.x) {
     const std::int64_t r = a.rows[k], c = a.cols[k];
-    const C v = detail::to_compute(a.vals[k]);
+    const C v = static_cast<C>(detail::to_compute(a.vals[k]));
     C result = v;
     if (a.form != EntryForm::copy) {
       const C d = detail::to_compute(a.dense.at(r, c));
@@ -81,33 +82,42 @@ __global__ void __launch_bounds__(kBlock)
   }
 }
 
-/// Runs the entries pass over canonical `m` with op (dtype dispatched by the caller).
+/// Runs the entries pass over canonical `m` with op (dtype dispatched by the caller; m's values
+/// are T, or T's compute type when m.desc.dtype says so).
 template <class T, class Op>
 void launch_entries(const CooView& m, Strided2<const T> dense, EntryForm form, Op op,
                     Strided2<T> out, T* out_vals, cudaStream_t stream) {
   const std::int64_t n = m.desc.nnz;
   if (n == 0) return;
-  const auto run = [&](auto itag) {
+  const auto run = [&](auto itag, auto vtag) {
     using I = decltype(itag);
-    const UnionEntriesArgs<T, I, Op> args{static_cast<const I*>(m.rows),
+    using V = decltype(vtag);
+    const UnionEntriesArgs<T, I, V, Op> args{static_cast<const I*>(m.rows),
                                           static_cast<const I*>(m.cols),
-                                          static_cast<const T*>(m.vals),
+                                          static_cast<const V*>(m.vals),
                                           n,
                                           dense,
                                           form,
                                           op,
                                           out,
                                           out_vals};
-    detail::launch("sparse union_entries", union_entries_kernel<T, I, Op>, dim3(blocks_for(n)),
-                   dim3(kBlock), 0, stream, args);
+    detail::launch("sparse union_entries", union_entries_kernel<T, I, V, Op>,
+                   dim3(blocks_for(n)), dim3(kBlock), 0, stream, args);
   };
-  if (m.desc.index == IndexType::i64) run(std::int64_t{});
-  else run(std::int32_t{});
+  const auto with_values = [&](auto itag) {
+    if constexpr (!std::is_same_v<T, detail::compute_t<T>>) {
+      if (m.desc.dtype == DType::f32) return run(itag, detail::compute_t<T>{});
+    }
+    run(itag, T{});
+  };
+  if (m.desc.index == IndexType::i64) with_values(std::int64_t{});
+  else with_values(std::int32_t{});
 }
 
 /// The canonical form of a to work on: a itself (its indices checked by a pass of their own
-/// when asked, one synchronization), or a coalesced copy (which the sort's pass checks; one
-/// synchronization). Either way every index is checked before this returns.
+/// when asked, one synchronization), or a coalesced copy with its sums in the compute type
+/// (which the sort's pass checks; one synchronization). Either way every index is checked
+/// before this returns.
 class CanonicalOperand {
  public:
   CanonicalOperand(const CooView& a, bool validate, cudaStream_t stream) : view_(a) {
@@ -115,9 +125,7 @@ class CanonicalOperand {
       if (validate && a.desc.nnz > 0) device_check_indices(a, "a", stream);
       return;
     }
-    SparseOptions o;
-    o.validate_indices = validate;
-    owned_ = device_coalesce(a, o, stream);
+    owned_ = device_coalesce_sums(a, validate, stream);
     view_ = owned_.view();
   }
   const CooView& view() const { return view_; }
@@ -161,7 +169,9 @@ void device_combine_dense(const CooView& a, const DenseOperand& dense, const Ten
       if (staged.data() == nullptr) {
         launch_entries<T>(m, d, EntryForm::combine, op, o, nullptr, stream);
       } else {
-        const CooView values{m.rows, m.cols, staged.data(), m.desc, Memory::device};
+        CooDesc staged_desc = m.desc;  // the staged results are T, whatever m's values are
+        staged_desc.dtype = a.desc.dtype;
+        const CooView values{m.rows, m.cols, staged.data(), staged_desc, Memory::device};
         launch_entries<T>(values, d, EntryForm::copy, op, o, nullptr, stream);
       }
     });

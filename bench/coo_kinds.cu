@@ -33,6 +33,8 @@ constexpr std::uint64_t kPermSalt = 0x5EEDBE2A00000015ull;
 constexpr std::uint64_t kLengthSalt = 0x5EED1E7900000016ull;
 constexpr std::uint64_t kPartnerSalt = 0x5EEDBA2700000017ull;
 
+constexpr double kZipf = 1.07;  // words' and embedding rows' popularity law
+
 unsigned grid_for(std::int64_t n, int threads = kThreads) {
   const std::int64_t blocks = (n + threads - 1) / threads;
   return static_cast<unsigned>(blocks < 16384 ? (blocks > 0 ? blocks : 1) : 16384);
@@ -221,13 +223,38 @@ __global__ void wide_write_kernel(Wide w, bool is_b, const std::int64_t* offsets
 
 // ---- words: Zipf tokens per document --------------------------------------------------------
 
+// The cumulative distribution of a Zipf law over n ranks: cdf[i] = P(rank <= i), cdf[n - 1] = 1.
+DeviceBuffer zipf_cdf(std::int64_t n, double exponent, cudaStream_t stream) {
+  std::vector<double> cdf(static_cast<std::size_t>(n));
+  double sum = 0;
+  for (std::size_t i = 0; i < cdf.size(); ++i) cdf[i] = sum += std::pow(double(i + 1), -exponent);
+  for (double& x : cdf) x /= sum;
+  cdf.back() = 1.0;
+  DeviceBuffer d_cdf(cdf.size() * sizeof(double), stream);
+  EWISE_CUDA_CHECK(cudaMemcpyAsync(d_cdf.data(), cdf.data(), d_cdf.size(), cudaMemcpyHostToDevice,
+                                   stream));
+  EWISE_CUDA_CHECK(cudaStreamSynchronize(stream));  // the host vector is freed on return
+  return d_cdf;
+}
+
+// The rank a uniform u in [0, 1) falls on: the first whose cdf exceeds u.
+__device__ std::int64_t zipf_rank(const double* cdf, std::int64_t n, double u) {
+  std::int64_t lo = 0, hi = n - 1;
+  while (lo < hi) {
+    const std::int64_t mid = (lo + hi) / 2;
+    if (cdf[mid] > u) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
 struct Words {
   std::int64_t docs = 0, vocab = 0;
   double mu = 0, sigma = 0;
   std::int64_t max_len = 512;
   std::uint64_t length_seed = 0, token_seed = 0, value_seed = 0;
   Scramble word;        // popularity rank -> word id
-  const double* cdf;    // cdf[i] = P(rank <= i), cdf[vocab - 1] = 1
+  const double* cdf;    // zipf_cdf over the vocabulary
 };
 
 __global__ void words_length_kernel(Words w, std::int64_t* lengths) {
@@ -248,16 +275,34 @@ __global__ void words_token_kernel(Words w, const std::int64_t* offsets,
     for (std::int64_t t = 0; t < len; ++t) {
       const auto k = static_cast<std::uint64_t>(off + t);
       const double u = uniform0(detail::random_bits(w.token_seed, k, 0));
-      std::int64_t lo = 0, hi = w.vocab - 1;  // the first rank whose cdf exceeds u
-      while (lo < hi) {
-        const std::int64_t mid = (lo + hi) / 2;
-        if (w.cdf[mid] > u) hi = mid;
-        else lo = mid + 1;
-      }
+      const std::int64_t rank = zipf_rank(w.cdf, w.vocab, u);
       rows[off + t] = static_cast<std::int32_t>(d);
-      cols[off + t] = static_cast<std::int32_t>(w.word(static_cast<std::uint64_t>(lo)));
+      cols[off + t] = static_cast<std::int32_t>(w.word(static_cast<std::uint64_t>(rank)));
       vals[off + t] = value_at(w.value_seed, k);
     }
+  }
+}
+
+// ---- embedding: a sparse gradient of an embedding table --------------------------------------
+
+struct Embedding {
+  std::int64_t tokens = 0, vocab = 0, dim = 0;
+  std::uint64_t token_seed = 0, value_seed = 0;
+  Scramble row;       // popularity rank -> row id
+  const double* cdf;  // zipf_cdf over the vocabulary
+};
+
+// Entry k is column k % dim of token k / dim's row.
+__global__ void embedding_kernel(Embedding e, std::int32_t* rows, std::int32_t* cols,
+                                 float* vals) {
+  for (std::int64_t k = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; k < e.tokens * e.dim;
+       k += std::int64_t{gridDim.x} * blockDim.x) {
+    const auto t = static_cast<std::uint64_t>(k / e.dim);
+    const double u = uniform0(detail::random_bits(e.token_seed, t, 0));
+    rows[k] = static_cast<std::int32_t>(
+        e.row(static_cast<std::uint64_t>(zipf_rank(e.cdf, e.vocab, u))));
+    cols[k] = static_cast<std::int32_t>(k % e.dim);
+    vals[k] = value_at(e.value_seed, static_cast<std::uint64_t>(k));
   }
 }
 
@@ -265,7 +310,7 @@ __global__ void words_token_kernel(Words w, const std::int64_t* offsets,
 
 struct Shape {
   std::int64_t nrows, ncols;
-  std::int64_t count;  // graph: edges; wide: mean entries a row; words: -; mask: -
+  std::int64_t count;  // graph: edges; wide: mean entries a row; embedding: tokens; else -
 };
 
 Shape kind_shape(Kind kind, KindSize size) {
@@ -290,6 +335,12 @@ Shape kind_shape(Kind kind, KindSize size) {
     }
     case Kind::mask: {  // the weight matrix
       const Shape w[] = {{8192, 12288, 0}, {2048, 3072, 0}, {1024, 1024, 0}};
+      return w[s];
+    }
+    case Kind::embedding: {  // vocabulary, dimension, tokens
+      const Shape w[] = {{std::int64_t{1} << 20, 64, std::int64_t{1} << 18},
+                         {std::int64_t{1} << 14, 32, std::int64_t{1} << 12},
+                         {std::int64_t{1} << 12, 32, std::int64_t{1} << 11}};
       return w[s];
     }
   }
@@ -387,15 +438,7 @@ KindPair generate_wide(const Shape& sh, std::uint64_t seed, cudaStream_t stream)
 }
 
 KindPair generate_words(const Shape& sh, std::uint64_t seed, cudaStream_t stream) {
-  constexpr double kZipf = 1.07;
-  std::vector<double> cdf(static_cast<std::size_t>(sh.ncols));
-  double sum = 0;
-  for (std::size_t i = 0; i < cdf.size(); ++i) cdf[i] = sum += std::pow(double(i + 1), -kZipf);
-  for (double& x : cdf) x /= sum;
-  cdf.back() = 1.0;
-  DeviceBuffer d_cdf(cdf.size() * sizeof(double), stream);
-  EWISE_CUDA_CHECK(cudaMemcpyAsync(d_cdf.data(), cdf.data(), d_cdf.size(), cudaMemcpyHostToDevice,
-                                   stream));
+  const DeviceBuffer d_cdf = zipf_cdf(sh.ncols, kZipf, stream);
   Words w;
   w.docs = sh.nrows;
   w.vocab = sh.ncols;
@@ -439,6 +482,33 @@ KindPair generate_mask(const Shape& sh, std::uint64_t seed, cudaStream_t stream)
   p.description = detail::concat(sh.nrows, " x ", sh.ncols,
                                  ", every cell kept with probability 0.1, canonical; b: a second "
                                  "draw");
+  return p;
+}
+
+KindPair generate_embedding(const Shape& sh, std::uint64_t seed, cudaStream_t stream) {
+  const DeviceBuffer d_cdf = zipf_cdf(sh.nrows, kZipf, stream);
+  Embedding e;
+  e.tokens = sh.count;
+  e.vocab = sh.nrows;
+  e.dim = sh.ncols;
+  e.row = make_scramble(log2_exact(sh.nrows, "vocabulary"), seed ^ kPermSalt);
+  e.cdf = static_cast<const double*>(d_cdf.data());
+  KindPair p;
+  for (const bool is_b : {false, true}) {
+    const std::uint64_t s = is_b ? detail::splitmix64(seed ^ kPartnerSalt) : seed;
+    e.token_seed = s;
+    e.value_seed = s ^ kValueSalt;
+    DeviceCoo m = new_coo(e.vocab, e.dim, e.tokens * e.dim, false, stream);
+    detail::launch("bench_embedding", embedding_kernel, grid_for(e.tokens * e.dim), kThreads, 0,
+                   stream, e, static_cast<std::int32_t*>(m.rows()),
+                   static_cast<std::int32_t*>(m.cols()), static_cast<float*>(m.vals()));
+    (is_b ? p.b : p.a) = std::move(m);
+  }
+  EWISE_CUDA_CHECK(cudaStreamSynchronize(stream));  // d_cdf is freed on return
+  p.description = detail::concat(
+      "gradient of a ", sh.nrows, " x ", sh.ncols, " embedding table: ", sh.count,
+      " tokens, rows Zipf(1.07) by popularity, ids scrambled, each token a full row of ",
+      sh.ncols, " entries, in token order (unsorted, duplicates); b: a second draw");
   return p;
 }
 
@@ -528,6 +598,56 @@ __global__ void split_kernel(const std::int64_t* keys, const float* vals, std::i
   }
 }
 
+// Keys of two canonical oracle matrices one after the other; index k: a's entry k, or b's
+// entry k - na.
+__global__ void concat_keys_kernel(const std::int64_t* a_keys, std::int64_t na,
+                                   const std::int64_t* b_keys, std::int64_t nb,
+                                   std::uint64_t* keys, std::uint32_t* index) {
+  for (std::int64_t k = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; k < na + nb;
+       k += std::int64_t{gridDim.x} * blockDim.x) {
+    keys[k] = static_cast<std::uint64_t>(k < na ? a_keys[k] : b_keys[k - na]);
+    index[k] = static_cast<std::uint32_t>(k);
+  }
+}
+
+// Run j of equal keys of the concatenation (one entry of a, of b, or both): x + y, a missing
+// operand counting as its fill, +0 (combine's documented value).
+__global__ void union_runs_kernel(const std::uint64_t* keys, const std::uint32_t* index,
+                                  const float* a_vals, const float* b_vals, std::int64_t na,
+                                  const std::int64_t* starts, std::int64_t runs, std::int64_t n,
+                                  std::int64_t* out_keys, float* out_vals) {
+  for (std::int64_t j = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; j < runs;
+       j += std::int64_t{gridDim.x} * blockDim.x) {
+    const std::int64_t s = starts[j], e = j + 1 < runs ? starts[j + 1] : n;
+    float x = 0.0f, y = 0.0f;
+    for (std::int64_t q = s; q < e; ++q) {
+      const std::int64_t i = index[q];
+      if (i < na) x = a_vals[i];
+      else y = b_vals[i - na];
+    }
+    out_keys[j] = static_cast<std::int64_t>(keys[s]);
+    out_vals[j] = ops::Add{}(x, y);
+  }
+}
+
+// The dense result where a stores nothing: dense itself (accumulate) or fill + dense = +0 + dense
+// (combine).
+__global__ void dense_base_kernel(const float* dense, std::int64_t n, bool in_place, float* out) {
+  for (std::int64_t k = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; k < n;
+       k += std::int64_t{gridDim.x} * blockDim.x)
+    out[k] = in_place ? dense[k] : ops::Add{}(0.0f, dense[k]);
+}
+
+// The dense result at a's keys: dense + a (accumulate) or a + dense (combine).
+__global__ void dense_scatter_kernel(const std::int64_t* keys, const float* vals, std::int64_t n,
+                                     const float* dense, bool in_place, float* out) {
+  for (std::int64_t k = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; k < n;
+       k += std::int64_t{gridDim.x} * blockDim.x) {
+    const std::int64_t c = keys[k];
+    out[c] = in_place ? ops::Add{}(dense[c], vals[k]) : ops::Add{}(vals[k], dense[c]);
+  }
+}
+
 __device__ bool same_bits(float x, float y) {
   std::uint32_t bx, by;
   memcpy(&bx, &x, sizeof bx);
@@ -557,6 +677,13 @@ __global__ void values_kernel(const std::int32_t* rows, const std::int32_t* cols
   for (std::int64_t k = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; k < n;
        k += std::int64_t{gridDim.x} * blockDim.x)
     report(same_bits(out[k], ops::Mul{}(vals[k], dense[rows[k] * rs + cols[k] * cs])), k, bad);
+}
+
+__global__ void dense_equal_kernel(const float* got, const float* want, std::int64_t n,
+                                   unsigned long long* bad) {
+  for (std::int64_t k = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; k < n;
+       k += std::int64_t{gridDim.x} * blockDim.x)
+    report(same_bits(got[k], want[k]), k, bad);
 }
 
 void expect_i32_f32(const CooDesc& d, const char* what) {
@@ -594,12 +721,13 @@ std::int64_t select_indices(std::int64_t n, Pred pred, std::int64_t* out, cudaSt
 }
 
 // The first bad entry's description, or "" when none.
-std::string first_bad(DeviceBuffer& d_bad, std::int64_t n, cudaStream_t stream) {
+std::string first_bad(DeviceBuffer& d_bad, std::int64_t n, cudaStream_t stream,
+                      const char* what = "entries") {
   unsigned long long got[2];
   EWISE_CUDA_CHECK(cudaMemcpyAsync(got, d_bad.data(), sizeof got, cudaMemcpyDeviceToHost, stream));
   EWISE_CUDA_CHECK(cudaStreamSynchronize(stream));
   if (got[0] == 0) return "";
-  return detail::concat(got[0], " of ", n, " entries differ; the first is entry ", got[1]);
+  return detail::concat(got[0], " of ", n, " ", what, " differ; the first is number ", got[1]);
 }
 
 DeviceBuffer bad_counter(cudaStream_t stream) {
@@ -619,6 +747,31 @@ std::pair<std::int64_t, std::int64_t> dense_strides(const ConstTensorView& dense
   return {s[0], s[1]};
 }
 
+// keys[0, n) with their index[0, n) stably radix-sorted into keys[n, 2n) and index[n, 2n) (only
+// the bits `cells` needs), and the start of every run of equal keys.
+struct SortedRuns {
+  DeviceBuffer starts_buf;
+  std::int64_t runs = 0;
+
+  SortedRuns(std::uint64_t* keys, std::uint32_t* index, std::int64_t n, std::int64_t cells,
+             cudaStream_t stream)
+      : starts_buf(static_cast<std::size_t>(n) * sizeof(std::int64_t), stream) {
+    int end_bit = 1;
+    while (end_bit < 64 && (std::uint64_t{1} << end_bit) < static_cast<std::uint64_t>(cells))
+      ++end_bit;
+    std::size_t temp_bytes = 0;
+    EWISE_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, keys, keys + n, index,
+                                                     index + n, n, 0, end_bit, stream));
+    {
+      DeviceBuffer temp(temp_bytes, stream);
+      EWISE_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.data(), temp_bytes, keys, keys + n,
+                                                       index, index + n, n, 0, end_bit, stream));
+    }
+    runs = select_indices(n, RunHead{keys + n}, starts(), stream);
+  }
+  std::int64_t* starts() { return static_cast<std::int64_t*>(starts_buf.data()); }
+};
+
 }  // namespace
 
 const char* kind_name(Kind k) {
@@ -627,6 +780,7 @@ const char* kind_name(Kind k) {
     case Kind::wide: return "wide";
     case Kind::words: return "words";
     case Kind::mask: return "mask";
+    case Kind::embedding: return "embedding";
   }
   return "?";
 }
@@ -639,6 +793,7 @@ KindPair generate_kind(Kind kind, KindSize size, std::uint64_t seed, cudaStream_
     case Kind::wide: p = generate_wide(sh, seed, stream); break;
     case Kind::words: p = generate_words(sh, seed, stream); break;
     case Kind::mask: p = generate_mask(sh, seed, stream); break;
+    case Kind::embedding: p = generate_embedding(sh, seed, stream); break;
   }
   EWISE_CUDA_CHECK(cudaStreamSynchronize(stream));
   return p;
@@ -657,27 +812,56 @@ OracleCoo oracle_coalesce(const CooView& a, cudaStream_t stream) {
   detail::launch("bench_oracle_keys", keys_kernel, grid_for(n), kThreads, 0, stream,
                  static_cast<const std::int32_t*>(a.rows), static_cast<const std::int32_t*>(a.cols),
                  n, a.desc.ncols, k_in, i_in);
-  int end_bit = 1;
-  while (end_bit < 64 && (std::uint64_t{1} << end_bit) < static_cast<std::uint64_t>(
-                                                              a.desc.nrows * a.desc.ncols))
-    ++end_bit;
-  std::size_t temp_bytes = 0;
-  EWISE_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, k_in, k_out, i_in, i_out,
-                                                   n, 0, end_bit, stream));
-  {
-    DeviceBuffer temp(temp_bytes, stream);
-    EWISE_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.data(), temp_bytes, k_in, k_out, i_in,
-                                                     i_out, n, 0, end_bit, stream));
-  }
-  DeviceBuffer starts(static_cast<std::size_t>(n) * sizeof(std::int64_t), stream);
-  auto* st = static_cast<std::int64_t*>(starts.data());
-  const std::int64_t runs = select_indices(n, RunHead{k_out}, st, stream);
-  OracleCoo o = new_oracle(a.desc.nrows, a.desc.ncols, runs, stream);
-  detail::launch("bench_oracle_sum_runs", sum_runs_kernel, grid_for(runs), kThreads, 0, stream,
-                 k_out, i_out, static_cast<const float*>(a.vals), st, runs, n,
+  SortedRuns sorted(k_in, i_in, n, a.desc.nrows * a.desc.ncols, stream);
+  OracleCoo o = new_oracle(a.desc.nrows, a.desc.ncols, sorted.runs, stream);
+  detail::launch("bench_oracle_sum_runs", sum_runs_kernel, grid_for(sorted.runs), kThreads, 0,
+                 stream, k_out, i_out, static_cast<const float*>(a.vals), sorted.starts(),
+                 sorted.runs, n, static_cast<std::int64_t*>(o.keys.data()),
+                 static_cast<float*>(o.vals.data()));
+  EWISE_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return o;
+}
+
+OracleCoo oracle_union(const OracleCoo& a, const OracleCoo& b, cudaStream_t stream) {
+  EWISE_EXPECTS(a.nrows == b.nrows && a.ncols == b.ncols, "oracle_union: shapes differ");
+  const std::int64_t n = a.nnz + b.nnz;
+  if (n == 0) return new_oracle(a.nrows, a.ncols, 0, stream);
+  DeviceBuffer keys(static_cast<std::size_t>(n) * sizeof(std::uint64_t) * 2, stream);
+  DeviceBuffer index(static_cast<std::size_t>(n) * sizeof(std::uint32_t) * 2, stream);
+  auto* k_in = static_cast<std::uint64_t*>(keys.data());
+  auto* i_in = static_cast<std::uint32_t*>(index.data());
+  detail::launch("bench_oracle_concat", concat_keys_kernel, grid_for(n), kThreads, 0, stream,
+                 static_cast<const std::int64_t*>(a.keys.data()), a.nnz,
+                 static_cast<const std::int64_t*>(b.keys.data()), b.nnz, k_in, i_in);
+  SortedRuns sorted(k_in, i_in, n, a.nrows * a.ncols, stream);
+  OracleCoo o = new_oracle(a.nrows, a.ncols, sorted.runs, stream);
+  detail::launch("bench_oracle_union_runs", union_runs_kernel, grid_for(sorted.runs), kThreads, 0,
+                 stream, k_in + n, i_in + n, static_cast<const float*>(a.vals.data()),
+                 static_cast<const float*>(b.vals.data()), a.nnz, sorted.starts(), sorted.runs, n,
                  static_cast<std::int64_t*>(o.keys.data()), static_cast<float*>(o.vals.data()));
   EWISE_CUDA_CHECK(cudaStreamSynchronize(stream));
   return o;
+}
+
+DeviceTensor oracle_add_dense(const OracleCoo& a, const ConstTensorView& dense, bool in_place,
+                              cudaStream_t stream) {
+  EWISE_EXPECTS(dense.memory == Memory::device && dense.desc.dtype == DType::f32 &&
+                    dense.desc.is_contiguous() && dense.desc.shape == (Dims{a.nrows, a.ncols}),
+                "oracle_add_dense: dense must be a contiguous device f32 (", a.nrows, ", ",
+                a.ncols, ") tensor, got ", dense.desc.str());
+  DeviceTensor out(DType::f32, dense.desc.shape, stream);
+  const auto* d = static_cast<const float*>(dense.data);
+  const std::int64_t n = dense.desc.numel();
+  if (n > 0)
+    detail::launch("bench_oracle_dense_base", dense_base_kernel, grid_for(n), kThreads, 0, stream,
+                   d, n, in_place, out.data_as<float>());
+  if (a.nnz > 0)
+    detail::launch("bench_oracle_dense_scatter", dense_scatter_kernel, grid_for(a.nnz), kThreads,
+                   0, stream, static_cast<const std::int64_t*>(a.keys.data()),
+                   static_cast<const float*>(a.vals.data()), a.nnz, d, in_place,
+                   out.data_as<float>());
+  EWISE_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return out;
 }
 
 OracleCoo oracle_intersect(const OracleCoo& a, const OracleCoo& b, cudaStream_t stream) {
@@ -763,6 +947,26 @@ std::string check_values(const CooView& a, const ConstTensorView& dense,
     if (!why.empty()) throw VerifyError("multiply_values against the oracle: " + why);
   }
   return detail::concat("device oracle, all ", a.desc.nnz, " values bit-exact");
+}
+
+std::string check_dense_equal(const ConstTensorView& got, const ConstTensorView& want,
+                              cudaStream_t stream) {
+  for (const ConstTensorView* v : {&got, &want})
+    EWISE_EXPECTS(v->memory == Memory::device && v->desc.dtype == DType::f32 &&
+                      v->desc.is_contiguous(),
+                  "check_dense_equal takes contiguous device f32 tensors, got ", v->desc.str());
+  EWISE_EXPECTS(got.desc.shape == want.desc.shape, "check_dense_equal: shapes differ");
+  const std::int64_t n = want.desc.numel();
+  if (n > 0) {
+    DeviceBuffer bad = bad_counter(stream);
+    detail::launch("bench_oracle_dense_equal", dense_equal_kernel, grid_for(n), kThreads, 0,
+                   stream, static_cast<const float*>(got.data),
+                   static_cast<const float*>(want.data), n,
+                   static_cast<unsigned long long*>(bad.data()));
+    const std::string why = first_bad(bad, n, stream, "elements");
+    if (!why.empty()) throw VerifyError("against the oracle: " + why);
+  }
+  return detail::concat("device oracle, all ", n, " elements bit-exact");
 }
 
 }  // namespace ewise::bench

@@ -1,5 +1,6 @@
-// bench/coo_kinds.hpp — the four structure kinds of issue 13 ("sparse that wins where users call
-// it"), drawn on the device, and a device oracle for their products.
+// bench/coo_kinds.hpp — the structure kinds of issues 13 and 14 (four for "sparse that wins where
+// users call it", the embedding gradient for the union operations), drawn on the device, and a
+// device oracle for their products and sums.
 //
 // Every kind is drawn from a seed alone (counter-based hashes of src/random.hpp: entry or cell i
 // of a draw with seed s depends only on (s, i)), f32 values from the harness's random values
@@ -28,12 +29,20 @@
 //   mask   a uniform 10% pruning mask over an 8192 x 12288 weight matrix, canonical: every
 //          cell kept independently with probability 0.1 (coo_gen.hpp's generator). b is a
 //          second draw (1% of cells in both).
+//   embedding  the sparse gradient of a 2^20 x 64 embedding table (as PyTorch's sparse
+//          embedding gradient stores it): 2^18 tokens, each token's row drawn from a Zipf law
+//          (exponent 1.07) over the rows, row ids a fixed bijection of the popularity rank;
+//          every token contributes its row's 64 entries (columns 0..63) in token order, so rows
+//          repeat (duplicates) and come unsorted (~16.8M entries). b is a second draw (the next
+//          batch). Its dense table (256 MiB) fits in memory, unlike words' or graph's.
 //
 // The oracle (OracleCoo and the functions below) is independent of the generators and of
 // ewise's sparse code: a stable radix sort of 64-bit absolute indices, duplicates summed one
 // after another in storage order by one thread per run (ewise's documented order), a binary
 // search of one canonical operand's keys for each entry of the other, the dense factor read
-// per entry. Its results are compared with ewise's bit for bit.
+// per entry; for the union, both canonical operands' keys sorted together and each key's values
+// added (a missing one counting as +0), and for the dense forms the dense written element by
+// element then each entry's key. Its results are compared with ewise's bit for bit.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -47,15 +56,15 @@
 
 namespace ewise::bench {
 
-enum class Kind { graph, wide, words, mask };
-const char* kind_name(Kind k);  ///< "graph", "wide", "words", "mask"
+enum class Kind { graph, wide, words, mask, embedding };
+const char* kind_name(Kind k);  ///< "graph", "wide", "words", "mask", "embedding"
 
 /// full: the benchmark's sizes (>= 10M entries); quick: --quick; check: ~100k entries, for the
 /// CPU reference.
 enum class KindSize { full, quick, check };
 
-/// A drawn pair in the kind's natural form (graph, words: not canonical, with duplicates;
-/// wide, mask: canonical).
+/// A drawn pair in the kind's natural form (graph, words, embedding: not canonical, with
+/// duplicates; wide, mask: canonical).
 struct KindPair {
   DeviceCoo a, b;
   std::string description;  ///< the kind's parameters at this size, one line
@@ -75,6 +84,14 @@ OracleCoo oracle_coalesce(const CooView& a, cudaStream_t stream);
 OracleCoo oracle_intersect(const OracleCoo& a, const OracleCoo& b, cudaStream_t stream);
 /// a ⊙ dense of a canonical oracle matrix (dense: a device f32 tensor broadcasting to a's shape).
 OracleCoo oracle_scale(const OracleCoo& a, const ConstTensorView& dense, cudaStream_t stream);
+/// a + b over the structural union of canonical oracle matrices (combine(BinaryOp::add, a, b)
+/// with fills 0): every key of either, value x + y, a missing operand counting as +0.
+OracleCoo oracle_union(const OracleCoo& a, const OracleCoo& b, cudaStream_t stream);
+/// The dense result of adding a canonical oracle matrix to `dense` (a contiguous device f32
+/// (nrows, ncols) tensor): in_place, accumulate(add, dense, a): dense + a at a's keys, dense
+/// elsewhere; else combine(add, a, dense): a + dense at a's keys, +0 + dense elsewhere.
+DeviceTensor oracle_add_dense(const OracleCoo& a, const ConstTensorView& dense, bool in_place,
+                              cudaStream_t stream);
 /// The oracle matrix as a canonical i32/f32 DeviceCoo (how the suite makes canonical inputs).
 DeviceCoo oracle_to_coo(const OracleCoo& a, cudaStream_t stream);
 
@@ -86,5 +103,9 @@ std::string check_equal(const CooView& got, const OracleCoo& want, cudaStream_t 
 /// of a (multiply_values). Throws VerifyError.
 std::string check_values(const CooView& a, const ConstTensorView& dense,
                          const ConstTensorView& out_vals, cudaStream_t stream);
+/// Checks that two contiguous device f32 tensors of one shape are equal bit for bit, every
+/// element. Returns a description; throws VerifyError naming the first difference.
+std::string check_dense_equal(const ConstTensorView& got, const ConstTensorView& want,
+                              cudaStream_t stream);
 
 }  // namespace ewise::bench

@@ -90,7 +90,8 @@ struct Options {
   int runs = 25;
   std::uint64_t seed = 0;
   std::string json_path, csv_path;
-  /// Where the structures suite writes its inputs as .npy for bench/peers.py ("": nowhere).
+  /// Where the structures and union suites write their inputs as .npy for bench/peers.py ("":
+  /// nowhere).
   std::string inputs_dir;
 };
 

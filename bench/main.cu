@@ -4,8 +4,8 @@
 //   ewise_bench [--suite NAME[,NAME...]] [--quick] [--runs N] [--json FILE] [--csv FILE]
 //               [--inputs DIR]
 //
-// Suites: paper, schedules, patterns, ml_shapes, small, sparse, crossover, structures (default:
-// all, in that order).
+// Suites: paper, schedules, patterns, ml_shapes, small, sparse, crossover, structures, union
+// (default: all, in that order).
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -32,7 +32,7 @@ const std::pair<const char*, SuiteFn> kSuites[] = {
     {"patterns", ewise::bench::patterns_suite}, {"ml_shapes", ewise::bench::ml_shapes_suite},
     {"small", ewise::bench::small_suite},
     {"sparse", ewise::bench::sparse_suite},     {"crossover", ewise::bench::crossover_suite},
-    {"structures", ewise::bench::structures_suite},
+    {"structures", ewise::bench::structures_suite}, {"union", ewise::bench::union_suite},
 };
 
 void usage(FILE* f) {
@@ -46,7 +46,7 @@ void usage(FILE* f) {
                "  --runs N  timed samples per case, median reported (default 25, at least 20)\n"
                "  --json F  write all records and the run's facts as JSON\n"
                "  --csv F   write all records as CSV\n"
-               "  --inputs D  structures suite: write its inputs as .npy files into D (for\n"
+               "  --inputs D  structures, union suites: write their inputs as .npy files into D (for\n"
                "            bench/peers.py, which reads D from the JSON's meta)\n"
                "  EWISE_SEED=<n> replays a run's inputs; EWISE_COMMIT=<sha> overrides the commit "
                "printed\n");

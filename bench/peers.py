@@ -22,7 +22,13 @@ Cases are read from ewise's JSON, so both run exactly the same shapes, dtypes an
     process: PyTorch's CUDA sparse mul can die with SIGFPE on large shapes, so a worker that
     dies loses only its current case (recorded as such) and the next worker goes on; PyTorch's
     sparse calls are skipped, with the reason recorded, where nrows*ncols >= 2^37 unless
-    --torch-huge.
+    --torch-huge;
+  * the union suite (issue 14), the same way on its own identical inputs: coo+coo as PyTorch
+    `(A + B).coalesce()` (A, B made once, not timed: coalesced for the canonical form, raw for
+    the natural one) and CuPy `A + B` on ready CSR (the natural form's duplicates summed by the
+    conversion); dense+=coo as PyTorch `D.add_(A)` into a copy of the table (A made once) and
+    CuPy `D += A` (recorded as in place or as rebinding D to a new array); coo+dense as PyTorch
+    `D + A` (a dense result; PyTorch refuses sparse + dense) and CuPy `A + D`.
 Inputs of the other suites are drawn the way ewise_bench draws them (every cell stored
 independently with the case's density, values uniform in [-4, 4] away from zero), not the same
 bits: nnz agrees to sampling noise, which the table shows. A peer's output that differs from ewise's (PyTorch pads
@@ -181,7 +187,7 @@ def collect_cases(ewise):
         if r["status"] != "ok":
             continue
         p = r["params"]
-        if r["suite"] == "structures":  # its own path: structures_peers
+        if r["suite"] in INPUT_SUITES:  # their own path: input_peers
             continue
         if r["suite"] in ("patterns", "ml_shapes", "small", "schedules", "crossover") and "a_shape" in p:
             if r["impl"] != "automatic" or (r["suite"] == "schedules" and p.get("nt", 0) != 0):
@@ -392,21 +398,24 @@ def run_sparse(torch, cp, ttimer, ctimer, key):
 
 
 # ---------------------------------------------------------------------------------------------
-# structures suite: identical inputs from .npy files, in a worker process
+# structures and union suites: identical inputs from .npy files, in a worker process
 
 TORCH_HUGE = 1 << 37  # PyTorch's CUDA sparse mul can die with SIGFPE from about 2^38 cells
+INPUT_SUITES = ("structures", "union")  # suites whose inputs ewise_bench writes as .npy
 
 
-def structures_tasks(ewise):
-    """One task per timed structures record: what the worker needs to rebuild the call."""
+def input_tasks(ewise):
+    """One task per timed record of the INPUT_SUITES: what the worker needs to rebuild the
+    call."""
     tasks = []
     for r in ewise["results"]:
-        if r["suite"] != "structures" or r["status"] != "ok":
+        if r["suite"] not in INPUT_SUITES or r["status"] != "ok":
             continue
         p = r["params"]
         if p["op"] == "coo*coo" and r["impl"] != "automatic":
             continue  # the algorithm variants share the automatic row's peer figures
-        tasks.append({"id": len(tasks), "name": r["name"], "op": p["op"], "kind": p["kind"],
+        tasks.append({"id": len(tasks), "suite": r["suite"], "name": r["name"], "op": p["op"],
+                      "kind": p["kind"],
                       "form": p["form"], "input": p["input"], "rows": p["rows"], "cols": p["cols"],
                       "inputs": p["inputs"], "dense": p.get("dense", ""),
                       "dense_input": p.get("dense_input", ""), "record": r})
@@ -448,7 +457,7 @@ def sparse_out(c):
     return {"output_format": f"{type(c).__name__} {tuple(c.shape)}"}
 
 
-def structures_prepare(np, torch, cp, t, cache, inputs_dir):
+def prepare_inputs(np, torch, cp, t, cache, inputs_dir):
     """Loads the task's inputs (kept in `cache` while the next task uses the same ones)."""
     key = (t["inputs"], t["dense_input"])
     if cache.get("key", (None,))[0] != t["inputs"]:
@@ -465,11 +474,19 @@ def structures_prepare(np, torch, cp, t, cache, inputs_dir):
     torch.cuda.synchronize()
 
 
+def torch_huge_skip(t, what):
+    """The skip record of a PyTorch sparse call on a shape where it can die, or None."""
+    if t["rows"] * t["cols"] < TORCH_HUGE:
+        return None
+    return {"skipped": f"nrows*ncols = 2^{math.log2(t['rows'] * t['cols']):.1f} >= 2^37, where "
+                       f"PyTorch's CUDA sparse {what} can die with SIGFPE (not run; peers.py "
+                       "--torch-huge runs it)"}
+
+
 def structures_torch(torch, ttimer, t, cache, torch_huge):
     """PyTorch on one structures case."""
     a, b = cache["form"]["a"], cache["form"]["b"]
     shape, canonical = (t["rows"], t["cols"]), t["input"] == "canonical"
-    cells = math.log2(t["rows"] * t["cols"])
     try:
         if t["op"] == "values*dense":  # what a PyTorch user writes for the pattern-kept product
             d = cache["dense"]
@@ -481,9 +498,9 @@ def structures_torch(torch, ttimer, t, cache, torch_huge):
                 fn = lambda i: a["vals"] * d[rr, cc]
             c = fn(0)
             return dict(ttimer(fn), variant="gather", output_format=f"values {tuple(c.shape)}")
-        if t["rows"] * t["cols"] >= TORCH_HUGE and not torch_huge:
-            return {"skipped": f"nrows*ncols = 2^{cells:.1f} >= 2^37, where PyTorch's CUDA sparse "
-                               "mul can die with SIGFPE (not run; peers.py --torch-huge runs it)"}
+        skip = torch_huge_skip(t, "mul")
+        if skip and not torch_huge:
+            return skip
         if t["op"] == "coo*coo":
             if canonical:
                 A = torch.sparse_coo_tensor(a["idx"], a["vals"], shape).coalesce()
@@ -546,7 +563,86 @@ def structures_cupy(cp, ctimer, t, cache):
         cp.cuda.Device().synchronize()
 
 
-def structures_worker(tasks_path, out_path, runs, torch_huge):
+def union_torch(torch, ttimer, t, cache, torch_huge):
+    """PyTorch on one union case: sparse operands made once (coalesced for the canonical form,
+    raw for the natural one), not timed."""
+    a, b = cache["form"]["a"], cache["form"]["b"]
+    shape, canonical = (t["rows"], t["cols"]), t["input"] == "canonical"
+    skip = torch_huge_skip(t, "add")
+    if skip and not torch_huge:
+        return skip
+    try:
+        def sparse(m):
+            A = torch.sparse_coo_tensor(m["idx"], m["vals"], shape, check_invariants=False)
+            return A.coalesce() if canonical else A
+        A = sparse(a)
+        variant = "coalesced" if canonical else "raw"
+        if t["op"] == "coo+coo":
+            B = sparse(b)
+            fn, variant = (lambda i: (A + B).coalesce()), variant + ", (A + B).coalesce()"
+        elif t["op"] == "dense+=coo":
+            work = cache["dense"].clone()
+            fn, variant = (lambda i: work.add_(A)), variant + ", D.add_(A)"
+        else:
+            d = cache["dense"]
+            fn, variant = (lambda i: d + A), variant + ", D + A"
+        c = fn(0)
+        info = sparse_out(c)
+        if getattr(c, "is_sparse", False):
+            info["output_nonzero"] = int((c._values() != 0).sum().item())
+        del c
+        return dict(ttimer(fn), variant=variant, **info)
+    except Exception as e:  # noqa: BLE001 - record what PyTorch refuses
+        return {"skipped": f"{type(e).__name__}: {str(e).splitlines()[0][:160]}"}
+    finally:
+        torch.cuda.synchronize()
+
+
+def union_cupy(cp, ctimer, t, cache):
+    """CuPy on one union case: CSR-ready (conversion not timed)."""
+    a, b = cache["form"]["a"], cache["form"]["b"]
+    shape, canonical = (t["rows"], t["cols"]), t["input"] == "canonical"
+    try:
+        import cupyx.scipy.sparse as cps
+        A = cupy_csr(cp, cps, a["cp"], shape, canonical)
+        variant = "CSR" if canonical else "CSR (duplicates summed)"
+        if t["op"] == "coo+coo":
+            B = cupy_csr(cp, cps, b["cp"], shape, canonical)
+            fn, variant = (lambda i: A + B), variant + ", A + B"
+        elif t["op"] == "dense+=coo":
+            box = [cache["dense_cp"].copy()]
+            before = box[0]
+
+            def iadd(i):
+                box[0] += A
+                return box[0]
+            try:
+                iadd(0)
+                fn = iadd
+                variant += (", D += A (in place)" if box[0] is before
+                            else ", D += A (rebinds D to a new array)")
+            except Exception as e:  # noqa: BLE001 - then the allocating form
+                D = cache["dense_cp"]
+                fn = lambda i: A + D
+                variant += f", A + D (D += A raised {type(e).__name__})"
+        else:
+            D = cache["dense_cp"]
+            fn, variant = (lambda i: A + D), variant + ", A + D"
+        cp.cuda.Device().synchronize()
+        c = fn(0)
+        info = sparse_out(c)
+        del c
+        return dict(ctimer(fn), variant=variant, **info)
+    except Exception as e:  # noqa: BLE001 - record what CuPy refuses
+        return {"skipped": f"{type(e).__name__}: {str(e).splitlines()[0][:160]}"}
+    finally:
+        cp.cuda.Device().synchronize()
+
+
+PEER_FNS = {"structures": (structures_torch, structures_cupy), "union": (union_torch, union_cupy)}
+
+
+def input_worker(tasks_path, out_path, runs, torch_huge):
     """The worker process: runs the tasks in order, one JSON line before each ("start"), after
     its CuPy part ("partial") and after its PyTorch part ("result"), so that the parent knows
     which task a crash took down and keeps what it had measured."""
@@ -566,15 +662,16 @@ def structures_worker(tasks_path, out_path, runs, torch_huge):
         for t in job["tasks"]:
             out.write(json.dumps({"id": t["id"], "start": True}) + "\n")
             out.flush()
-            log(f"[peers structures {t['id'] + 1}/{job['total']}] {t['name']} {t['op']} "
+            log(f"[peers {t['suite']} {t['id'] + 1}/{job['total']}] {t['name']} {t['op']} "
                 f"{t['dense']}")
-            structures_prepare(np, torch, cp, t, cache, job["inputs_dir"])
+            prepare_inputs(np, torch, cp, t, cache, job["inputs_dir"])
+            torch_fn, cupy_fn = PEER_FNS[t["suite"]]
             res = {}
             if cp is not None:
-                res["cupy"] = structures_cupy(cp, ctimer, t, cache)
+                res["cupy"] = cupy_fn(cp, ctimer, t, cache)
                 out.write(json.dumps({"id": t["id"], "partial": res}) + "\n")
                 out.flush()
-            res["torch"] = structures_torch(torch, ttimer, t, cache, torch_huge)
+            res["torch"] = torch_fn(torch, ttimer, t, cache, torch_huge)
             for lib in ("cupy", "torch"):
                 x = res.get(lib, {})
                 log(f"  {lib}: " + (x["skipped"] if "skipped" in x else
@@ -585,29 +682,30 @@ def structures_worker(tasks_path, out_path, runs, torch_huge):
     return 0
 
 
-def structures_peers(ewise, runs, torch_huge, tmpdir):
-    """Runs the structures tasks in worker processes; a worker that dies (PyTorch's SIGFPE)
-    costs only the task it was on: the next worker starts after it. Returns {id: result}."""
+def input_peers(ewise, runs, torch_huge, tmpdir):
+    """Runs the tasks of the INPUT_SUITES in worker processes; a worker that dies (PyTorch's
+    SIGFPE) costs only the task it was on: the next worker starts after it. Returns
+    {id: result}."""
     import signal
     import subprocess
-    tasks = structures_tasks(ewise)
+    tasks = input_tasks(ewise)
     if not tasks:
         return tasks, {}
     inputs_dir = ewise["meta"].get("inputs_dir", "")
     if not inputs_dir or not os.path.isdir(inputs_dir):
         why = f"no inputs (ewise_bench --inputs DIR; meta.inputs_dir = {inputs_dir!r})"
-        log(f"peers: structures: {why}")
+        log(f"peers: {'/'.join(INPUT_SUITES)}: {why}")
         return tasks, {t["id"]: {"error": why} for t in tasks}
     results, todo = {}, list(tasks)
-    out_path = os.path.join(tmpdir, "structures_out.jsonl")
+    out_path = os.path.join(tmpdir, "inputs_out.jsonl")
     while todo:
-        tasks_path = os.path.join(tmpdir, "structures_tasks.json")
+        tasks_path = os.path.join(tmpdir, "inputs_tasks.json")
         with open(tasks_path, "w") as f:
             json.dump({"tasks": [{k: v for k, v in t.items() if k != "record"} for t in todo],
                        "total": len(tasks), "inputs_dir": inputs_dir}, f)
         if os.path.exists(out_path):
             os.remove(out_path)
-        cmd = [sys.executable, os.path.abspath(__file__), "--structures-worker", tasks_path,
+        cmd = [sys.executable, os.path.abspath(__file__), "--input-worker", tasks_path,
                out_path, "--runs", str(runs)] + (["--torch-huge"] if torch_huge else [])
         try:
             rc = subprocess.run(cmd, timeout=900).returncode
@@ -635,7 +733,7 @@ def structures_peers(ewise, runs, torch_huge, tmpdir):
         else:
             why = f"worker exited with {rc}"
         crashed = started if started is not None and started not in done else None
-        log(f"peers: structures: {why}" + (f" on task {crashed}" if crashed is not None else ""))
+        log(f"peers: input worker: {why}" + (f" on task {crashed}" if crashed is not None else ""))
         if crashed is None:  # died outside a task: nothing to skip, so do not loop forever
             for t in todo:
                 if t["id"] not in results:
@@ -676,11 +774,11 @@ def ratio(x, y):
     return x / y if x and y else None
 
 
-def structures_row(r, res):
-    """The ratio row of one structures record: both patterns, both peers."""
+def input_row(r, res):
+    """The ratio row of one record of the INPUT_SUITES: both patterns, both peers."""
     p = r["params"]
     dense = p.get("dense", "")
-    row = {"suite": "structures", "case": f"{r['name']} {p['op']}" + (f" {dense}" if dense else ""),
+    row = {"suite": r["suite"], "case": f"{r['name']} {p['op']}" + (f" {dense}" if dense else ""),
            "name": r["name"], "op": p["op"], "dense": dense, "impl": r["impl"],
            "dtype": r["dtype"], "ewise_nnz": p.get("nnz_out")}
     row.update(pattern_fields("ewise", r))
@@ -709,13 +807,13 @@ def main():
     ap.add_argument("record", nargs="?", help="the record directory (holds ewise.json)")
     ap.add_argument("--runs", type=int, default=20, help="timed samples per case (>= 20)")
     ap.add_argument("--torch-huge", action="store_true",
-                    help="structures: run PyTorch's sparse mul also where nrows*ncols >= 2^37 "
-                         "(in the worker process; it may die with SIGFPE)")
-    ap.add_argument("--structures-worker", nargs=2, metavar=("TASKS", "OUT"),
+                    help="structures, union: run PyTorch's sparse mul and add also where "
+                         "nrows*ncols >= 2^37 (in the worker process; it may die with SIGFPE)")
+    ap.add_argument("--input-worker", nargs=2, metavar=("TASKS", "OUT"),
                     help=argparse.SUPPRESS)  # internal: the worker process
     args = ap.parse_args()
-    if args.structures_worker:
-        return structures_worker(*args.structures_worker, args.runs, args.torch_huge)
+    if args.input_worker:
+        return input_worker(*args.input_worker, args.runs, args.torch_huge)
     if not args.record:
         ap.error("the record directory is required")
     ewise = record.load_ewise(args.record)
@@ -800,21 +898,21 @@ def main():
         log("  ewise {} ms | torch {} ms ({}) | cupy {} ms ({}) {}".format(
             fmt_ms(row["ewise_ms"]), fmt_ms(row.get("torch_ms")), fmt_ratio(row.get("torch_ratio")),
             fmt_ms(row.get("cupy_ms")), fmt_ratio(row.get("cupy_ratio")), row["notes"]))
-    # the structures suite, on identical inputs, in worker processes
+    # the structures and union suites, on identical inputs, in worker processes
     torch.cuda.empty_cache()
     if cp is not None:
         cp.get_default_memory_pool().free_all_blocks()
     with tempfile.TemporaryDirectory() as tmp:
-        tasks, sres = structures_peers(ewise, args.runs, args.torch_huge, tmp)
+        tasks, sres = input_peers(ewise, args.runs, args.torch_huge, tmp)
     for t in tasks:
         r, res = t["record"], sres.get(t["id"], {})
-        entry = {"key": ["structures", r["name"], t["op"], t["dense"]], "suite": "structures",
+        entry = {"key": [r["suite"], r["name"], t["op"], t["dense"]], "suite": r["suite"],
                  "name": r["name"], "dtype": r["dtype"], "params": r["params"],
                  "ewise_ms": r["median_ms"], "peers": {k: res[k] for k in ("torch", "cupy") if k in res}}
         if "error" in res:
             entry["error"] = res["error"]
         results.append(entry)
-        rows.append(structures_row(r, res))
+        rows.append(input_row(r, res))
     with open(os.path.join(args.record, record.PEERS), "w") as f:
         json.dump({"meta": meta, "cases": results, "ratios": rows}, f, indent=1)
     with open(os.path.join(args.record, "peers.md"), "w") as f:

@@ -9,9 +9,11 @@
 #   ewise.json (meta: commit, device, kind, toolchain; one result per case)   peers.json
 #   summary.md peers.md (tables made from the JSON)   plots/*.png
 # A run replaces the record's files; the build log stays in the build directory. The commit
-# reported is $EWISE_COMMIT, else git's HEAD (with -dirty), else "unknown". The structures suite
-# writes its inputs (~2.5 GB of .npy) to $EWISE_BENCH_INPUTS (default $build/structures-inputs)
-# for peers.py; they are deleted after peers.py unless EWISE_BENCH_KEEP_INPUTS=1.
+# reported is $EWISE_COMMIT, else git's HEAD (with -dirty), else "unknown". The structures and
+# union suites write their inputs (~2.5 GB and ~2.8 GB of .npy) to $EWISE_BENCH_INPUTS (default
+# $build/structures-inputs) for peers.py; they are deleted after peers.py unless
+# EWISE_BENCH_KEEP_INPUTS=1. Options go to ewise_bench: `run_all.sh RECORD --suite union` runs
+# one suite (and the peers of its cases only).
 # Exit status: non-zero when the build fails or any case fails verification.
 set -uo pipefail
 

@@ -30,28 +30,25 @@
 // L2 (50 MiB) and an H200's (60 MiB).
 //
 // With --inputs DIR (bench/run_all.sh passes one), every input is written to DIR as .npy
-// (<kind>_<form>_{a,b}_{rows,cols,vals}.npy, <kind>_{row,full}.npy) after its cases are timed,
-// so that bench/peers.py times PyTorch and CuPy on identical inputs; the records name the files
-// (params "inputs", "dense_input").
+// (structures_<kind>_<form>_{a,b}_{rows,cols,vals}.npy, structures_<kind>_{row,full}.npy;
+// kind_data.hpp) after its cases are timed, so that bench/peers.py times PyTorch and CuPy on
+// identical inputs; the records name the files (params "inputs", "dense_input").
 #include <algorithm>
-#include <filesystem>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "check.hpp"
 #include "coo_kinds.hpp"
 #include "ewise/error.hpp"
-#include "ewise/io.hpp"
 #include "ewise/sparse.hpp"
 #include "ewise/sparse_reference.hpp"
 #include "ewise/verify.hpp"
+#include "kind_data.hpp"
 #include "suites.hpp"
 
 namespace ewise::bench {
 namespace {
 
-constexpr double kEntryBytes = 12;  // i32 row, i32 column, f32 value
 constexpr std::uint64_t kCheckSalt = 0xC4EC4C0000000021ull;
 
 enum class Op { coo_coo, coo_dense, values };
@@ -72,54 +69,6 @@ const char* impl_name(Op op, CooAlgorithm algorithm) {
     case Op::values: return "multiply_values";
   }
   return "?";
-}
-
-struct Form {
-  std::string name;  // "natural" (not canonical, duplicates) or "canonical"
-  DeviceCoo a, b;
-};
-
-struct Dense {
-  std::string name;  // "row" or "full"
-  DeviceTensor t;
-};
-
-// One kind at one size: its forms, the oracle's canonical a and b, the dense operands.
-struct KindData {
-  Kind kind = Kind::graph;
-  std::string description;
-  std::vector<Form> forms;
-  OracleCoo oa, ob;
-  std::vector<Dense> dense;
-};
-
-KindData make_kind(Bench& bench, Kind kind, KindSize size, std::uint64_t seed) {
-  const cudaStream_t stream = bench.stream();
-  KindPair p = generate_kind(kind, size, seed, stream);
-  KindData d;
-  d.kind = kind;
-  d.description = p.description;
-  d.oa = oracle_coalesce(p.a.view(), stream);
-  d.ob = oracle_coalesce(p.b.view(), stream);
-  const bool canonical = p.a.desc().canonical;
-  const std::int64_t nrows = p.a.desc().nrows, ncols = p.a.desc().ncols;
-  d.forms.push_back({canonical ? "canonical" : "natural", std::move(p.a), std::move(p.b)});
-  if (!canonical)
-    d.forms.push_back({"canonical", oracle_to_coo(d.oa, stream), oracle_to_coo(d.ob, stream)});
-  std::vector<std::pair<std::string, Dims>> shapes{{"row", Dims{1, ncols}}};
-  if (kind == Kind::mask) shapes.emplace_back("full", Dims{nrows, ncols});
-  for (const auto& [name, shape] : shapes) {
-    DeviceTensor t(DType::f32, shape, stream);
-    verify::fill_random(t.view(), bench.next_seed(), {}, stream);
-    d.dense.push_back({name, std::move(t)});
-  }
-  EWISE_CUDA_CHECK(cudaStreamSynchronize(stream));
-  return d;
-}
-
-void require_match(const verify::CooCompareReport& r, const char* what) {
-  if (!r.ok() || !r.got_canonical || r.got_nnz != r.want_nnz)
-    throw VerifyError(detail::concat(what, ": ", r.str()));
 }
 
 // The oracle of the small instance against the CPU reference (once per kind).
@@ -180,14 +129,6 @@ std::string check_small(const KindData& s, std::size_t form, Op op, std::size_t 
                         " + ", f.b.nnz(), " entries, result nnz ", nnz, ")");
 }
 
-std::string stem(const KindData& d, std::size_t form) {
-  return detail::concat(kind_name(d.kind), "_", d.forms[form].name);
-}
-
-std::string dense_stem(const KindData& d, std::size_t dense) {
-  return detail::concat(kind_name(d.kind), "_", d.dense[dense].name);
-}
-
 // Verifies and times one operation on one form of the full-size kind.
 void run_case(Bench& bench, const KindData& full, const KindData& small,
               const std::string& oracle_note, std::size_t form, Op op, std::size_t dense,
@@ -197,7 +138,7 @@ void run_case(Bench& bench, const KindData& full, const KindData& small,
   const CooView a = f.a.view(), b = f.b.view();
   Record r;
   r.suite = "structures";
-  r.name = stem(full, form);
+  r.name = form_name(full, form);
   r.impl = impl_name(op, algorithm);
   SparseOptions options;
   options.algorithm = algorithm;
@@ -274,43 +215,18 @@ void run_case(Bench& bench, const KindData& full, const KindData& small,
   bench.add(std::move(r), 0);
 }
 
-void write_array(const std::string& path, const void* p, DType t, std::int64_t n,
-                 cudaStream_t stream) {
-  io::write_npy(path, ConstTensorView(p, TensorDesc::contiguous(t, {n}), Memory::device), {},
-                stream);
-}
-
-// Writes every input of the kind to dir as .npy (see the file comment).
-void write_inputs(const std::string& dir, const KindData& d, cudaStream_t stream) {
-  const double t0 = now_s();
-  std::filesystem::create_directories(dir);
-  double bytes = 0;
-  for (std::size_t k = 0; k < d.forms.size(); ++k)
-    for (const auto& [which, m] : {std::pair<const char*, const DeviceCoo*>{"a", &d.forms[k].a},
-                                   std::pair<const char*, const DeviceCoo*>{"b", &d.forms[k].b}}) {
-      const std::string base = dir + "/" + stem(d, k) + "_" + which;
-      write_array(base + "_rows.npy", m->rows(), DType::i32, m->nnz(), stream);
-      write_array(base + "_cols.npy", m->cols(), DType::i32, m->nnz(), stream);
-      write_array(base + "_vals.npy", m->vals(), DType::f32, m->nnz(), stream);
-      bytes += static_cast<double>(m->nnz()) * kEntryBytes;
-    }
-  for (std::size_t k = 0; k < d.dense.size(); ++k) {
-    io::write_npy(dir + "/" + dense_stem(d, k) + ".npy", d.dense[k].t.view(), {}, stream);
-    bytes += static_cast<double>(d.dense[k].t.numel()) * 4;
-  }
-  std::printf("  inputs of %s written to %s (%.0f MB, %.1f s)\n", kind_name(d.kind), dir.c_str(),
-              bytes / 1e6, now_s() - t0);
-  std::fflush(stdout);
-}
-
 // One kind: the oracle checked on a small instance, the full-size kind drawn, every operation
 // on every form verified and timed, the inputs written.
 void run_kind(Bench& bench, Kind kind, KindSize size) {
   const cudaStream_t stream = bench.stream();
   const std::uint64_t seed = bench.next_seed();
-  const KindData small = make_kind(bench, kind, KindSize::check, seed ^ kCheckSalt);
+  // Per-column scale for every kind; the mask's full weight too (the others' would not fit).
+  std::vector<std::string> dense{"row"};
+  if (kind == Kind::mask) dense.emplace_back("full");
+  const KindData small =
+      make_kind(bench, "structures", kind, KindSize::check, seed ^ kCheckSalt, dense);
   const std::string oracle_note = check_oracle(small, stream);  // VerifyError: a failure
-  const KindData full = make_kind(bench, kind, size, seed);
+  const KindData full = make_kind(bench, "structures", kind, size, seed, dense);
   std::printf("  %s: %s; a %lld entries (%lld distinct), b %lld (%lld)\n", kind_name(kind),
               full.description.c_str(), static_cast<long long>(full.forms[0].a.nnz()),
               static_cast<long long>(full.oa.nnz), static_cast<long long>(full.forms[0].b.nnz()),

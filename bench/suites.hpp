@@ -26,5 +26,10 @@ std::vector<Case> crossover_suite(Bench& bench);
 /// coo_kinds.hpp), >= 10M entries each: COO ⊙ COO, COO ⊙ dense and multiply_values, in both
 /// call patterns, with bytes moved; inputs written for bench/peers.py with --inputs.
 std::vector<Case> structures_suite(Bench& bench);
+/// Issue 14's union operations on structure kinds (uniform mask, embedding gradient, words,
+/// graph), >= 10M entries each: combine(add, COO, COO), accumulate(add, dense, COO) and
+/// combine(add, COO, dense), in both call patterns, with bytes moved; inputs written for
+/// bench/peers.py with --inputs.
+std::vector<Case> union_suite(Bench& bench);
 
 }  // namespace ewise::bench

@@ -6,8 +6,9 @@ record's ewise.json (and peers.json when there is one), writes its summary.md.
 
 Tables: the dense issue's broadcast patterns (automatic against cub, the copy and PyTorch), the
 paper's workload (sliding vs baseline), the d2ltvm schedules, COO multiply by algorithm with
-the sparse issue's peer targets, COO ⊙ dense, the crossover densities, and the structure kinds
-(issue 13) in both call patterns: back to back and synchronizing after each call.
+the sparse issue's peer targets, COO ⊙ dense, the crossover densities, the structure kinds
+(issue 13) and the union operations on them (issue 14) in both call patterns: back to back and
+synchronizing after each call.
 """
 import argparse
 import os
@@ -211,13 +212,15 @@ def crossover(rows):
     return out + [""]
 
 
-def structures(rows, peers):
-    rows = ok(rows, "structures")
+def kinds_table(rows, peers, suite, title, intro=""):
+    """The table of a suite on structure kinds (structures, union): every record in both call
+    patterns beside PyTorch and CuPy on identical inputs."""
+    rows = ok(rows, suite)
     if not rows:
         return []
-    pk = {(p["name"], p["op"], p.get("dense", "")): p for p in peers if p["suite"] == "structures"}
-    out = ["### Structure kinds (`structures`): f32, i32 indices, both call patterns", "",
-           "Back to back (b2b): GPU time (events, median) and host wall time per call of calls "
+    pk = {(p["name"], p["op"], p.get("dense", "")): p for p in peers if p["suite"] == suite}
+    out = [f"### {title} (`{suite}`): f32, i32 indices, both call patterns", "",
+           intro + "Back to back (b2b): GPU time (events, median) and host wall time per call of calls "
            "issued with no synchronization between them; sync: each call followed by a stream "
            "synchronization, GPU and host wall time per call (medians). x PyTorch / x CuPy = peer "
            "wall time / ewise wall time in the same pattern (above 1: ewise faster). Of roofline = "
@@ -275,8 +278,12 @@ def main():
              f"{m['failures']} failures. nvidia-smi: {m['nvidia_smi']}."
              + (f" Toolchain: {toolchain}." if toolchain else ""), ""]
     rows = ewise["results"]
+    union_intro = ("Issue 14's targets (H100 or H200, same run): coo+coo canonical >= 3x CuPy and "
+                   ">= 5x PyTorch (coalesced); dense+=coo >= 2x PyTorch's `add_`. ")
     for part in (patterns(rows, peers), ml_shapes(rows, peers), small(rows, peers), paper(rows), schedules(rows), sparse(rows, peers),
-                 coo_dense(rows, peers), crossover(rows), structures(rows, peers)):
+                 coo_dense(rows, peers), crossover(rows),
+                 kinds_table(rows, peers, "structures", "Structure kinds"),
+                 kinds_table(rows, peers, "union", "Union: COO + COO, COO + dense", union_intro)):
         lines += part
     path = os.path.join(args.record, "summary.md")
     with open(path, "w") as fh:

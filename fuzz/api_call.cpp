@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <deque>
+#include <limits>
 #include <sstream>
 #include <utility>
 
@@ -362,13 +363,44 @@ TensorDesc sparse_dense_desc(const CooDesc& a, DType dtype, Input& in) {
   return d;
 }
 
+/// A union fill: zero (bytes below 128, so zero bytes decode the default), else a value some
+/// dtype cannot hold: non-integral, NaN, infinite, beyond int32 or int64, beyond f16's range.
+double decode_fill(Input& in) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  static constexpr double kFills[] = {1.0,  -2.0, 0.5,  -0.0, std::numeric_limits<double>::quiet_NaN(),
+                                      kInf, -kInf, 1e300, 2147483648.0, -2147483648.0,
+                                      9223372036854775808.0, -9223372036854775808.0,
+                                      4294967296.0, 1e-45, 65520.0, 0.1};
+  const std::uint8_t b = in.u8();
+  return b < 128 ? 0.0 : kFills[b % 16];
+}
+
+/// The call reads (or, accumulate, writes) a dense operand x in the arena.
+bool has_dense_operand(ApiOp op) {
+  return op == ApiOp::multiply_dense || op == ApiOp::multiply_values ||
+         op == ApiOp::multiply_values_into_a || op == ApiOp::dense_to_coo ||
+         op == ApiOp::combine_dense || op == ApiOp::combine_dense_out || op == ApiOp::accumulate;
+}
+
+bool is_union(ApiOp op) {
+  return op == ApiOp::combine_coo || op == ApiOp::combine_dense ||
+         op == ApiOp::combine_dense_out || op == ApiOp::accumulate;
+}
+
+/// combine_dense_out's and accumulate's dense: nrows x ncols (negative extents as 0, which the
+/// COO's own check rejects).
+Dims union_dense_shape(const CooDesc& a) {
+  return Dims{std::max<std::int64_t>(a.nrows, 0), std::max<std::int64_t>(a.ncols, 0)};
+}
+
 }  // namespace
 
 const char* api_op_name(ApiOp op) {
   static const char* const names[kApiOpCount] = {
       "multiply_coo", "multiply_dense", "multiply_values", "multiply_values_into_a",
       "coalesce",     "coo_to_dense",   "dense_to_coo",    "csr_row_offsets",
-      "check_indices", "binary"};
+      "check_indices", "binary",        "combine_coo",     "combine_dense",
+      "combine_dense_out", "accumulate"};
   const int i = static_cast<int>(op);
   return i < kApiOpCount ? names[i] : "unknown";
 }
@@ -478,7 +510,9 @@ ApiCall decode_api_call(const std::uint8_t* data, std::size_t size) {
   ad.dtype = c.dtype;
   ad.nrows = decode_extent(in);
   ad.ncols = decode_extent(in);
-  if (c.op == ApiOp::coo_to_dense && product_over(ad.nrows, ad.ncols, 4096)) {
+  const bool dense_result = c.op == ApiOp::coo_to_dense || c.op == ApiOp::combine_dense ||
+                            c.op == ApiOp::combine_dense_out || c.op == ApiOp::accumulate;
+  if (dense_result && product_over(ad.nrows, ad.ncols, 4096)) {
     ad.nrows = std::min<std::int64_t>(ad.nrows, 64);
     ad.ncols = std::min<std::int64_t>(ad.ncols, 64);
   }
@@ -487,15 +521,22 @@ ApiCall decode_api_call(const std::uint8_t* data, std::size_t size) {
   if (ad.nrows > 0 && ad.ncols > 0)
     for (int k = 1 + in.u8() % 6; k > 0; --k) pool.push_back({in_range(ad.nrows, in), in_range(ad.ncols, in)});
   bool valid = decode_entries(c.a, pool, in);
-  if (c.op == ApiOp::multiply_coo) {
+  if (c.op == ApiOp::multiply_coo || c.op == ApiOp::combine_coo) {
     c.b.desc = ad;
     const std::uint8_t m = in.u8() % 32;  // rare mismatches (zero bytes decode valid calls)
     if (m == 31) c.b.desc.nrows = ad.nrows < INT64_MAX ? ad.nrows + 1 : 1;
     if (m == 30) c.b.desc.dtype = other_dtype(ad.dtype, false);
     if (m == 29) c.b.desc.index = ad.index == IndexType::i32 ? IndexType::i64 : IndexType::i32;
     valid = decode_entries(c.b, pool, in) && valid;
-    const std::uint8_t alg = in.u8();
-    c.sparse.algorithm = static_cast<CooAlgorithm>(alg < 250 ? alg % 6 : alg);
+    if (c.op == ApiOp::multiply_coo) {
+      const std::uint8_t alg = in.u8();
+      c.sparse.algorithm = static_cast<CooAlgorithm>(alg < 250 ? alg % 6 : alg);
+    }
+  }
+  if (is_union(c.op)) {  // any op (mul and div are rejected), any fill
+    c.binop = kAllOps[in.u8() % 6];
+    c.sparse.fill_a = decode_fill(in);
+    c.sparse.fill_b = decode_fill(in);
   }
   if (flags & 2) c.sparse.drop_zeros = true;
   // Skipping the index checks is allowed only on valid indices (else undefined behaviour).
@@ -512,9 +553,16 @@ ApiCall decode_api_call(const std::uint8_t* data, std::size_t size) {
   if (!valid || c.a.null_arrays || c.a.desc.nnz < 0) c.sparse.validate_indices = true;
 
   if (c.op == ApiOp::multiply_dense || c.op == ApiOp::multiply_values ||
-      c.op == ApiOp::multiply_values_into_a) {
+      c.op == ApiOp::multiply_values_into_a || c.op == ApiOp::combine_dense ||
+      c.op == ApiOp::combine_dense_out) {
     const DType xt = in.u8() % 32 == 31 ? other_dtype(c.dtype, true) : c.dtype;
     c.x.desc = sparse_dense_desc(ad, xt, in);
+  } else if (c.op == ApiOp::accumulate) {  // written in place: nrows x ncols, output strides
+    const std::uint8_t m = in.u8() % 32;
+    const Dims shape = m == 31 ? Dims{std::max<std::int64_t>(ad.ncols, 0)} : union_dense_shape(ad);
+    c.x.desc = TensorDesc{m == 30 ? other_dtype(c.dtype, true) : c.dtype, shape,
+                          output_strides(shape, in)};
+    if (needed(c.x.desc, kZone) < 0) c.x.desc.strides = row_major(shape);
   } else if (c.op == ApiOp::dense_to_coo) {
     c.dense_to_coo_index = flags & 16 ? IndexType::i64 : IndexType::i32;
     const std::uint8_t m = in.u8();
@@ -531,7 +579,28 @@ ApiCall decode_api_call(const std::uint8_t* data, std::size_t size) {
   const std::int64_t nx = std::max<std::int64_t>(needed(c.x.desc, kZone), 0);
   const std::int64_t total = nx + in.u8() % 4;
   c.x.offset = place(c.x.desc, 0, total, in);
-  c.arena = values(c.dtype, std::max<std::int64_t>(total, 1), in);
+  std::int64_t arena_total = std::max<std::int64_t>(total, 1), no = 0;
+  if (c.op == ApiOp::combine_dense_out) {
+    const Dims shape = union_dense_shape(ad);
+    c.out.desc = TensorDesc{c.dtype, shape, output_strides(shape, in)};
+    if (needed(c.out.desc, kZone) < 0) c.out.desc.strides = row_major(shape);
+    no = std::max<std::int64_t>(needed(c.out.desc, kZone), 0);
+    const std::uint8_t where = in.u8() % 8;
+    if (where == 5 && c.x.desc.shape == shape && c.x.desc.dtype == c.dtype) {
+      c.out = c.x;  // exactly in place
+    } else {
+      c.out.offset = c.x.offset;  // where 6: x's start with out's own strides
+      if (where != 6 || !inside(c.out, arena_total)) {
+        c.out.offset = place(c.out.desc, arena_total, no, in);
+        c.out_poisoned = true;
+        arena_total += no;
+      }
+    }
+  }
+  c.arena = values(c.dtype, arena_total, in);
+  if (c.out_poisoned && no > 0)
+    verify::poison(TensorView{c.arena.data() + c.out.offset * static_cast<std::int64_t>(dtype_size(c.dtype)),
+                              c.out.desc, Memory::host});
   return c;
 }
 
@@ -590,18 +659,21 @@ std::string ApiCall::str() const {
     os << " algorithm " << coo_algorithm_name(sparse.algorithm) << " ("
        << static_cast<int>(sparse.algorithm) << ") validate_indices " << sparse.validate_indices
        << " drop_zeros " << sparse.drop_zeros << "\n";
+    if (is_union(op))
+      os << "  op " << op_name(binop) << " fill_a " << sparse.fill_a << " fill_b " << sparse.fill_b
+         << "\n";
     if (op != ApiOp::dense_to_coo) describe(os, "a", a);
-    if (op == ApiOp::multiply_coo) describe(os, "b", b);
-    if (op == ApiOp::multiply_dense || op == ApiOp::multiply_values ||
-        op == ApiOp::multiply_values_into_a || op == ApiOp::dense_to_coo)
+    if (op == ApiOp::multiply_coo || op == ApiOp::combine_coo) describe(os, "b", b);
+    if (has_dense_operand(op))
       os << "  dense at " << x.offset << ": " << x.desc.str() << "\n";
+    if (op == ApiOp::combine_dense_out)
+      os << "  out at " << out.offset << ": " << out.desc.str()
+         << (out_poisoned ? " (apart, poisoned)" : "") << "\n";
     if (op == ApiOp::dense_to_coo) os << "  index " << index_name(dense_to_coo_index) << "\n";
     if (op == ApiOp::multiply_values)
       os << "  out_vals " << dtype_name(out_vals_dtype) << "(" << out_vals_len << ")\n";
   }
-  if (sparse_call ? op == ApiOp::multiply_dense || op == ApiOp::multiply_values ||
-                        op == ApiOp::multiply_values_into_a || op == ApiOp::dense_to_coo
-                  : true)
+  if (!sparse_call || has_dense_operand(op))
     os << "  arena (hex bits) " << hex_values(arena, dtype_size(dtype), 256) << "\n";
   return os.str();
 }
@@ -710,6 +782,17 @@ void run_in(const ApiCall& c, Space& space, void* arena, ApiResult& r, void*& ou
       if (c.out_poisoned && c.out.desc.numel() > 0) verify::poison(out, s);
       return binary(c.binop, at(c.x), at(c.y), out, c.dense, s);
     }
+    case ApiOp::combine_coo:
+      return coo_result(combine<Coo>(c.binop, space.coo(c.a), space.coo(c.b), c.sparse, s));
+    case ApiOp::combine_dense:
+      return tensor_result(combine<Tensor>(c.binop, space.coo(c.a), at(c.x), c.sparse, s));
+    case ApiOp::combine_dense_out: {
+      const CooView a = space.coo(c.a);
+      TensorView out = at(c.out);
+      if (c.out_poisoned && c.out.desc.numel() > 0) verify::poison(out, s);
+      return combine(c.binop, a, at(c.x), out, c.sparse, s);
+    }
+    case ApiOp::accumulate: return accumulate(c.binop, at(c.x), space.coo(c.a), c.sparse, s);
   }
 }
 

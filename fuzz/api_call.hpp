@@ -11,7 +11,9 @@
 // nrows * ncols with few entries, NaN / ±0 / ±inf / extreme values, broadcasts, transposed,
 // reversed and padded strides, in-place outputs; and invalid ones: out-of-range or negative
 // indices, canonical flags that lie, overflowing shapes, index types too small, mismatched
-// operands, unknown algorithms and tunables, partially overlapping outputs.
+// operands, unknown algorithms and tunables, partially overlapping outputs, union calls with ops
+// other than add, sub, min and max, fills an integer dtype cannot hold, drop_zeros on the dense
+// union forms.
 // validate_indices is false only on calls whose indices and canonical flags are valid.
 #pragma once
 
@@ -43,8 +45,12 @@ enum class ApiOp : std::uint8_t {
   csr_row_offsets,       ///< coo_to_csr_row_offsets(a)
   check_indices,         ///< check_indices(a)
   binary,                ///< binary(binop, x, y, out) over the arena
+  combine_coo,           ///< combine(binop, a, b)
+  combine_dense,         ///< combine(binop, a, x): a new dense result
+  combine_dense_out,     ///< combine(binop, a, x, out): out in the arena (x itself, or apart)
+  accumulate,            ///< accumulate(binop, x, a): x in place
 };
-inline constexpr int kApiOpCount = 10;
+inline constexpr int kApiOpCount = 14;
 const char* api_op_name(ApiOp op);
 
 /// A COO operand as host bytes. `null_arrays`: the view's arrays are null (the arrays are
@@ -67,13 +73,15 @@ struct ApiCall {
   ApiOp op = ApiOp::check_indices;
   DType dtype = DType::f32;  ///< the arena's dtype (and the operands', unless mismatched)
   CooBytes a, b;
-  SparseOptions sparse;      ///< algorithm, validate_indices, drop_zeros
+  SparseOptions sparse;      ///< algorithm, validate_indices, drop_zeros, fill_a, fill_b
   IndexType dense_to_coo_index = IndexType::i32;
   std::vector<std::uint8_t> arena;  ///< dense operands' storage, poison included
-  ArenaView x, y, out;       ///< x: the dense operand of sparse calls; binary: out = x op y
-  BinaryOp binop = BinaryOp::add;
+  ArenaView x, y, out;       ///< x: the dense operand of sparse calls; binary: out = x op y;
+                             ///< combine_dense_out: out
+  BinaryOp binop = BinaryOp::add;  ///< binary's op, and the union calls'
   DenseOptions dense;        ///< kernel and tunables of binary
-  bool out_poisoned = false; ///< binary: out lies apart from x and y and was poisoned
+  bool out_poisoned = false; ///< binary, combine_dense_out: out lies apart from the inputs and
+                             ///< was poisoned
   std::int64_t out_vals_len = 0;  ///< multiply_values: out_vals' length (a.nnz unless wrong)
   DType out_vals_dtype = DType::f32;
 
@@ -91,7 +99,8 @@ struct ApiResult {
   bool has_coo = false;
   HostCoo coo;                  ///< the returned matrix (sparse results)
   bool has_tensor = false;
-  HostTensor tensor;            ///< the returned tensor (coo_to_dense, csr_row_offsets)
+  HostTensor tensor;            ///< the returned tensor (coo_to_dense, csr_row_offsets,
+                                ///< combine_dense)
   std::vector<std::uint8_t> arena;     ///< the dense arena after the call
   std::vector<std::uint8_t> out_vals;  ///< multiply_values: out_vals (a.vals in place) after
 };

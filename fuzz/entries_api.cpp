@@ -250,7 +250,8 @@ struct Expected {
   DType tensor_dtype = DType::f32;
   Dims tensor_shape;
   Bytes tensor;
-  Bytes arena;     ///< the arena after the call (unchanged unless binary writes it)
+  Bytes arena;     ///< the arena after the call (unchanged unless binary, combine_dense_out or
+                   ///< accumulate writes it)
   Bytes out_vals;  ///< multiply_values: out_vals after (rejected: as before)
 };
 
@@ -316,6 +317,46 @@ bool options_ok(const DenseOptions& o) {
          o.blocks >= 0 && o.sliding_factor >= 0;
 }
 
+/// An output layout ewise accepts (a valid descriptor): no two coordinates at one element, as
+/// ewise's conservative test sees it (below).
+bool out_layout_ok(const TensorDesc& out) {
+  if (numel_of(out.shape) == 0) return true;
+  std::set<std::int64_t> seen;  // no two output coordinates at one element
+  bool distinct = true;
+  for_each_coord(out.shape, [&](const Dims& coord) {
+    distinct = seen.insert(offset_at(out, coord)).second && distinct;
+  });
+  // ewise's test is conservative (TensorDesc::is_non_overlapping, reported: its comment says
+  // exact): the dims of extent > 1 sorted by |stride|, each |stride| must pass the reach of the
+  // inner ones. It may refuse distinct layouts (strides (193,49,13,3) over (4,4,4,4)), never
+  // accept an overlapping one.
+  std::vector<std::pair<std::int64_t, std::int64_t>> dims;  // (|stride|, extent)
+  for (int i = 0; i < out.rank(); ++i)
+    if (out.shape[i] > 1) dims.emplace_back(std::llabs(out.strides[i]), out.shape[i]);
+  std::sort(dims.begin(), dims.end());
+  bool sorted_ok = true;
+  i128 reach = 0;
+  for (const auto& [stride, extent] : dims) {
+    sorted_ok = sorted_ok && stride > reach;
+    reach += static_cast<i128>(extent - 1) * stride;
+  }
+  EWISE_FUZZ_REQUIRE(!sorted_ok || distinct, "the output ", out.str(),
+                     " passes the sorted-stride test but two coordinates share an element");
+  return distinct && sorted_ok;
+}
+
+/// An input and an output in the arena (`arena_elem` bytes an arena element) that ewise lets
+/// go together: the same view exactly, or no byte in common.
+bool overlap_ok(const ArenaView& out, const ArenaView& in, std::size_t arena_elem) {
+  if (numel_of(in.desc.shape) == 0 || numel_of(out.desc.shape) == 0) return true;
+  if (in.offset == out.offset && in.desc.shape == out.desc.shape &&
+      in.desc.strides == out.desc.strides)
+    return true;
+  const auto [olo, ohi] = byte_range(out, arena_elem);
+  const auto [ilo, ihi] = byte_range(in, arena_elem);
+  return ohi < ilo || ihi < olo;
+}
+
 /// binary's checks: every rule of dense.hpp except the named kernel's (see below).
 bool binary_ok(const ApiCall& c) {
   const std::size_t elem = dtype_size(c.dtype);
@@ -325,40 +366,43 @@ bool binary_ok(const ApiCall& c) {
   Dims shape;
   if (!broadcast(c.x.desc.shape, c.y.desc.shape, shape) || !(shape == c.out.desc.shape)) return false;
   if (!options_ok(c.dense)) return false;
-  const std::int64_t n = numel_of(c.out.desc.shape);
-  if (n == 0) return true;
-  std::set<std::int64_t> seen;  // no two output coordinates at one element
-  bool distinct = true;
-  for_each_coord(c.out.desc.shape, [&](const Dims& coord) {
-    distinct = seen.insert(offset_at(c.out.desc, coord)).second && distinct;
-  });
-  // ewise's test is conservative (TensorDesc::is_non_overlapping, reported: its comment says
-  // exact): the dims of extent > 1 sorted by |stride|, each |stride| must pass the reach of the
-  // inner ones. It may refuse distinct layouts (strides (193,49,13,3) over (4,4,4,4)), never
-  // accept an overlapping one.
-  std::vector<std::pair<std::int64_t, std::int64_t>> dims;  // (|stride|, extent)
-  for (int i = 0; i < c.out.desc.rank(); ++i)
-    if (c.out.desc.shape[i] > 1) dims.emplace_back(std::llabs(c.out.desc.strides[i]), c.out.desc.shape[i]);
-  std::sort(dims.begin(), dims.end());
-  bool sorted_ok = true;
-  i128 reach = 0;
-  for (const auto& [stride, extent] : dims) {
-    sorted_ok = sorted_ok && stride > reach;
-    reach += static_cast<i128>(extent - 1) * stride;
-  }
-  EWISE_FUZZ_REQUIRE(!sorted_ok || distinct, "the output ", c.out.desc.str(),
-                     " passes the sorted-stride test but two coordinates share an element");
-  if (!distinct || !sorted_ok) return false;
-  for (const ArenaView* in : {&c.x, &c.y}) {
-    if (numel_of(in->desc.shape) == 0) continue;
-    const bool exact = in->offset == c.out.offset && in->desc.shape == c.out.desc.shape &&
-                       in->desc.strides == c.out.desc.strides;
-    if (exact) continue;
-    const auto [olo, ohi] = byte_range(c.out, elem);
-    const auto [ilo, ihi] = byte_range(*in, elem);
-    if (!(ohi < ilo || ihi < olo)) return false;
+  return out_layout_ok(c.out.desc) && overlap_ok(c.out, c.x, elem) && overlap_ok(c.out, c.y, elem);
+}
+
+/// The union's operations (sparse.hpp): add, sub, min, max.
+bool union_op_ok(BinaryOp op) {
+  return op == BinaryOp::add || op == BinaryOp::sub || op == BinaryOp::min || op == BinaryOp::max;
+}
+
+/// A fill as the dtype holds it (sparse.hpp, SparseOptions::fill_a): floats rounded to the dtype
+/// (16-bit types through f32), integers only when whole and in range; false otherwise.
+template <class K>
+bool fill_value(double f, typename K::compute& out) {
+  using C = typename K::compute;
+  if constexpr (std::is_integral_v<C>) {
+    const double lo = K::dtype == DType::i32 ? -2147483648.0 : -9223372036854775808.0;
+    if (!(f == std::trunc(f) && f >= lo && f < -lo)) return false;
+    out = static_cast<C>(f);
+  } else if constexpr (K::dtype == DType::f64) {
+    out = f;
+  } else {
+    out = K::load_bits(K::bits(static_cast<float>(f)));
   }
   return true;
+}
+
+/// The union of a and dense as a (nrows, ncols) row-major vector: op(fill_a or Σa, dense).
+template <class K>
+std::vector<typename K::compute> union_dense(const ApiCall& c, typename K::compute fill_a) {
+  const std::int64_t nr = c.a.desc.nrows, nc = c.a.desc.ncols;
+  std::vector<typename K::compute> out(static_cast<std::size_t>(nr * nc));
+  for (std::int64_t r = 0; r < nr && nc > 0; ++r)
+    for (std::int64_t col = 0; col < nc; ++col)
+      out[static_cast<std::size_t>(r * nc + col)] = apply(c.binop, fill_a, dense_at<K>(c, r, col));
+  for (const auto& [rc, v] : sums<K>(c.a))
+    out[static_cast<std::size_t>(rc.first * nc + rc.second)] =
+        apply(c.binop, v, dense_at<K>(c, rc.first, rc.second));
+  return out;
 }
 
 Expected oracle(const ApiCall& c) {
@@ -481,6 +525,77 @@ Expected oracle(const ApiCall& c) {
       break;
     }
     case ApiOp::check_indices: e.valid = coo_ok(c.a); break;
+    case ApiOp::combine_coo: {
+      const CooDesc& bd = c.b.desc;
+      e.valid = union_op_ok(c.binop) && coo_ok(c.a) && coo_ok(c.b) && ad.nrows == bd.nrows &&
+                ad.ncols == bd.ncols && ad.dtype == bd.dtype && ad.index == bd.index;
+      if (!e.valid) break;
+      with_kind(ad.dtype, [&](auto k) {
+        using K = decltype(k);
+        typename K::compute fa, fb;
+        e.valid = fill_value<K>(c.sparse.fill_a, fa) && fill_value<K>(c.sparse.fill_b, fb);
+        if (!e.valid) return;
+        const auto sa = sums<K>(c.a), sb = sums<K>(c.b);
+        std::set<Coord> keys;
+        for (const auto& m : {&sa, &sb})
+          for (const auto& kv : *m) keys.insert(kv.first);
+        std::vector<std::pair<Coord, typename K::compute>> out;
+        for (const Coord& rc : keys) {
+          const auto ia = sa.find(rc), ib = sb.find(rc);
+          out.emplace_back(rc, apply(c.binop, ia == sa.end() ? fa : ia->second,
+                                     ib == sb.end() ? fb : ib->second));
+        }
+        expect_coo<K>(e, ad, ad.index, out, c.sparse.drop_zeros);
+      });
+      break;
+    }
+    case ApiOp::combine_dense:
+    case ApiOp::combine_dense_out: {
+      const std::size_t elem = dtype_size(c.dtype);
+      e.valid = union_op_ok(c.binop) && coo_ok(c.a) && tensor_desc_ok(c.x.desc) &&
+                c.x.desc.dtype == ad.dtype && c.x.desc.rank() <= 2 &&
+                broadcasts_to(c.x.desc.shape, Dims{ad.nrows, ad.ncols}) && !c.sparse.drop_zeros;
+      const bool into = c.op == ApiOp::combine_dense_out;
+      if (into)
+        e.valid = e.valid && tensor_desc_ok(c.out.desc) && c.out.desc.dtype == ad.dtype &&
+                  c.out.desc.shape == (Dims{ad.nrows, ad.ncols}) && out_layout_ok(c.out.desc) &&
+                  overlap_ok(c.out, c.x, elem);
+      if (!e.valid) break;
+      with_kind(ad.dtype, [&](auto k) {
+        using K = decltype(k);
+        typename K::compute fa, fb;  // both fills checked; fill_b is not used
+        e.valid = fill_value<K>(c.sparse.fill_a, fa) && fill_value<K>(c.sparse.fill_b, fb);
+        if (!e.valid) return;
+        const auto result = union_dense<K>(c, fa);
+        if (!into) {
+          e.has_tensor = true;
+          e.tensor_dtype = ad.dtype;
+          e.tensor_shape = Dims{ad.nrows, ad.ncols};
+          for (const auto v : result) push_value<K>(e.tensor, v);
+          return;
+        }
+        for (std::int64_t r = 0; r < ad.nrows && ad.ncols > 0; ++r)
+          for (std::int64_t col = 0; col < ad.ncols; ++col)
+            K::store(e.arena.data() + (c.out.offset + offset_at(c.out.desc, Dims{r, col})) *
+                                          static_cast<std::int64_t>(K::size),
+                     result[static_cast<std::size_t>(r * ad.ncols + col)]);
+      });
+      break;
+    }
+    case ApiOp::accumulate:  // the fills are not used, and not checked
+      e.valid = union_op_ok(c.binop) && coo_ok(c.a) && !c.sparse.drop_zeros &&
+                tensor_desc_ok(c.x.desc) && c.x.desc.dtype == ad.dtype &&
+                c.x.desc.shape == (Dims{ad.nrows, ad.ncols}) && out_layout_ok(c.x.desc);
+      if (!e.valid) break;
+      with_kind(ad.dtype, [&](auto k) {
+        using K = decltype(k);
+        for (const auto& [rc, v] : sums<K>(c.a)) {
+          const std::int64_t at = (c.x.offset + offset_at(c.x.desc, Dims{rc.first, rc.second})) *
+                                  static_cast<std::int64_t>(K::size);
+          K::store(e.arena.data() + at, apply(c.binop, K::load(c.arena.data() + at), v));
+        }
+      });
+      break;
     case ApiOp::binary: {
       e.valid = binary_ok(c);
       // A named kernel runs exactly the plans its rule allows (kernel_supports, whose rules the

@@ -161,7 +161,8 @@ PLAN_BUGS = {
 # ---- api: the byte encoding decoded by decode_api_call in fuzz/api_call.cpp ------------------
 # Bytes past the end read as zero, which decodes the benign choice everywhere.
 OPS = ["multiply_coo", "multiply_dense", "multiply_values", "multiply_values_into_a", "coalesce",
-       "coo_to_dense", "dense_to_coo", "csr_row_offsets", "check_indices", "binary"]
+       "coo_to_dense", "dense_to_coo", "csr_row_offsets", "check_indices", "binary", "combine_coo",
+       "combine_dense", "combine_dense_out", "accumulate"]
 DTYPES = ["f16", "bf16", "f32", "f64", "i32", "i64"]
 SEED = bytes(range(1, 9))  # the value and coordinate generator's seed
 I64, DROP_ZEROS, NO_VALIDATE = 1, 2, 12
@@ -198,6 +199,13 @@ def binary(dtype, op, rank_ext, x_mode=0, y_mode=0, kernel=0, tunables=0, where=
     return bytes([9, DTYPES.index(dtype)]) + SEED + bytes(
         [flags, ops.index(op), kernel, tunables, len(rank_ext)] + list(rank_ext) + [x_mode, y_mode] +
         list(strides) + [0, where])
+
+
+def union(op, fill_a=None, fill_b=None):
+    """The union calls' op byte and fill bytes: a fill is 0 (None) or an index into kFills of
+    decode_fill (0: 1, 1: -2, 2: 0.5, 4: NaN, 5: inf, 8: 2^31, ...)."""
+    ops = ["add", "sub", "mul", "div", "min", "max"]
+    return [ops.index(op)] + [0 if f is None else 128 + f for f in (fill_a, fill_b)]
 
 
 POOL3 = [(0, 0), (1, 2), (2, 0)]  # (0,0), (nrows-1, ncols/2), (nrows/2, 0)
@@ -242,6 +250,45 @@ API = {
                                                       [0] + B4 + [253]),
     "binary_out_shape_rejected": binary("f32", "sub", [2, 3], flags=250),
     "binary_threads_33_rejected": binary("i64", "add", [2, 3], tunables=57),
+    # The union: combine(op, a, b) (tail: b's mismatch byte, b, op and fills, rare byte),
+    # combine(op, a, dense[, out]) (op and fills, rare, dense dtype, shape and strides bytes,
+    # arena slack, out strides, where out lies: 5 exactly the dense), accumulate (op and fills,
+    # rare, shape/dtype byte, strides). Rejected: mul and div, fills an integer dtype cannot
+    # hold, drop_zeros on a dense result.
+    "combine_coo_f32_add_dups_unsorted": sparse("combine_coo", "f32", 0, 4, 5, POOL3, DUPS_UNSORTED,
+                                                [0] + B4 + union("add") + [0]),
+    "combine_coo_i32_sub_fills": sparse("combine_coo", "i32", 0, 5, 4, POOL3, DUPS_UNSORTED,
+                                        [0] + B4 + union("sub", 1, 0) + [0]),
+    "combine_coo_f16_max_nan_fill_drop_zeros": sparse(
+        "combine_coo", "f16", DROP_ZEROS, 3, 3, POOL3, entries([0, 1, 2, 0], vals=[96, 97, 20, 30]),
+        [0] + B4 + union("max", 4, 3) + [0]),
+    "combine_coo_i64_huge_shape_min": sparse("combine_coo", "i64", I64, "sqrt_max", "sqrt_max", POOL3,
+                                             DUPS_UNSORTED, [0] + B4 + union("min", 8) + [0]),
+    "combine_dense_f32_row_broadcast": sparse("combine_dense", "f32", 0, 4, 6, POOL3, DUPS_UNSORTED,
+                                              union("add", 2) + [0, 0, 2, 0]),
+    "combine_dense_bf16_min_inf_fill": sparse("combine_dense", "bf16", 0, 3, 5, POOL3,
+                                              entries([0, 1, 2], vals=NAN_VALUES[:3]),
+                                              union("min", 5) + [0, 0, 0, 0]),
+    "combine_dense_out_f64_sub_apart": sparse("combine_dense_out", "f64", 0, 4, 4, POOL3, DUPS_UNSORTED,
+                                              union("sub") + [0, 0, 0, 0, 0, 0, 1]),
+    "combine_dense_out_i32_max_in_place": sparse("combine_dense_out", "i32", 0, 5, 3, POOL3, DUPS_UNSORTED,
+                                                 union("max", 1) + [0, 0, 0, 0, 0, 0, 5]),
+    "accumulate_f32_add_dups": sparse("accumulate", "f32", 0, 4, 5, POOL3, DUPS_UNSORTED, union("add") + [0]),
+    "accumulate_i64_sub_reversed_rows": sparse("accumulate", "i64", I64, 6, 2, POOL3, DUPS_UNSORTED,
+                                               union("sub") + [0, 0, 4, 1, 1]),
+    "accumulate_i32_min_fill_half_unused": sparse("accumulate", "i32", 0, 3, 4, POOL3, DUPS_UNSORTED,
+                                                  union("min", 2, 2) + [0]),
+    "combine_coo_mul_rejected": sparse("combine_coo", "f32", 0, 4, 5, POOL3, DUPS_UNSORTED,
+                                       [0] + B4 + union("mul") + [0]),
+    "combine_coo_i64_fill_half_rejected": sparse("combine_coo", "i64", I64, 4, 5, POOL3, DUPS_UNSORTED,
+                                                 [0] + B4 + union("add", None, 2) + [0]),
+    "combine_dense_i32_fill_2pow31_rejected": sparse("combine_dense", "i32", 0, 4, 6, POOL3, DUPS_UNSORTED,
+                                                     union("add", 8) + [0, 0, 0, 0]),
+    "combine_dense_drop_zeros_rejected": sparse("combine_dense", "f32", DROP_ZEROS, 4, 6, POOL3, DUPS_UNSORTED,
+                                                union("max") + [0, 0, 0, 0]),
+    "accumulate_div_rejected": sparse("accumulate", "f64", 0, 4, 5, POOL3, DUPS_UNSORTED, union("div") + [0]),
+    "accumulate_drop_zeros_rejected": sparse("accumulate", "f32", DROP_ZEROS, 4, 5, POOL3, DUPS_UNSORTED,
+                                             union("add") + [0]),
 }
 
 

@@ -53,6 +53,18 @@ DeviceTensor device_coo_to_dense(const CooView&, const SparseOptions&, cudaStrea
 DeviceTensor device_csr_row_offsets(const CooView&, const SparseOptions&, cudaStream_t) {
   no_gpu("device_csr_row_offsets");
 }
+DeviceCoo device_combine(const CooView&, const CooView&, const UnionArgs&, const SparseOptions&,
+                         cudaStream_t) {
+  no_gpu("device_combine");
+}
+void device_combine_dense(const CooView&, const DenseOperand&, const TensorView&, bool,
+                          const UnionArgs&, const SparseOptions&, cudaStream_t) {
+  no_gpu("device_combine_dense");
+}
+void device_accumulate(const TensorView&, const CooView&, BinaryOp, const SparseOptions&,
+                       cudaStream_t) {
+  no_gpu("device_accumulate");
+}
 void device_check_indices(const CooView&, const char*, cudaStream_t) {
   no_gpu("device_check_indices");
 }

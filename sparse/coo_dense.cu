@@ -170,13 +170,23 @@ __global__ void __launch_bounds__(kBlock) sorted_runs_kernel(RunsArgs<T, K, I, V
     if (lane == 0 && i > 0 && i < a.n) prev = a.keys[i - 1];
     head[k] = i < a.n && (i == 0 || prev != key[k]);
   }
+  // Each run summed in storage order (the sort is stable): its first kShortRun entries by
+  // its head's thread, the rest of a longer run by the warp.
   C acc[kItems];
 #pragma unroll
   for (int k = 0; k < kItems; ++k) {
     acc[k] = detail::to_compute(v[k]);
-    if (head[k])  // the rest of the run, in storage order (the sort is stable)
-      for (std::int64_t j = begin + tile_offset(k) + 1; j < a.n && a.keys[j] == key[k]; ++j)
+    bool pending = false;
+    std::int64_t j = begin + tile_offset(k) + 1;
+    if (head[k]) {
+      const std::int64_t stop = j + kShortRun;
+      for (; j < a.n && j < stop && a.keys[j] == key[k]; ++j)
         acc[k] = ops::Add{}(acc[k], detail::to_compute(a.vals[j]));
+      pending = j == stop && j < a.n && a.keys[j] == key[k];
+    }
+    finish_long_runs(
+        pending, key[k], j, a.n, acc[k], [&](std::int64_t p) { return a.keys[p]; },
+        [&](std::int64_t p) { return detail::to_compute(a.vals[p]); });
   }
   std::uint64_t r[kItems], c[kItems];
   T d[kItems];

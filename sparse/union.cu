@@ -117,16 +117,22 @@ struct UnionWrite {
   IndexArray out_rows, out_cols;
   T* out_vals;
 
-  __device__ void write(TileOutput o, std::int64_t qpos, std::int64_t spos,
+  /// Called by every lane of the warp (warp_run_sum); `live` says whether o is an output.
+  __device__ void write(bool live, TileOutput o, std::int64_t qpos, std::int64_t spos,
                         std::int64_t slot) const {
-    const bool has_q = o & kHasQ, has_s = o & kHasS;
-    const EntrySeq& e = has_q ? q : s;
-    const std::int64_t k = e.storage(has_q ? qpos : spos);
-    const std::int64_t row = e.rows[k], col = e.cols[k];
+    const bool has_q = live && (o & kHasQ), has_s = live && (o & kHasS);
+    std::int64_t row = 0, col = 0;
+    if (live) {
+      const EntrySeq& e = has_q ? q : s;
+      const std::int64_t k = e.storage(has_q ? qpos : spos);
+      row = e.rows[k];
+      col = e.cols[k];
+    }
     const std::uint64_t key = static_cast<std::uint64_t>(row) * q.keys.ncols +
                               static_cast<std::uint64_t>(col);
-    const auto x = has_q ? run_sum<T>(q, qpos, key) : fill_q;
-    const auto y = has_s ? run_sum<T>(s, spos, key) : fill_s;
+    const auto x = warp_run_sum<T>(q, has_q, qpos, key, fill_q);
+    const auto y = warp_run_sum<T>(s, has_s, spos, key, fill_s);
+    if (!live) return;
     out_rows.set(slot, row);
     out_cols.set(slot, col);
     out_vals[slot] = detail::from_compute<T>(op(x, y));
@@ -141,9 +147,13 @@ __global__ void __launch_bounds__(kBlock)
   const std::int64_t t = blockIdx.x;
   const std::int64_t base = offsets[t], n = offsets[t + 1] - base;
   const std::int64_t q0 = q_split[t], s0 = t * kTile - q0;
-  for (std::int64_t k = threadIdx.x; k < n; k += kBlock) {
-    const TileOutput o = staging[t * kTile + k];
-    w.write(o, q0 + (o & kPositionMask), s0 + ((o >> kPositionBits) & kPositionMask), base + k);
+  // A block-uniform trip count: whole warps sum long runs together (warp_run_sum).
+  for (std::int64_t k0 = 0; k0 < n; k0 += kBlock) {
+    const std::int64_t k = k0 + threadIdx.x;
+    const bool live = k < n;
+    const TileOutput o = live ? staging[t * kTile + k] : TileOutput{};
+    w.write(live, o, q0 + (o & kPositionMask), s0 + ((o >> kPositionBits) & kPositionMask),
+            base + k);
   }
 }
 

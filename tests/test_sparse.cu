@@ -1284,6 +1284,47 @@ TEST_F(SparseGpu, UnionLargerMatricesAndKeyWidths) {
   check_union_dense(g, seed_ + 5, "512x384 unsorted dups");
 }
 
+/// A matrix whose coordinates repeat in runs of the given lengths (values random, storage
+/// order shuffled), for the long-run path of the run sums (compaction.cuh, kShortRun).
+HostCoo long_runs(DType t, const std::vector<std::int64_t>& lengths, std::uint64_t seed) {
+  std::int64_t total = 0;
+  for (const std::int64_t l : lengths) total += l;
+  verify::CooGenOptions values;
+  values.dtype = t;
+  const std::vector<Raw> pool = raw_entries(verify::random_coo(1, total, 1.0, seed, values));
+  std::mt19937_64 rng(seed);
+  std::vector<Raw> out;
+  std::size_t next = 0;
+  for (std::size_t k = 0; k < lengths.size(); ++k) {
+    const auto r = static_cast<std::int64_t>(k * 7 % 64), c = static_cast<std::int64_t>(k * 13 % 96);
+    for (std::int64_t i = 0; i < lengths[k]; ++i) {
+      Raw e = pool[next++];
+      e.r = r;
+      e.c = c;
+      out.push_back(e);
+    }
+  }
+  std::shuffle(out.begin(), out.end(), rng);
+  CooDesc d{64, 96, 0, IndexType::i32, t, false};
+  return assemble(d, out, false);
+}
+
+TEST_F(SparseGpu, LongDuplicateRunsSumInStorageOrder) {
+  EWISE_REQUIRE_GPU();
+  // Around kShortRun (8) and the warp's 128-entry steps, and runs spanning many sort tiles.
+  const std::vector<std::int64_t> la{1, 2, 8, 9, 10, 136, 137, 138, 265, 300, 5000, 20000};
+  const std::vector<std::int64_t> lb{3, 9, 700, 129, 1, 8, 4000, 2, 137, 1, 1, 12000};
+  for (const DType t : {DType::f32, DType::f16, DType::i64}) {
+    const HostCoo a = long_runs(t, la, seed_), b = long_runs(t, lb, seed_ + 1);
+    const std::string what = std::string(dtype_name(t)) + " long runs";
+    const DeviceCoo da = to_device(a);
+    expect_same(coalesce(da), reference_coalesce(a), what + " coalesce");
+    check_union_all(a, b, what);
+    check_union_dense(a, seed_ + 2, what);
+    check_multiply_all(a, b, what);
+  }
+}
+
 TEST_F(SparseGpu, UnionNaNValuesLeaveCanonical) {
   EWISE_REQUIRE_GPU();
   std::mt19937_64 rng(seed_);

@@ -15,6 +15,8 @@ Errors: ValueError for invalid arguments (shapes, dtypes that differ, overlappin
 devices), TypeError for an unsupported dtype, RuntimeError for CUDA errors; the message is the
 C++ library's. Sparse matrices: ewise.sparse.
 """
+import numpy
+
 from . import _ewise
 
 __all__ = ["add", "sub", "mul", "div", "minimum", "maximum", "binary", "gpu_available",
@@ -47,6 +49,11 @@ def _op(op):
 
 def _framework(x):
     return type(x).__module__.partition(".")[0]
+
+
+def _array(x):
+    """NumPy scalars (numpy.float32(2)) as 0-d arrays; anything else as it is."""
+    return numpy.asarray(x) if isinstance(x, numpy.generic) else x
 
 
 def _device(x, what):
@@ -85,7 +92,6 @@ def _empty(like, shape, device):
         with like.device:
             return cupy.empty(shape, dtype=like.dtype)
     if device[0] == _KDL_CPU:
-        import numpy
         return numpy.empty(shape, dtype=numpy.from_dlpack(like).dtype if framework != "numpy"
                            else like.dtype)
     raise TypeError(f"ewise: cannot allocate a result like a {type(like).__name__} on the GPU "
@@ -129,6 +135,7 @@ def binary(op, a, b, out=None, kernel=None):
     "maximum" ("max"). kernel: a name from kernels() (GPU; checked, not run, on the CPU).
     Returns out, allocated like a when None."""
     op = _op(op)
+    a, b = _array(a), _array(b)
     operands = {"a": a, "b": b} if out is None else {"a": a, "b": b, "out": out}
     device = _check_devices(**operands)
     if out is None:

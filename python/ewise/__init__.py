@@ -65,6 +65,12 @@ def _device(x, what):
     return int(device_type), int(device_id)
 
 
+def _check_writable(x, what):
+    """A read-only NumPy array as `out` is a ValueError here, not a failed DLPack import."""
+    if isinstance(x, numpy.ndarray) and not x.flags.writeable:
+        raise ValueError(f"ewise: {what} is a read-only array")
+
+
 def _device_name(device):
     return "cpu" if device[0] == _KDL_CPU else f"cuda:{device[1]}"
 
@@ -138,6 +144,8 @@ def binary(op, a, b, out=None, kernel=None):
     a, b = _array(a), _array(b)
     operands = {"a": a, "b": b} if out is None else {"a": a, "b": b, "out": out}
     device = _check_devices(**operands)
+    if out is not None:
+        _check_writable(out, "out")
     if out is None:
         out = _empty(a, tuple(_ewise.broadcast_shape(tuple(a.shape), tuple(b.shape))), device)
     if device[0] == _KDL_CPU:

@@ -21,7 +21,7 @@ COO on the GPU; checked here), fill_a, fill_b, validate_indices (host input is a
 """
 import numpy
 
-from . import _check_devices, _empty, _ewise, _op
+from . import _array, _check_devices, _check_writable, _empty, _ewise, _op
 
 __all__ = ["multiply", "add", "sub", "minimum", "maximum", "accumulate"]
 
@@ -80,7 +80,7 @@ def multiply(a, b, *, drop_zeros=False, algorithm="automatic", validate_indices=
     if _is_sparse(b):
         arrays = _ewise.multiply(_coo(a, "a"), _coo(b, "b"), options)
     else:
-        ca = _coo(a, "a")
+        ca, b = _coo(a, "a"), _array(b)
         _check_devices(b=b)
         arrays = _ewise.multiply_dense(ca, b, options)
     return _result(a, a.shape, arrays)
@@ -95,10 +95,12 @@ def _union(op, a, b, out, drop_zeros, fill_a, fill_b, validate_indices):
             raise ValueError("ewise: out= is for a dense b (sparse op sparse returns a new "
                              "matrix)")
         return _result(a, a.shape, _ewise.combine(op, ca, _coo(b, "b"), options))
+    b = _array(b)
     operands = {"b": b} if out is None else {"b": b, "out": out}
     device = _check_devices(**operands)
     if out is None:
         out = _empty(b, tuple(a.shape), device)
+    _check_writable(out, "out")
     _ewise.combine_dense(op, ca, b, out, options)
     return out
 
@@ -132,5 +134,6 @@ def accumulate(op, dense, a, *, validate_indices=True):
     op = _op(op)
     ca = _coo(a, "a")
     _check_devices(dense=dense)
+    _check_writable(dense, "dense")
     _ewise.accumulate(op, dense, ca, _options(validate_indices=validate_indices))
     return dense

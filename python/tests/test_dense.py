@@ -199,5 +199,5 @@ def test_errors():
         ewise.add([1.0, 2.0], a)
     with pytest.raises(ValueError, match="rank"):
         ewise.add(np.ones((1,) * 9, np.float32), np.ones((1,) * 9, np.float32))
-    with pytest.raises((TypeError, ValueError)):
-        ewise.add(a, a, out=np.broadcast_to(np.float32(0), (3, 4)))  # a read-only out
+    with pytest.raises(ValueError, match="read-only"):
+        ewise.add(a, a, out=np.broadcast_to(np.float32(0), (3, 4)))

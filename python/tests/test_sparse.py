@@ -144,6 +144,9 @@ def test_sparse_dense(dense_shape):
     assert_canonical(c, a, np.int32)
     assert pattern(c) == pattern(a)
     np.testing.assert_array_equal(c.toarray(), a.toarray() * full)
+    if dense_shape == ():
+        scalar = ewise.sparse.multiply(a, np.float64(d))  # a NumPy scalar
+        np.testing.assert_array_equal(scalar.toarray(), c.toarray())
     for name, _, numpy_op in UNION:
         e = getattr(ewise.sparse, name)(a, d)
         assert isinstance(e, np.ndarray) and e.shape == SHAPE
@@ -202,6 +205,8 @@ def test_errors():
         ewise.sparse.accumulate("div", np.ones(SHAPE), a)
     with pytest.raises(ValueError):
         ewise.sparse.accumulate("add", np.ones(SHAPE, np.float32), a)
+    with pytest.raises(ValueError, match="read-only"):
+        ewise.sparse.accumulate("add", np.broadcast_to(np.zeros(SHAPE[1]), SHAPE), a)
     with pytest.raises(TypeError, match="scipy.sparse"):
         ewise.sparse.multiply(a.toarray(), a)
     with pytest.raises(TypeError, match="unsupported dtype"):

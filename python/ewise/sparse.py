@@ -52,6 +52,15 @@ def _coo(x, what):
     return _ewise.Coo(rows, cols, vals, coo.shape[0], coo.shape[1])
 
 
+def _check_host(**operands):
+    """ewise.sparse runs on the CPU backend: dense operands must be host arrays too."""
+    device = _check_devices(**operands)
+    if device[0] != 1:  # kDLCPU
+        raise ValueError(f"ewise: {', '.join(operands)} on cuda:{device[1]}: ewise.sparse runs "
+                         "SciPy matrices on the CPU (GPU sparse matrices are not supported yet)")
+    return device
+
+
 def _options(drop_zeros=False, algorithm="automatic", fill_a=0.0, fill_b=0.0,
              validate_indices=True):
     o = _ewise.SparseOptions()
@@ -81,7 +90,7 @@ def multiply(a, b, *, drop_zeros=False, algorithm="automatic", validate_indices=
         arrays = _ewise.multiply(_coo(a, "a"), _coo(b, "b"), options)
     else:
         ca, b = _coo(a, "a"), _array(b)
-        _check_devices(b=b)
+        _check_host(b=b)
         arrays = _ewise.multiply_dense(ca, b, options)
     return _result(a, a.shape, arrays)
 
@@ -97,7 +106,7 @@ def _union(op, a, b, out, drop_zeros, fill_a, fill_b, validate_indices):
         return _result(a, a.shape, _ewise.combine(op, ca, _coo(b, "b"), options))
     b = _array(b)
     operands = {"b": b} if out is None else {"b": b, "out": out}
-    device = _check_devices(**operands)
+    device = _check_host(**operands)
     if out is None:
         out = _empty(b, tuple(a.shape), device)
     _check_writable(out, "out")
@@ -133,7 +142,7 @@ def accumulate(op, dense, a, *, validate_indices=True):
     Returns dense."""
     op = _op(op)
     ca = _coo(a, "a")
-    _check_devices(dense=dense)
+    _check_host(dense=dense)
     _check_writable(dense, "dense")
     _ewise.accumulate(op, dense, ca, _options(validate_indices=validate_indices))
     return dense

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import ewise
+from dlpack_producer import Producer
 
 SEED = int(os.environ.get("EWISE_SEED", "20240615"))
 print(f"seed {SEED} (EWISE_SEED replays)", file=sys.stderr)
@@ -201,3 +202,38 @@ def test_errors():
         ewise.add(np.ones((1,) * 9, np.float32), np.ones((1,) * 9, np.float32))
     with pytest.raises(ValueError, match="read-only"):
         ewise.add(a, a, out=np.broadcast_to(np.float32(0), (3, 4)))
+
+
+def test_bfloat16_from_a_producer():
+    """bf16 (DLPack kDLBfloat), which NumPy cannot export: ewise computes it in f32, rounds
+    once; bf16 is the upper half of an f32, so the reference is f32 math rounded to nearest
+    even on the upper 16 bits."""
+    def to_bf16(x):
+        bits = x.astype(np.float32).view(np.uint32).astype(np.uint64)
+        return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+
+    def from_bf16(h):
+        return (h.astype(np.uint32) << 16).view(np.float32)
+
+    rng = np.random.default_rng(SEED)
+    a, b = to_bf16(rng.standard_normal(100)), to_bf16(rng.standard_normal(100))
+    out = np.zeros(100, np.uint16)
+    views = [Producer(x.ctypes.data, 100, 1, 4, 16) for x in (a, b, out)]
+    ewise.mul(*views[:2], out=views[2])
+    np.testing.assert_array_equal(out, to_bf16(from_bf16(a) * from_bf16(b)))
+
+
+def test_device_arrays_checked_not_crashing():
+    """A CUDA array (kDLCUDA) with a host array raises ValueError; one whose pointer is no
+    device memory (or on a machine without a GPU) raises, never faults."""
+    host = np.ones(4, np.float32)
+    fake = Producer(0x1000, 4, 2, 2, 32)  # an f32 "CUDA" array at a bogus address
+    with pytest.raises(ValueError, match="different devices"):
+        ewise.add(fake, host)
+    with pytest.raises(ValueError, match="ewise: "):  # the C++ check, under the Python one
+        ewise._ewise.binary("add", fake, host, np.empty(4, np.float32), None, 0)
+    with pytest.raises((ValueError, RuntimeError), match="ewise: "):
+        ewise._ewise.binary("add", fake, Producer(0x2000, 4, 2, 2, 32),
+                            Producer(0x3000, 4, 2, 2, 32), None, 0)
+    with pytest.raises(ValueError, match="DLPack device"):
+        ewise._ewise.binary("add", Producer(0x1000, 4, 10, 2, 32), host, host, None, 0)

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import ewise
+from dlpack_producer import Producer
 
 sp = pytest.importorskip("scipy.sparse")
 
@@ -207,6 +208,11 @@ def test_errors():
         ewise.sparse.accumulate("add", np.ones(SHAPE, np.float32), a)
     with pytest.raises(ValueError, match="read-only"):
         ewise.sparse.accumulate("add", np.broadcast_to(np.zeros(SHAPE[1]), SHAPE), a)
+    fake_cuda = Producer(0x1000, SHAPE[0] * SHAPE[1], 2, 2, 64)
+    with pytest.raises(ValueError, match="CPU"):
+        ewise.sparse.multiply(a, fake_cuda)
+    with pytest.raises(ValueError, match="CPU"):
+        ewise.sparse.accumulate("add", fake_cuda, a)
     with pytest.raises(TypeError, match="scipy.sparse"):
         ewise.sparse.multiply(a.toarray(), a)
     with pytest.raises(TypeError, match="unsupported dtype"):

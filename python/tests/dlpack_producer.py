@@ -2,6 +2,7 @@
 device types, bogus pointers."""
 import ctypes
 
+
 class _Device(ctypes.Structure):
     _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
 

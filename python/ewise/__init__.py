@@ -26,8 +26,7 @@ __all__ = ["add", "sub", "mul", "div", "minimum", "maximum", "binary", "gpu_avai
 _OPS = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "min": "min", "max": "max",
         "minimum": "min", "maximum": "max"}
 
-_KDL_CPU = 1
-_KDL_CUDA_DEVICES = (2, 3, 13)  # kDLCUDA, kDLCUDAHost, kDLCUDAManaged
+_KDL_CPU = 1  # DLPack kDLCPU; every other device type ewise takes is a CUDA one
 
 
 def gpu_available():

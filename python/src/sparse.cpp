@@ -3,7 +3,6 @@
 // the HostCoo moves into a capsule that owns them.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
-#include <nanobind/stl/tuple.h>
 
 #include <cstdint>
 #include <string>

@@ -1,0 +1,36 @@
+// python/src/views.hpp — ewise views over the arrays nanobind imports through DLPack.
+//
+// A DLPack tensor is a pointer (plus a byte offset, which nanobind folds into data()), a dtype,
+// a device, a shape and strides counted in elements (never bytes: NumPy's byte strides are
+// divided by the item size when NumPy exports), so a view is made without copying anything.
+#pragma once
+
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+
+#include <cstdint>
+
+#include "ewise/tensor.hpp"
+
+namespace ewise::python {
+
+namespace nb = nanobind;
+
+/// An input: any dtype, device and strides; read-only producers accepted (np.broadcast_to).
+using InArray = nb::ndarray<nb::ro>;
+/// An output the call writes into.
+using OutArray = nb::ndarray<>;
+
+/// The ewise dtype of a DLPack dtype; throws nb::type_error for any other.
+DType dtype_of(nb::dlpack::dtype t);
+/// The DLPack dtype NumPy and the others know for an ewise dtype.
+nb::dlpack::dtype dlpack_dtype(DType t);
+/// Host for kDLCPU; device for kDLCUDA, kDLCUDAHost and kDLCUDAManaged (memory the GPU
+/// addresses); throws nb::value_error for other devices.
+Memory memory_of(int device_type);
+
+TensorDesc desc_of(const InArray& a);
+ConstTensorView const_view(const InArray& a);
+TensorView view(const OutArray& a);
+
+}  // namespace ewise::python

@@ -1,0 +1,239 @@
+"""ewise's dense operations on NumPy arrays (CPU backend) against NumPy.
+
+Every op and dtype bit for bit: integers and f32/f64 add, sub, mul, div, minimum, maximum are
+exact in both; f16 is computed by ewise in f32 and rounded once, so the reference is
+(a.astype(f32) op b.astype(f32)).astype(f16). Integer division truncates and x / 0 is 0.
+"""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import ewise
+from dlpack_producer import Producer
+
+SEED = int(os.environ.get("EWISE_SEED", "20240615"))
+print(f"seed {SEED} (EWISE_SEED replays)", file=sys.stderr)
+
+DTYPES = [np.float16, np.float32, np.float64, np.int32, np.int64]
+OPS = ["add", "sub", "mul", "div", "minimum", "maximum"]
+
+
+def int_div(a, b):
+    """ewise's integer division: truncates toward zero, x / 0 is 0, MIN / -1 wraps to MIN."""
+    with np.errstate(all="ignore"):
+        q = np.abs(a.astype(np.int64)) // np.where(b == 0, 1, np.abs(b.astype(np.int64)))
+        q = np.where((a < 0) != (b < 0), -q, q)
+        return np.where(b == 0, 0, q).astype(a.dtype)
+
+
+def reference(op, a, b):
+    dtype = np.result_type(a, b)
+    if dtype == np.float16:
+        return reference(op, a.astype(np.float32), b.astype(np.float32)).astype(np.float16)
+    if op == "div" and np.issubdtype(dtype, np.integer):
+        return int_div(*np.broadcast_arrays(a, b))
+    fn = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
+          "minimum": np.minimum, "maximum": np.maximum}[op]
+    with np.errstate(all="ignore"):
+        return fn(a, b)
+
+
+def random(rng, shape, dtype, nonzero=False):
+    if np.issubdtype(dtype, np.integer):
+        x = rng.integers(-1000, 1000, size=shape).astype(dtype)
+    else:
+        x = (rng.standard_normal(size=shape) * 8).astype(dtype)
+    if nonzero:
+        x[x == 0] = 3
+    return x
+
+
+def check(op, a, b, **kwargs):
+    got = getattr(ewise, op)(a, b, **kwargs)
+    want = reference(op, a, b)
+    assert isinstance(got, np.ndarray)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want, strict=True)
+    return got
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda t: np.dtype(t).name)
+@pytest.mark.parametrize("op", OPS)
+def test_op_dtype(op, dtype):
+    rng = np.random.default_rng(SEED)
+    a = random(rng, (37, 61), dtype)
+    b = random(rng, (37, 61), dtype, nonzero=(op == "div"))
+    check(op, a, b)
+
+
+def test_binary_by_name_and_kernel():
+    rng = np.random.default_rng(SEED)
+    a, b = random(rng, (8, 16), np.float32), random(rng, (16,), np.float32)
+    for name, fn in [("add", np.add), ("min", np.minimum), ("maximum", np.maximum)]:
+        np.testing.assert_array_equal(ewise.binary(name, a, b), fn(a, b))
+    assert "general" in ewise.kernels() and ewise.kernels()[0] == "automatic"
+    for kernel in ewise.kernels():
+        if kernel in ("automatic", "general", "vectorized", "row_vectorized"):
+            np.testing.assert_array_equal(ewise.add(a, b, kernel=kernel), a + b)
+
+
+SHAPES = [((3, 4), (4,)), ((3, 1), (1, 4)), ((2, 3, 4), (3, 1)), ((), (5,)), ((5,), ()),
+          ((0, 4), (4,)), ((5, 1, 3), (1, 4, 1)), ((1,), (7,)), ((2, 1, 3, 1, 2, 1, 2, 1),
+                                                                   (1, 2, 1, 3, 1, 2, 1, 2))]
+
+
+@pytest.mark.parametrize("shapes", SHAPES, ids=str)
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.float16], ids=lambda t: t.__name__)
+def test_broadcasting(shapes, dtype):
+    rng = np.random.default_rng(SEED)
+    a, b = random(rng, shapes[0], dtype), random(rng, shapes[1], dtype)
+    for op in ("add", "mul", "maximum"):
+        check(op, a, b)
+
+
+def views(rng, dtype):
+    """Non-contiguous views of a (6, 10) and a (10, 6) base, all of shape (6, 5)."""
+    base = random(rng, (12, 20), dtype)
+    yield "sliced", base[::2, 1:20:4]
+    yield "transposed", random(rng, (5, 6), dtype).T
+    yield "negative", base[::-2, ::-4]
+    yield "reversed_transposed", random(rng, (10, 6), dtype)[::-2].T[::-1]
+    yield "fortran", np.asfortranarray(random(rng, (6, 5), dtype))
+    yield "broadcast_to", np.broadcast_to(random(rng, (5,), dtype), (6, 5))  # read-only, stride 0
+    yield "offset", base[3:9, 7:12]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda t: np.dtype(t).name)
+def test_non_contiguous(dtype):
+    rng = np.random.default_rng(SEED)
+    left = dict(views(rng, dtype))
+    right = dict(views(rng, dtype))
+    for la, a in left.items():
+        for lb, b in right.items():
+            for op in ("sub", "div"):
+                if op == "div":
+                    b = np.where(b == 0, np.ones_like(b), b)
+                got = getattr(ewise, op)(a, b)
+                np.testing.assert_array_equal(got, reference(op, a, b), err_msg=f"{la} {op} {lb}")
+
+
+def test_out_and_in_place():
+    rng = np.random.default_rng(SEED)
+    a, b = random(rng, (6, 7), np.float64), random(rng, (7,), np.float64)
+    want = a * b
+    out = np.full((6, 7), np.nan)
+    assert ewise.mul(a, b, out=out) is out
+    np.testing.assert_array_equal(out, want)
+    strided = np.full((12, 7), np.nan)[::-2]  # a non-contiguous out
+    ewise.mul(a, b, out=strided)
+    np.testing.assert_array_equal(strided, want)
+    outT = np.full((7, 6), np.nan).T
+    ewise.mul(a, b, out=outT)
+    np.testing.assert_array_equal(outT, want)
+    c = a.copy()
+    assert ewise.mul(c, b, out=c) is c  # in place on a
+    np.testing.assert_array_equal(c, want)
+    d = a.copy()
+    ewise.sub(b, d, out=d)  # in place on b (the second operand)
+    np.testing.assert_array_equal(d, b - a)
+    v = np.arange(12, dtype=np.int32).reshape(3, 4)
+    ewise.add(v[:, ::2], np.int32(100), out=v[:, ::2])  # in place on a strided view
+    np.testing.assert_array_equal(v, [[100, 1, 102, 3], [104, 5, 106, 7], [108, 9, 110, 11]])
+
+
+def test_integer_edge_cases():
+    for dtype in (np.int32, np.int64):
+        info = np.iinfo(dtype)
+        a = np.array([info.min, info.max, 7, -7, 7, -7, 0, info.min], dtype=dtype)
+        b = np.array([-1, 1, 2, 2, -2, -2, 0, 0], dtype=dtype)
+        np.testing.assert_array_equal(ewise.div(a, b), [info.min, info.max, 3, -3, -3, 3, 0, 0])
+        np.testing.assert_array_equal(ewise.add(a, b), a + b)  # wraps, as NumPy's
+        np.testing.assert_array_equal(ewise.mul(a, b), a * b)
+
+
+def test_nan_canonical_and_min_max():
+    a = np.array([np.nan, 1.0, -np.nan, 2.0, -0.0, 0.0], dtype=np.float32)
+    b = np.array([1.0, np.nan, 3.0, -np.inf, 0.0, -0.0], dtype=np.float32)
+    for op in ("minimum", "maximum", "add"):
+        got = getattr(ewise, op)(a, b)
+        np.testing.assert_array_equal(got[:4], getattr(np, op if op != "add" else "add")(a, b)[:4])
+        assert (got[:3].view(np.uint32) == 0x7FFFFFFF).all()  # the canonical NaN
+    # equal operands (+0 and -0) give the first
+    assert np.signbit(ewise.minimum(a, b)[4]) and not np.signbit(ewise.minimum(a, b)[5])
+
+
+def test_results_and_empty():
+    a = np.ones((0, 3), np.float32)
+    r = ewise.add(a, np.ones(3, np.float32))
+    assert r.shape == (0, 3) and r.dtype == np.float32
+    s = ewise.add(np.full((), 2.0), np.ones(()))  # rank 0
+    assert s.shape == () and s == 3
+    np.testing.assert_array_equal(ewise.mul(np.ones(3, np.float32), np.float32(0.5)), [0.5] * 3)
+
+
+def test_errors():
+    a = np.ones((3, 4), np.float32)
+    with pytest.raises(ValueError, match=r"cannot broadcast \(3,4\) with \(5,4\)"):
+        ewise.add(a, np.ones((5, 4), np.float32))
+    with pytest.raises(ValueError, match="dtypes differ"):
+        ewise.add(a, np.ones(4, np.float64))
+    with pytest.raises(ValueError, match=r"\(3,4\)"):
+        ewise.add(a, a, out=np.empty((4, 3), np.float32))  # out of the wrong shape
+    with pytest.raises(ValueError, match="dtypes differ"):
+        ewise.add(a, a, out=np.empty((3, 4), np.float64))
+    x = np.arange(20, dtype=np.float32).reshape(4, 5)
+    with pytest.raises(ValueError, match="overlap"):
+        ewise.add(x[:, :-1], x[:, :-1], out=x[:, 1:])  # partial overlap with an input
+    revisiting = np.lib.stride_tricks.as_strided(np.empty(4, np.float32), (3, 4), (0, 4))
+    with pytest.raises(ValueError, match="overlap"):
+        ewise.add(a, a, out=revisiting)  # an out that revisits its elements
+    for dtype in (np.complex64, np.bool_, np.uint8, np.int16):
+        with pytest.raises(TypeError, match="unsupported dtype"):
+            ewise.add(np.ones(3, dtype), np.ones(3, dtype))
+    with pytest.raises(ValueError, match="unknown op"):
+        ewise.binary("pow", a, a)
+    with pytest.raises(ValueError, match="kernel"):
+        ewise.add(a, a, kernel="fastest")
+    with pytest.raises(TypeError, match="DLPack"):
+        ewise.add([1.0, 2.0], a)
+    with pytest.raises(ValueError, match="rank"):
+        ewise.add(np.ones((1,) * 9, np.float32), np.ones((1,) * 9, np.float32))
+    with pytest.raises(ValueError, match="read-only"):
+        ewise.add(a, a, out=np.broadcast_to(np.float32(0), (3, 4)))
+
+
+def test_bfloat16_from_a_producer():
+    """bf16 (DLPack kDLBfloat), which NumPy cannot export: ewise computes it in f32, rounds
+    once; bf16 is the upper half of an f32, so the reference is f32 math rounded to nearest
+    even on the upper 16 bits."""
+    def to_bf16(x):
+        bits = x.astype(np.float32).view(np.uint32).astype(np.uint64)
+        return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+
+    def from_bf16(h):
+        return (h.astype(np.uint32) << 16).view(np.float32)
+
+    rng = np.random.default_rng(SEED)
+    a, b = to_bf16(rng.standard_normal(100)), to_bf16(rng.standard_normal(100))
+    out = np.zeros(100, np.uint16)
+    views = [Producer(x.ctypes.data, 100, 1, 4, 16) for x in (a, b, out)]
+    ewise.mul(*views[:2], out=views[2])
+    np.testing.assert_array_equal(out, to_bf16(from_bf16(a) * from_bf16(b)))
+
+
+def test_device_arrays_checked_not_crashing():
+    """A CUDA array (kDLCUDA) with a host array raises ValueError; one whose pointer is no
+    device memory (or on a machine without a GPU) raises, never faults."""
+    host = np.ones(4, np.float32)
+    fake = Producer(0x1000, 4, 2, 2, 32)  # an f32 "CUDA" array at a bogus address
+    with pytest.raises(ValueError, match="different devices"):
+        ewise.add(fake, host)
+    with pytest.raises(ValueError, match="ewise: "):  # the C++ check, under the Python one
+        ewise._ewise.binary("add", fake, host, np.empty(4, np.float32), None, 0)
+    with pytest.raises((ValueError, RuntimeError), match="ewise: "):
+        ewise._ewise.binary("add", fake, Producer(0x2000, 4, 2, 2, 32),
+                            Producer(0x3000, 4, 2, 2, 32), None, 0)
+    with pytest.raises(ValueError, match="DLPack device"):
+        ewise._ewise.binary("add", Producer(0x1000, 4, 10, 2, 32), host, host, None, 0)

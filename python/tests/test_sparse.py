@@ -1,0 +1,219 @@
+"""ewise.sparse on SciPy matrices (CPU backend) against SciPy and dense NumPy references.
+
+Inputs are unsorted and hold duplicate coordinates and stored zeros; values are small integers
+(also as floats) so that sums of duplicates are exact in any order. SciPy drops zeros from its
+results, ewise keeps them unless drop_zeros: results are compared with drop_zeros=True entry
+for entry, and without it as dense arrays plus the pattern ewise must give.
+"""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import ewise
+from dlpack_producer import Producer
+
+sp = pytest.importorskip("scipy.sparse")
+
+SEED = int(os.environ.get("EWISE_SEED", "20240615"))
+print(f"seed {SEED} (EWISE_SEED replays)", file=sys.stderr)
+
+DTYPES = [np.float32, np.float64, np.int32, np.int64]
+SHAPE = (23, 31)
+
+
+def random_coo(rng, dtype, nnz=120, index=np.int32, shape=SHAPE, kind=sp.coo_matrix):
+    """Unsorted entries, about a fifth of them duplicates, values in -4..4 (zeros included)."""
+    rows = rng.integers(0, min(shape[0], 1000), size=nnz).astype(index)
+    cols = rng.integers(0, shape[1], size=nnz).astype(index)
+    dup = rng.choice(nnz, size=nnz // 5, replace=False)
+    rows[dup[1:]], cols[dup[1:]] = rows[dup[:-1]], cols[dup[:-1]]
+    vals = rng.integers(-4, 5, size=nnz).astype(dtype)
+    m = kind((vals, (rows, cols)), shape=shape)
+    assert not m.has_canonical_format
+    return m
+
+
+def pattern(m):
+    """The set of coordinates a matrix stores (duplicates once)."""
+    c = m.tocoo()
+    return set(zip(c.row.tolist(), c.col.tolist()))
+
+
+def assert_canonical(c, like, index):
+    assert isinstance(c, (sp.coo_matrix, sp.coo_array))
+    assert isinstance(c, sp.coo_array) == isinstance(like, sp.coo_array)
+    assert c.has_canonical_format
+    assert c.row.dtype == index and c.col.dtype == index
+    key = c.row.astype(np.int64) * c.shape[1] + c.col
+    assert (np.diff(key) > 0).all()
+
+
+def assert_same_entries(got, want):
+    """Entry for entry after SciPy's canonicalization (zeros dropped)."""
+    want = want.tocoo()
+    want.sum_duplicates()
+    want.eliminate_zeros()
+    np.testing.assert_array_equal(got.row, want.row)
+    np.testing.assert_array_equal(got.col, want.col)
+    np.testing.assert_array_equal(got.data, want.data.astype(got.dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda t: np.dtype(t).name)
+def test_multiply(dtype):
+    rng = np.random.default_rng(SEED)
+    a, b = random_coo(rng, dtype), random_coo(rng, dtype)
+    c = ewise.sparse.multiply(a, b)
+    assert_canonical(c, a, np.int32)
+    assert c.dtype == dtype
+    assert pattern(c) == pattern(a) & pattern(b)  # zeros kept: the structural intersection
+    np.testing.assert_array_equal(c.toarray(), a.toarray() * b.toarray())
+    assert_same_entries(ewise.sparse.multiply(a, b, drop_zeros=True), a.multiply(b))
+    for algorithm in ("merge", "sort_search", "bitmap_merge", "linear_search", "hash_merge"):
+        d = ewise.sparse.multiply(a, b, algorithm=algorithm)
+        np.testing.assert_array_equal(d.toarray(), c.toarray())
+
+
+def test_int64_indices_kept():
+    """SciPy stores int32 indices whenever they fit, so int64 ones come with a tall matrix; its
+    entries are those of a small matrix (SciPy's own ops would allocate per row: not used)."""
+    rng = np.random.default_rng(SEED)
+    tall = (2**31 + 7, 31)
+    small = [random_coo(rng, np.float64) for _ in range(2)]
+    a, b = (sp.coo_matrix((m.data, (m.row.astype(np.int64), m.col)), shape=tall) for m in small)
+    assert a.row.dtype == np.int64
+    for name in ("multiply", "add"):
+        c = getattr(ewise.sparse, name)(a, b)
+        want = getattr(ewise.sparse, name)(*small)
+        assert_canonical(c, a, np.int64)
+        assert c.shape == tall
+        for x, y in [(c.row, want.row), (c.col, want.col), (c.data, want.data)]:
+            np.testing.assert_array_equal(x, y)
+
+
+UNION = [("add", lambda a, b: a + b, np.add), ("sub", lambda a, b: a - b, np.subtract),
+         ("minimum", lambda a, b: a.minimum(b), np.minimum),
+         ("maximum", lambda a, b: a.maximum(b), np.maximum)]
+
+
+@pytest.mark.parametrize("op", UNION, ids=lambda o: o[0])
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda t: np.dtype(t).name)
+def test_union(op, dtype):
+    name, scipy_op, numpy_op = op
+    rng = np.random.default_rng(SEED)
+    a, b = random_coo(rng, dtype), random_coo(rng, dtype, index=np.int32)
+    c = getattr(ewise.sparse, name)(a, b)
+    assert_canonical(c, a, np.int32)
+    assert pattern(c) == pattern(a) | pattern(b)
+    np.testing.assert_array_equal(c.toarray(), numpy_op(a.toarray(), b.toarray()))
+    assert_same_entries(getattr(ewise.sparse, name)(a, b, drop_zeros=True), scipy_op(a, b))
+
+
+def test_union_fills():
+    rng = np.random.default_rng(SEED)
+    a, b = random_coo(rng, np.float64), random_coo(rng, np.float64)
+    c = ewise.sparse.sub(a, b, fill_a=10, fill_b=-1)
+    in_a = a.toarray() != 0
+    in_a |= sp.coo_matrix((np.ones(a.nnz), (a.row, a.col)), shape=SHAPE).toarray() != 0
+    in_b = sp.coo_matrix((np.ones(b.nnz), (b.row, b.col)), shape=SHAPE).toarray() != 0
+    x = np.where(in_a, a.toarray(), 10.0)
+    y = np.where(in_b, b.toarray(), -1.0)
+    want = np.where(in_a | in_b, x - y, 0.0)
+    np.testing.assert_array_equal(c.toarray(), want)
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc", "coo", "lil", "dok", "bsr"])
+def test_formats_and_kinds(fmt):
+    rng = np.random.default_rng(SEED)
+    a, b = random_coo(rng, np.float64), random_coo(rng, np.float64)
+    want = (a.multiply(b)).toarray()
+    for x in (a.asformat(fmt), sp.coo_array(a).asformat(fmt)):
+        c = ewise.sparse.multiply(x, b)
+        assert isinstance(c, sp.coo_array) == isinstance(x, sp.sparray)
+        np.testing.assert_array_equal(c.toarray(), want)
+
+
+@pytest.mark.parametrize("dense_shape", [SHAPE, (SHAPE[1],), (SHAPE[0], 1), (1, SHAPE[1]), ()],
+                         ids=str)
+def test_sparse_dense(dense_shape):
+    rng = np.random.default_rng(SEED)
+    a = random_coo(rng, np.float64)
+    d = rng.integers(-3, 4, size=dense_shape).astype(np.float64)
+    full = np.broadcast_to(d, SHAPE)
+    c = ewise.sparse.multiply(a, d)  # a's pattern
+    assert_canonical(c, a, np.int32)
+    assert pattern(c) == pattern(a)
+    np.testing.assert_array_equal(c.toarray(), a.toarray() * full)
+    if dense_shape == ():
+        scalar = ewise.sparse.multiply(a, np.float64(d))  # a NumPy scalar
+        np.testing.assert_array_equal(scalar.toarray(), c.toarray())
+    for name, _, numpy_op in UNION:
+        e = getattr(ewise.sparse, name)(a, d)
+        assert isinstance(e, np.ndarray) and e.shape == SHAPE
+        np.testing.assert_array_equal(e, numpy_op(a.toarray(), full))
+
+
+def test_sparse_dense_out_and_in_place():
+    rng = np.random.default_rng(SEED)
+    a = random_coo(rng, np.float32)
+    d = rng.standard_normal(SHAPE).astype(np.float32)
+    want = a.toarray() + d
+    out = np.full((SHAPE[1], SHAPE[0]), np.nan, np.float32).T  # a transposed out
+    assert ewise.sparse.add(a, d, out=out) is out
+    np.testing.assert_array_equal(out, want)
+    ewise.sparse.add(a, d, out=d)  # in place: d = a + d
+    np.testing.assert_array_equal(d, want)
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "minimum", "maximum"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda t: np.dtype(t).name)
+def test_accumulate(op, dtype):
+    rng = np.random.default_rng(SEED)
+    g = random_coo(rng, dtype)
+    w = rng.integers(-9, 10, size=SHAPE).astype(dtype)
+    stored = sp.coo_matrix((np.ones(g.nnz), (g.row, g.col)), shape=SHAPE).toarray() != 0
+    fn = {"add": np.add, "sub": np.subtract, "minimum": np.minimum, "maximum": np.maximum}[op]
+    want = np.where(stored, fn(w, g.toarray()), w)  # only where g stores an entry
+    view = np.asfortranarray(w)
+    assert ewise.sparse.accumulate(op, view, g) is view
+    np.testing.assert_array_equal(view, want)
+
+
+def test_empty_and_structural_zeros():
+    a = sp.coo_matrix(SHAPE, dtype=np.float64)
+    b = sp.coo_matrix((np.array([1.0, -1.0]), (np.array([2, 2]), np.array([3, 3]))), shape=SHAPE)
+    assert ewise.sparse.multiply(a, b).nnz == 0
+    c = ewise.sparse.add(a, b)  # duplicates summing to zero: a stored zero ...
+    assert c.nnz == 1 and c.data[0] == 0
+    assert ewise.sparse.add(a, b, drop_zeros=True).nnz == 0  # ... unless drop_zeros
+
+
+def test_errors():
+    rng = np.random.default_rng(SEED)
+    a = random_coo(rng, np.float64)
+    with pytest.raises(ValueError, match="23x31|shape"):
+        ewise.sparse.multiply(a, random_coo(rng, np.float64, shape=(23, 30)))
+    with pytest.raises(ValueError, match="f64|dtype"):
+        ewise.sparse.add(a, random_coo(rng, np.float32))
+    with pytest.raises(ValueError, match="algorithm"):
+        ewise.sparse.multiply(a, a, algorithm="fastest")
+    with pytest.raises(ValueError):
+        ewise.sparse.add(a, np.ones(SHAPE), drop_zeros=True)  # dense results keep zeros
+    with pytest.raises(ValueError):
+        ewise.sparse.add(a, np.ones((5, 5)))
+    with pytest.raises(ValueError):
+        ewise.sparse.accumulate("div", np.ones(SHAPE), a)
+    with pytest.raises(ValueError):
+        ewise.sparse.accumulate("add", np.ones(SHAPE, np.float32), a)
+    with pytest.raises(ValueError, match="read-only"):
+        ewise.sparse.accumulate("add", np.broadcast_to(np.zeros(SHAPE[1]), SHAPE), a)
+    fake_cuda = Producer(0x1000, SHAPE[0] * SHAPE[1], 2, 2, 64)
+    with pytest.raises(ValueError, match="CPU"):
+        ewise.sparse.multiply(a, fake_cuda)
+    with pytest.raises(ValueError, match="CPU"):
+        ewise.sparse.accumulate("add", fake_cuda, a)
+    with pytest.raises(TypeError, match="scipy.sparse"):
+        ewise.sparse.multiply(a.toarray(), a)
+    with pytest.raises(TypeError, match="unsupported dtype"):
+        ewise.sparse.multiply(a.astype(np.complex128), a.astype(np.complex128))

@@ -286,7 +286,13 @@ __device__ void finish_long_runs(bool pending, K key, std::int64_t next, std::in
       for (int u = 0; u < kSteps; ++u) {
         if (!more) break;
         const int count = __popc(__ballot_sync(0xffffffffu, in[u]));
-        for (int t = 0; t < count; ++t) sum = ops::Add{}(sum, __shfl_sync(0xffffffffu, x[u], t));
+        // All 32 shuffles are independent of the sum and issue first; the adds, predicated on
+        // the count, are the only serial chain (not a shuffle's latency per entry).
+#pragma unroll
+        for (int t = 0; t < 32; ++t) {
+          const C v = __shfl_sync(0xffffffffu, x[u], t);
+          if (t < count) sum = ops::Add{}(sum, v);
+        }
         j += count;
         more = count == 32;
       }

@@ -520,6 +520,29 @@ TEST(DenseGpu, VectorEdgesAndMisalignment) {
   }
 }
 
+/// Inputs laid out like the output at every other offset within 16 bytes (the vectorized
+/// kernel's shifted loads: each shift of the two aligned loads' words and bytes), with the
+/// operand's first and last vectors, whose aligned loads would leave it, read element-wise.
+TEST(DenseGpu, ShiftedInputsAtEveryOffset) {
+  EWISE_REQUIRE_GPU();
+  const std::uint64_t seed = test_seed();
+  for (DType t : test::sweep_dtypes()) {
+    const int V = 16 / static_cast<int>(dtype_size(t));
+    for (std::int64_t n : {std::int64_t{2} * V + 1, std::int64_t{3} * V + 2, std::int64_t{1003}})
+      for (int oo = 0; oo < V; ++oo)
+        for (int oa = 0; oa < V; ++oa) {
+          const int ob = (oa + 1) % V;
+          const BinaryOp op = kAllOps[static_cast<std::size_t>(oa + oo) % 6];
+          Problem p(op, t, {n}, Layout::contiguous(1, oa), {n}, Layout::contiguous(1, ob),
+                    Layout::contiguous(1, oo), seed + static_cast<std::uint64_t>(n * V + oa));
+          const detail::DensePlan plan = detail::plan_dense(p.a.view, p.b.view, p.out.view, {},
+                                                            detail::current_device_props());
+          EXPECT_EQ(plan.kernel, Kernel::vectorized) << p.describe({});
+          EXPECT_EQ(check_all_kernels(p, {}, {Kernel::vectorized, Kernel::automatic}), 2);
+        }
+  }
+}
+
 /// The vectorized kernel across rows: ML shapes whose rows are not whole aligned 16-byte
 /// vectors (odd widths, a vocabulary-sized row, NCHW planes of 7x7 to 55x55, outer products
 /// with an odd inner extent, a rank-5 mixed broadcast), the output at a 16-byte boundary and one

@@ -204,9 +204,8 @@ int row_vector_width(const DenseCall& c) {
 }
 
 /// How the vectorized kernel reads input k (1 = a, 2 = b) of call c: as 16-byte vectors when
-/// it is laid out like the output at the same offset within 16 bytes, shifted into place from
-/// aligned 16-byte loads when laid out like the output at another offset, held when every
-/// stride is 0, else gathered element by element.
+/// it is laid out like the output at the same offset within 16 bytes, held when every stride is
+/// 0, else gathered element by element.
 VectorAccess vector_access(const DenseCall& c, int k) {
   const BroadcastPlan& p = c.plan;
   bool zero = true;
@@ -215,8 +214,9 @@ VectorAccess vector_access(const DenseCall& c, int k) {
   const auto mis = [](const void* ptr) {
     return reinterpret_cast<std::uintptr_t>(ptr) % kVectorBytes;
   };
-  if (p.strides[k] != p.strides[0]) return VectorAccess::gather;
-  return mis(k == 1 ? c.a : c.b) == mis(c.out) ? VectorAccess::vector : VectorAccess::shifted;
+  return p.strides[k] == p.strides[0] && mis(k == 1 ? c.a : c.b) == mis(c.out)
+             ? VectorAccess::vector
+             : VectorAccess::gather;
 }
 
 // ---- the automatic choice -------------------------------------------------------------------
@@ -245,7 +245,7 @@ Kernel select(const DenseCall& c) {
   const BroadcastPlan& p = c.plan;
   // Predicates, not the kernels' reasons: planning a call allocates nothing.
   const bool contiguous_out = contiguous_output(p);
-  // Same layout (at any offset within 16 bytes) or scalars: every access 16 bytes.
+  // Same layout or scalars (a rank-1 plan): every access 16 bytes.
   if (contiguous_out && vector_access(c, 1) != VectorAccess::gather &&
       vector_access(c, 2) != VectorAccess::gather)
     return Kernel::vectorized;
@@ -262,7 +262,8 @@ Kernel select(const DenseCall& c) {
   // bytes or more (a warp's access already fills 128 bytes), long rows and an input read along
   // them in full. H100 (ml_shapes suite): bf16/f16 1.1-2.0x faster gathered in every case;
   // f32 rows of 49 (7x7 planes, a rank-5 mixed broadcast) 1.1-1.4x and an odd outer product
-  // (4097) 1.15x faster gathered, but 999- to 50257-wide bias rows 6-7% slower.
+  // (4097) 1.15x faster gathered, but 999- to 50257-wide bias rows 6-7% slower, and so is a
+  // same-shape input off the output's 16-byte offset (0.073 vs 0.068 ms).
   if (contiguous_out &&
       !(rows && element_bytes(c) >= 4 && p.shape[p.rank() - 1] >= kLongRow && full_rows(p)))
     return Kernel::vectorized;

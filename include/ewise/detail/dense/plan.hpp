@@ -76,11 +76,9 @@ struct GridPlan {
 
 /// How the vectorized kernel reads an input.
 enum class VectorAccess : std::uint8_t {
-  vector,   ///< laid out like the output, at the same offset within 16 bytes: 16-byte loads
-  shifted,  ///< laid out like the output at another offset within 16 bytes: each vector from
-            ///< the two aligned 16-byte loads around it
-  scalar,   ///< every stride 0: one value, held in a register
-  gather,   ///< anything else: element by element through its strides
+  vector,  ///< laid out like the output, at the same offset within 16 bytes: 16-byte loads
+  scalar,  ///< every stride 0: one value, held in a register
+  gather,  ///< anything else: element by element through its strides
 };
 
 /// vectorized (the output contiguous as a whole): the output is one flat range of 16-byte
@@ -89,12 +87,8 @@ struct VectorizedPlan {
   std::int64_t head = 0;     ///< leading scalar elements (out + head is 16-byte aligned)
   std::int64_t vectors = 0;  ///< 16-byte vectors after the head; the rest is a scalar tail
   VectorAccess a = VectorAccess::vector, b = VectorAccess::vector;
-  /// An input is gathered (each vector's elements found through the plan's strides) or
-  /// shifted: the kernel's variant with work per input vector.
-  bool gathers() const {
-    return a == VectorAccess::gather || b == VectorAccess::gather ||
-           a == VectorAccess::shifted || b == VectorAccess::shifted;
-  }
+  /// An input is gathered: each vector's elements are found through the plan's strides.
+  bool gathers() const { return a == VectorAccess::gather || b == VectorAccess::gather; }
 };
 
 /// row_vectorized (output inner stride 1, input inner strides 1 or 0).

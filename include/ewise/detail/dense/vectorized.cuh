@@ -1,14 +1,12 @@
 // ewise/detail/dense/vectorized.cuh — the vectorized kernel: any plan whose output is
 // contiguous as a whole. The output is one flat range: a scalar head up to its first 16-byte
 // boundary, 16-byte vectors, a scalar tail — once, whatever the rows. Each input is read as
-// 16-byte vectors (laid out like the output), shifted into place from two aligned 16-byte loads
-// (laid out like the output at another offset within 16 bytes), held in a register (a scalar),
-// or gathered element by element through its strides (a broadcast along rows or columns, an
-// outer product, an odd row width). Planned by plan_vectorized.
+// 16-byte vectors (laid out like the output), held in a register (a scalar), or gathered element
+// by element through its strides (a broadcast along rows or columns, an outer product, an odd
+// row width, a misaligned start). Planned by plan_vectorized.
 #pragma once
 
 #include <cstdint>
-#include <cstring>
 #include <type_traits>
 
 #include "ewise/detail/dense/common.cuh"
@@ -25,8 +23,6 @@ struct VectorizedArgs {
   /// (H100: comparing the enum in the loop cost the f32 scalar broadcast 5%).
   bool a_vector = true, b_vector = true;
   bool a_gather = false, b_gather = false;
-  /// A shifted input's offset within 16 bytes from the output's, in elements (0: not shifted).
-  int a_shift = 0, b_shift = 0;
 };
 
 /// The plan's dims (innermost first) for kernels that gather an input; nothing otherwise.
@@ -91,42 +87,6 @@ EWISE_DEVICE void gather(const Strided<Index>& m, Index i, const VectorizedArgs&
   }
 }
 
-/// Elements e0 .. e0 + V - 1 of a shifted input x (laid out like the output; x + e0 - shift is
-/// 16-byte aligned, 0 < shift < V) from the two aligned 16-byte loads that hold them, when both
-/// lie inside its n elements; else element by element. The shift is the same for every vector
-/// of a call, so the switch does not diverge. H100, (16384, 1001) bf16 same shape one element
-/// off: element-wise 0.042 ms against PyTorch's 0.037.
-template <class T, int V>
-EWISE_DEVICE Pack<T, V> shifted_load(const T* x, std::int64_t e0, int shift, std::int64_t n) {
-  static_assert(sizeof(Pack<T, V>) == 16, "a shifted input is read as 16-byte vectors");
-  Pack<T, V> out;
-  if (e0 < shift || e0 - shift + 2 * V > n) {
-#pragma unroll
-    for (int e = 0; e < V; ++e) out.v[e] = x[e0 + e];
-    return out;
-  }
-  const auto* aligned = reinterpret_cast<const uint4*>(x + (e0 - shift));
-  const uint4 lo = aligned[0], hi = aligned[1];
-  const unsigned w[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-  const int bytes = shift * static_cast<int>(sizeof(T));  // 2 .. 14
-  const unsigned bits = (bytes % 4) * 8;                   // 0, 8, 16 or 24
-  unsigned r[4];
-  const auto take = [&](auto words) {  // words: the whole 32-bit words skipped
-    constexpr int q = decltype(words)::value;
-#pragma unroll
-    for (int j = 0; j < 4; ++j) r[j] = __funnelshift_r(w[j + q], w[j + q + 1], bits);
-  };
-  switch (bytes / 4) {
-    case 0: take(std::integral_constant<int, 0>{}); break;
-    case 1: take(std::integral_constant<int, 1>{}); break;
-    case 2: take(std::integral_constant<int, 2>{}); break;
-    default: take(std::integral_constant<int, 3>{}); break;
-  }
-  const uint4 v{r[0], r[1], r[2], r[3]};
-  memcpy(&out, &v, sizeof(v));
-  return out;
-}
-
 template <class T, class F, class Index, bool Gather>
 __global__ void __launch_bounds__(kMaxThreads)
     vectorized_kernel(F f, VectorizedArgs p, GatherMap<Index, Gather> g, T* out, const T* a,
@@ -137,7 +97,7 @@ __global__ void __launch_bounds__(kMaxThreads)
   const T a0 = a[0], b0 = b[0];  // the values of scalar inputs
   // Element i alone: a vector input's offset is i (it is laid out like the output).
   const auto scalar = [&](std::int64_t i) {
-    T x = p.a_vector || p.a_shift ? a[i] : a0, y = p.b_vector || p.b_shift ? b[i] : b0;
+    T x = p.a_vector ? a[i] : a0, y = p.b_vector ? b[i] : b0;
     if constexpr (Gather) {
       typename Strided<Index>::Offset off[3];
       g.map.offsets(static_cast<Index>(i), off);
@@ -169,12 +129,7 @@ __global__ void __launch_bounds__(kMaxThreads)
       if (w < p.vectors) {
         x[u] = p.a_vector ? va[w] : a0v;
         y[u] = p.b_vector ? vb[w] : b0v;
-        if constexpr (Gather) {
-          const std::int64_t e0 = p.head + w * V;
-          if (p.a_gather || p.b_gather) gather(g.map, static_cast<Index>(e0), p, a, b, x[u], y[u]);
-          if (p.a_shift) x[u] = shifted_load<T, V>(a, e0, p.a_shift, p.n);
-          if (p.b_shift) y[u] = shifted_load<T, V>(b, e0, p.b_shift, p.n);
-        }
+        if constexpr (Gather) gather(g.map, static_cast<Index>(p.head + w * V), p, a, b, x[u], y[u]);
       }
     }
 #pragma unroll
@@ -197,14 +152,6 @@ void launch_vectorized(const F& f, const DensePlan& plan, cudaStream_t stream) {
   p.b_vector = v.b == VectorAccess::vector;
   p.a_gather = v.a == VectorAccess::gather;
   p.b_gather = v.b == VectorAccess::gather;
-  // Element offset within 16 bytes of a shifted input's vectors (its element head is the
-  // output's).
-  const auto shift = [&](const void* x) {
-    const auto bytes = (reinterpret_cast<std::uintptr_t>(x) + v.head * sizeof(T)) % kVectorBytes;
-    return static_cast<int>(bytes / sizeof(T));
-  };
-  if (v.a == VectorAccess::shifted) p.a_shift = shift(plan.a);
-  if (v.b == VectorAccess::shifted) p.b_shift = shift(plan.b);
   const auto run = [&](auto index, auto gathers) {
     using Index = typename decltype(index)::type;
     constexpr bool Gather = decltype(gathers)::value;

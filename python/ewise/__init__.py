@@ -20,7 +20,7 @@ import numpy
 from . import _ewise
 
 __all__ = ["add", "sub", "mul", "div", "minimum", "maximum", "binary", "gpu_available",
-           "kernels", "sparse"]
+           "kernels", "sparse", "torch"]
 
 # The ops by the names the Python API accepts: NumPy's for min and max, the C++ ones too.
 _OPS = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "min": "min", "max": "max",
@@ -218,9 +218,16 @@ def _interface_view(x, interface, device):
 def binary(op, a, b, out=None, kernel=None):
     """out = a op b with broadcasting. op: "add", "sub", "mul", "div", "minimum" ("min"),
     "maximum" ("max"). kernel: a name from kernels() (GPU; checked, not run, on the CPU).
-    Returns out, allocated like a when None (for JAX operands, a new JAX array)."""
+    Returns out, allocated like a when None (for JAX operands, a new JAX array). A torch
+    operand that requires a gradient (grad mode on) takes ewise.torch.binary, which autograd
+    records."""
     op = _op(op)
     a, b = _array(a), _array(b)
+    if getattr(a, "requires_grad", False) or getattr(b, "requires_grad", False):
+        import torch
+        if torch.is_grad_enabled():  # recorded for autograd (DLPack would refuse the tensor)
+            from .torch import binary as differentiable
+            return differentiable(op, a, b, out=out, kernel=kernel)
     operands = {"a": a, "b": b} if out is None else {"a": a, "b": b, "out": out}
     device = _check_devices(**operands)
     if out is not None:
@@ -268,3 +275,11 @@ def maximum(a, b, out=None, kernel=None):
 
 
 from . import sparse  # noqa: E402  (sparse uses the helpers above)
+
+
+def __getattr__(name):
+    """ewise.torch is imported on first use (it imports torch)."""
+    if name == "torch":
+        import importlib
+        return importlib.import_module(".torch", __name__)
+    raise AttributeError(f"module 'ewise' has no attribute {name!r}")

@@ -180,12 +180,16 @@ class _GpuCall:
         """x's DLPack capsule, ordered on the call's stream. DLPack's stream numbers: 1 is the
         legacy default stream (handle 0), 0 is not allowed. CuPy exports negative strides
         wrongly (it divides the byte stride by the item size as unsigned numbers: -2 bytes of
-        float16 become 2^63 - 1 elements); for such an array the capsule only orders the
-        stream and a view with the strides of __cuda_array_interface__ is passed instead."""
-        capsule = x.__dlpack__(stream=self.stream if self.stream != 0 else 1)
+        float16 become 2^63 - 1 elements): such an array is passed as a view with the byte
+        strides of its __cuda_array_interface__, ordered after CuPy's current stream by an
+        event when the call runs on another stream."""
         if type(x).__module__.startswith("cupy") and any(s < 0 for s in x.strides):
+            import cupy
+            current = cupy.cuda.get_current_stream()
+            if current.ptr != self.stream:
+                cupy.cuda.ExternalStream(self.stream).wait_event(current.record())
             return _interface_view(x, x.__cuda_array_interface__, (2, self._device_id))
-        return capsule
+        return x.__dlpack__(stream=self.stream if self.stream != 0 else 1)
 
     def finish(self):
         """Waits for the call's stream when the producer cannot (see the class comment)."""

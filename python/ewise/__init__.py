@@ -99,7 +99,7 @@ _DTYPE_NAMES = {"float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64
 
 def _empty(like, shape, device):
     """An uninitialized array of `like`'s framework, dtype and device. JAX arrays are
-    immutable: for them the array is ewise's own (host or GPU), made a JAX array by _finish
+    immutable: for them the array is ewise's own (host or GPU), made a JAX array by _jax_array
     once written."""
     framework = _framework(like)
     if framework == "torch":
@@ -122,13 +122,15 @@ def _empty(like, shape, device):
                     "(PyTorch, CuPy and JAX are known): pass out=")
 
 
-def _finish(like, result):
-    """The result as the caller gets it: a JAX array for a JAX operand (imported through
-    DLPack, without a copy where JAX accepts the memory as it is), else as it is."""
-    if _framework(like) == "jax":
-        import jax.numpy
-        return jax.numpy.from_dlpack(result)
-    return result
+def _is_jax(x):
+    return type(x).__module__.startswith("jax")
+
+
+def _jax_array(result):
+    """A result ewise allocated for a JAX operand (see _empty) as a JAX array, imported through
+    DLPack (without a copy where JAX accepts the memory as it is)."""
+    import jax.numpy
+    return jax.numpy.from_dlpack(result)
 
 
 class _GpuCall:
@@ -227,7 +229,8 @@ def binary(op, a, b, out=None, kernel=None):
     records."""
     op = _op(op)
     a, b = _array(a), _array(b)
-    if getattr(a, "requires_grad", False) or getattr(b, "requires_grad", False):
+    if type(a) is not numpy.ndarray and (getattr(a, "requires_grad", False)
+                                         or getattr(b, "requires_grad", False)):
         import torch
         if torch.is_grad_enabled():  # recorded for autograd (DLPack would refuse the tensor)
             from .torch import binary as differentiable
@@ -240,12 +243,12 @@ def binary(op, a, b, out=None, kernel=None):
         a, tuple(_ewise.broadcast_shape(tuple(a.shape), tuple(b.shape))), device)
     if device[0] == _KDL_CPU:
         _ewise.binary(op, a, b, result, kernel, 0)
-        return result if out is not None else _finish(a, result)
-    with _GpuCall(a, device) as call:
-        _ewise.binary(op, call.capsule(a), call.capsule(b), call.capsule(result), kernel,
-                      call.stream)
-        call.finish()
-    return result if out is not None else _finish(a, result)
+    else:
+        with _GpuCall(a, device) as call:
+            _ewise.binary(op, call.capsule(a), call.capsule(b), call.capsule(result), kernel,
+                          call.stream)
+            call.finish()
+    return result if out is not None or not _is_jax(a) else _jax_array(result)
 
 
 def add(a, b, out=None, kernel=None):

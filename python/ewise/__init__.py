@@ -20,7 +20,7 @@ import numpy
 from . import _ewise
 
 __all__ = ["add", "sub", "mul", "div", "minimum", "maximum", "binary", "gpu_available",
-           "kernels", "sparse", "torch"]
+           "kernels", "sparse"]
 
 # The ops by the names the Python API accepts: NumPy's for min and max, the C++ ones too.
 _OPS = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "min": "min", "max": "max",

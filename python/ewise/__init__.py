@@ -47,7 +47,9 @@ def _op(op):
 
 
 def _framework(x):
-    return type(x).__module__.partition(".")[0]
+    """The package an array comes from: "numpy", "torch", "cupy", "cupyx", "scipy", "jax"."""
+    framework = type(x).__module__.partition(".")[0]
+    return "jax" if framework == "jaxlib" else framework
 
 
 def _array(x):
@@ -59,15 +61,19 @@ def _device(x, what):
     """The operand's DLPack device (type, id)."""
     if not hasattr(x, "__dlpack_device__"):
         raise TypeError(f"ewise: {what} is a {type(x).__name__}, not an array that exports "
-                        "DLPack (NumPy, PyTorch, CuPy, ...)")
+                        "DLPack (NumPy, PyTorch, CuPy, JAX, ...)")
     device_type, device_id = x.__dlpack_device__()
     return int(device_type), int(device_id)
 
 
 def _check_writable(x, what):
-    """A read-only NumPy array as `out` is a ValueError here, not a failed DLPack import."""
+    """A read-only NumPy array or a JAX array as `out` is a ValueError here, not a failed
+    DLPack import."""
     if isinstance(x, numpy.ndarray) and not x.flags.writeable:
         raise ValueError(f"ewise: {what} is a read-only array")
+    if _framework(x) == "jax":
+        raise ValueError(f"ewise: {what} is a JAX array, and JAX arrays are immutable: leave "
+                         "out=None for a new one")
 
 
 def _device_name(device):
@@ -86,8 +92,15 @@ def _check_devices(**operands):
     return first
 
 
+# NumPy's dtype names as ewise names them (JAX's bfloat16 is ml_dtypes', named so too).
+_DTYPE_NAMES = {"float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64": "f64",
+                "int32": "i32", "int64": "i64"}
+
+
 def _empty(like, shape, device):
-    """An uninitialized array of `like`'s framework, dtype and device."""
+    """An uninitialized array of `like`'s framework, dtype and device. JAX arrays are
+    immutable: for them the array is ewise's own (host or GPU), made a JAX array by _jax_array
+    once written."""
     framework = _framework(like)
     if framework == "torch":
         import torch
@@ -96,64 +109,146 @@ def _empty(like, shape, device):
         import cupy
         with like.device:
             return cupy.empty(shape, dtype=like.dtype)
+    if framework == "jax":
+        name = _DTYPE_NAMES.get(str(like.dtype))
+        if name is None:
+            raise TypeError(f"ewise: unsupported dtype {like.dtype}: ewise supports "
+                            f"{', '.join(_DTYPE_NAMES)}")
+        return _ewise.empty(name, list(shape), *device)
     if device[0] == _KDL_CPU:
         return numpy.empty(shape, dtype=numpy.from_dlpack(like).dtype if framework != "numpy"
                            else like.dtype)
     raise TypeError(f"ewise: cannot allocate a result like a {type(like).__name__} on the GPU "
-                    "(PyTorch and CuPy are known): pass out=")
+                    "(PyTorch, CuPy and JAX are known): pass out=")
+
+
+def _is_jax(x):
+    return type(x).__module__.startswith("jax")
+
+
+def _jax_array(result):
+    """A result ewise allocated for a JAX operand (see _empty) as a JAX array, imported through
+    DLPack (without a copy where JAX accepts the memory as it is)."""
+    import jax.numpy
+    return jax.numpy.from_dlpack(result)
 
 
 class _GpuCall:
-    """For CUDA operands: the producer's device made current and its current stream, as the
-    DLPack protocol asks (consumers pass the stream they will use to __dlpack__, which orders
-    the producer's pending work before it)."""
+    """For CUDA operands: the device of the operands made current and the stream the call runs
+    on, as the DLPack protocol asks (consumers pass the stream they will use to __dlpack__,
+    which orders the producer's pending work before it). PyTorch and CuPy (cupyx) name their
+    current stream, which ewise uses and never synchronizes; other producers (JAX) have none:
+    their calls run on the legacy default stream and `synchronize` is set, for the caller to
+    wait for the result before handing it to a framework that cannot wait on a stream.
+    `stream_owner`: the Python object of the stream, kept alive with sparse results that are
+    freed on it."""
 
-    def __init__(self, like):
+    def __init__(self, like, device):
         framework = _framework(like)
+        self.synchronize = False
+        self._restore = None
         if framework == "torch":
             import torch
-            self._device = torch.cuda.device(like.device)
-            self.stream = torch.cuda.current_stream(like.device).cuda_stream
-        elif framework == "cupy":
+            self._device = torch.cuda.device(device[1])
+            self.stream_owner = torch.cuda.current_stream(device[1])
+            self.stream = self.stream_owner.cuda_stream
+        elif framework in ("cupy", "cupyx"):
             import cupy
-            self._device = like.device
-            with like.device:
-                self.stream = cupy.cuda.get_current_stream().ptr
+            self._device = cupy.cuda.Device(device[1])
+            with self._device:
+                self.stream_owner = cupy.cuda.get_current_stream()
+            self.stream = self.stream_owner.ptr
         else:
-            raise TypeError(f"ewise: a {type(like).__name__} on the GPU: only PyTorch and CuPy "
-                            "arrays tell ewise their stream")
+            self._device = None
+            self.stream_owner = None
+            self.stream = 0
+            self.synchronize = True
+        self._device_id = device[1]
 
     def __enter__(self):
-        self._device.__enter__()
+        if self._device is not None:
+            self._device.__enter__()
+        else:
+            self._restore = _ewise.set_device(self._device_id)
         return self
 
     def __exit__(self, *exc):
-        return self._device.__exit__(*exc)
+        if self._device is not None:
+            return self._device.__exit__(*exc)
+        _ewise.set_device(self._restore)
+        return False
 
     def capsule(self, x):
-        # DLPack's stream numbers: 1 is the legacy default stream (handle 0), 0 is not allowed.
+        """x's DLPack capsule, ordered on the call's stream. DLPack's stream numbers: 1 is the
+        legacy default stream (handle 0), 0 is not allowed. CuPy exports negative strides
+        wrongly (it divides the byte stride by the item size as unsigned numbers: -2 bytes of
+        float16 become 2^63 - 1 elements): such an array is passed as a view with the byte
+        strides of its __cuda_array_interface__, ordered after CuPy's current stream by an
+        event when the call runs on another stream."""
+        if type(x).__module__.startswith("cupy") and any(s < 0 for s in x.strides):
+            import cupy
+            current = cupy.cuda.get_current_stream()
+            if current.ptr != self.stream:
+                cupy.cuda.ExternalStream(self.stream).wait_event(current.record())
+            return _interface_view(x, x.__cuda_array_interface__, (2, self._device_id))
         return x.__dlpack__(stream=self.stream if self.stream != 0 else 1)
+
+    def finish(self):
+        """Waits for the call's stream when the producer cannot (see the class comment)."""
+        if self.synchronize:
+            _ewise.synchronize(self.stream)
+
+
+# DLPack's dtype codes by NumPy's dtype kinds; bfloat16 (ml_dtypes' kind 'V') by its name.
+_DLPACK_CODES = {"i": 0, "u": 1, "f": 2, "c": 5, "b": 6}
+
+
+def _interface_view(x, interface, device):
+    """A DLPack-exporting view of x described by its array interface (__array_interface__ or
+    __cuda_array_interface__: data pointer, typestr, shape, byte strides or None for C order)
+    on `device` (DLPack type, id). The view keeps x alive."""
+    dtype = numpy.dtype(interface["typestr"]) if x.dtype.name != "bfloat16" else x.dtype
+    code = 4 if dtype.name == "bfloat16" else _DLPACK_CODES.get(dtype.kind, 3)
+    shape = [int(n) for n in interface["shape"]]
+    strides = interface.get("strides")
+    if strides is None:  # C order
+        strides, step = [], dtype.itemsize
+        for n in reversed(shape):
+            strides.insert(0, step)
+            step *= n
+    return _ewise.strided_view(interface["data"][0], code, dtype.itemsize * 8, shape,
+                               [int(s) // dtype.itemsize for s in strides], device[0],
+                               device[1], x)
 
 
 def binary(op, a, b, out=None, kernel=None):
     """out = a op b with broadcasting. op: "add", "sub", "mul", "div", "minimum" ("min"),
     "maximum" ("max"). kernel: a name from kernels() (GPU; checked, not run, on the CPU).
-    Returns out, allocated like a when None."""
+    Returns out, allocated like a when None (for JAX operands, a new JAX array). A torch
+    operand that requires a gradient (grad mode on) takes ewise.torch.binary, which autograd
+    records."""
     op = _op(op)
     a, b = _array(a), _array(b)
+    if type(a) is not numpy.ndarray and (getattr(a, "requires_grad", False)
+                                         or getattr(b, "requires_grad", False)):
+        import torch
+        if torch.is_grad_enabled():  # recorded for autograd (DLPack would refuse the tensor)
+            from .torch import binary as differentiable
+            return differentiable(op, a, b, out=out, kernel=kernel)
     operands = {"a": a, "b": b} if out is None else {"a": a, "b": b, "out": out}
     device = _check_devices(**operands)
     if out is not None:
         _check_writable(out, "out")
-    if out is None:
-        out = _empty(a, tuple(_ewise.broadcast_shape(tuple(a.shape), tuple(b.shape))), device)
+    result = out if out is not None else _empty(
+        a, tuple(_ewise.broadcast_shape(tuple(a.shape), tuple(b.shape))), device)
     if device[0] == _KDL_CPU:
-        _ewise.binary(op, a, b, out, kernel, 0)
+        _ewise.binary(op, a, b, result, kernel, 0)
     else:
-        with _GpuCall(a) as call:
-            _ewise.binary(op, call.capsule(a), call.capsule(b), call.capsule(out), kernel,
+        with _GpuCall(a, device) as call:
+            _ewise.binary(op, call.capsule(a), call.capsule(b), call.capsule(result), kernel,
                           call.stream)
-    return out
+            call.finish()
+    return result if out is not None or not _is_jax(a) else _jax_array(result)
 
 
 def add(a, b, out=None, kernel=None):
@@ -187,3 +282,11 @@ def maximum(a, b, out=None, kernel=None):
 
 
 from . import sparse  # noqa: E402  (sparse uses the helpers above)
+
+
+def __getattr__(name):
+    """ewise.torch is imported on first use (it imports torch)."""
+    if name == "torch":
+        import importlib
+        return importlib.import_module(".torch", __name__)
+    raise AttributeError(f"module 'ewise' has no attribute {name!r}")

@@ -6,12 +6,15 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "ewise/broadcast.hpp"
+#include "ewise/buffer.hpp"
 #include "ewise/dense.hpp"
 #include "ewise/device.hpp"
 #include "ewise/error.hpp"
@@ -22,8 +25,6 @@ namespace ewise::python {
 void bind_sparse(nb::module_& m);  // sparse.cpp
 
 namespace {
-
-cudaStream_t as_stream(std::uintptr_t stream) { return reinterpret_cast<cudaStream_t>(stream); }
 
 // out = a op b. Device arrays run on `stream` (the producer's current stream, chosen by the
 // Python layer) without synchronizing; host arrays on the CPU backend.
@@ -36,6 +37,65 @@ void binary(const std::string& op, const InArray& a, const InArray& b, const Out
   const TensorView vo = view(out);
   nb::gil_scoped_release release;
   ewise::binary(parsed, va, vb, vo, options, as_stream(stream));
+}
+
+// A DLPack-exporting array over memory described by the array interface protocols
+// (__array_interface__, __cuda_array_interface__): a pointer, a DLPack dtype, a shape and
+// strides in elements, any sign. It lets the Python layer pass arrays whose own DLPack export
+// is wrong (CuPy's negative strides); `owner` (the producer's array) is kept alive with it.
+nb::object strided_view(std::uintptr_t data, std::uint8_t code, std::uint8_t bits,
+                        const std::vector<std::size_t>& shape,
+                        const std::vector<std::int64_t>& strides, int device_type,
+                        int device_id, nb::handle owner) {
+  EWISE_EXPECTS(shape.size() == strides.size(), "strided_view: ", shape.size(),
+                " extents but ", strides.size(), " strides");
+  return nb::ndarray<nb::array_api>(reinterpret_cast<void*>(data), shape.size(), shape.data(),
+                                    owner, strides.data(), nb::dlpack::dtype{code, bits, 1},
+                                    device_type, device_id)
+      .cast();
+}
+
+// An owned buffer, host or device, behind an array handed to Python.
+struct Owned {
+  HostBuffer host;
+  DeviceBuffer device;
+};
+
+// A new contiguous array of `dtype` (an ewise dtype name) and `shape`, owned by the returned
+// DLPack-exporting array (nb::array_api): on the host (DLPack device type kDLCPU) or on CUDA
+// device `device_id` (kDLCUDA, from ewise's pool, allocated and freed on the legacy default
+// stream). Results for producers that cannot allocate one for ewise (JAX, whose arrays are
+// immutable, and NumPy, which cannot export bfloat16). At least one byte, so that the pointer
+// is never null.
+nb::object empty(const std::string& dtype, const std::vector<std::int64_t>& shape,
+                 int device_type, int device_id) {
+  const TensorDesc desc = TensorDesc::contiguous(
+      parse_dtype(dtype), Dims::from(shape.data(), static_cast<int>(shape.size())));
+  const std::size_t bytes =
+      std::max<std::size_t>(static_cast<std::size_t>(desc.numel()) * dtype_size(desc.dtype), 1);
+  auto owned = std::make_unique<Owned>();
+  void* data = nullptr;
+  if (memory_of(device_type) == Memory::host) {
+    owned->host = HostBuffer(bytes);
+    data = owned->host.data();
+  } else {
+    int previous = 0;
+    EWISE_CUDA_CHECK(cudaGetDevice(&previous));
+    EWISE_CUDA_CHECK(cudaSetDevice(device_id));
+    try {
+      owned->device = DeviceBuffer(bytes);
+    } catch (...) {
+      (void)cudaSetDevice(previous);
+      throw;
+    }
+    EWISE_CUDA_CHECK(cudaSetDevice(previous));
+    data = owned->device.data();
+  }
+  nb::capsule owner(owned.release(), [](void* p) noexcept { delete static_cast<Owned*>(p); });
+  const std::vector<std::size_t> extents(shape.begin(), shape.end());
+  return nb::ndarray<nb::array_api>(data, extents.size(), extents.data(), owner, nullptr,
+                                    dlpack_dtype(desc.dtype), device_type, device_id)
+      .cast();
 }
 
 std::vector<std::int64_t> broadcast_shape(const std::vector<std::int64_t>& a,
@@ -73,6 +133,25 @@ NB_MODULE(_ewise, m) {
   m.def("binary", &binary, nb::arg("op"), nb::arg("a"), nb::arg("b"), nb::arg("out"),
         nb::arg("kernel").none(), nb::arg("stream"),
         "out = a op b with broadcasting; op and kernel by their C++ names");
+  m.def("strided_view", &strided_view, nb::arg("data"), nb::arg("code"), nb::arg("bits"),
+        nb::arg("shape"), nb::arg("strides"), nb::arg("device_type"), nb::arg("device_id"),
+        nb::arg("owner"),
+        "a DLPack-exporting view of (data, DLPack dtype code and bits, shape, element strides) "
+        "on a DLPack device, owned by owner");
+  m.def("empty", &empty, nb::arg("dtype"), nb::arg("shape"), nb::arg("device_type"),
+        nb::arg("device_id"),
+        "a new contiguous array of an ewise dtype on a DLPack device (host, or a CUDA device "
+        "from ewise's pool), exported through DLPack");
+  m.def("set_device", [](int device) {
+    int previous = 0;
+    EWISE_CUDA_CHECK(cudaGetDevice(&previous));
+    EWISE_CUDA_CHECK(cudaSetDevice(device));
+    return previous;
+  }, nb::arg("device"), "makes a CUDA device current; returns the one that was");
+  m.def("synchronize", [](std::uintptr_t stream) {
+    nb::gil_scoped_release release;
+    EWISE_CUDA_CHECK(cudaStreamSynchronize(as_stream(stream)));
+  }, nb::arg("stream"), "waits for the work queued on a CUDA stream (a handle; 0: legacy)");
   m.def("broadcast_shape", &broadcast_shape, nb::arg("a"), nb::arg("b"),
         "NumPy's broadcast shape of two shapes, or ValueError naming both");
   m.def("gpu_available", &ewise::gpu_available, "True when a CUDA device can be used");

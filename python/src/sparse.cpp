@@ -1,6 +1,12 @@
-// python/src/sparse.cpp — the sparse entry points of `ewise._ewise` (CPU backend: the Python
-// layer hands them SciPy's COO arrays). A result's arrays are handed to NumPy without a copy:
-// the HostCoo moves into a capsule that owns them.
+// python/src/sparse.cpp — the sparse entry points of `ewise._ewise`. The Python layer hands them
+// COO operands as three 1-D arrays (SciPy's and NumPy's on the host; CuPy's and PyTorch's on
+// the GPU) and, for device operands, the producer's current stream. The operands' memory picks
+// the backend, as in the C++ API: host views run multiply<HostCoo> etc. on the CPU backend,
+// device views multiply<DeviceCoo> on `stream`. A result's arrays are handed over without a
+// copy: the HostCoo or DeviceCoo moves into a capsule that owns them, and NumPy arrays (host)
+// or DLPack-exporting nanobind arrays (device; the caller imports them with its framework's
+// from_dlpack) are views of it.
+#include <cuda_runtime_api.h>
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
 
@@ -8,44 +14,97 @@
 #include <string>
 #include <utility>
 
+#include "ewise/error.hpp"
 #include "ewise/sparse.hpp"
 #include "views.hpp"
 
 namespace ewise::python {
 namespace {
 
-// A COO operand as the Python layer passes it: three 1-D arrays and a shape. Holding the
-// arrays keeps their producers alive for the call.
+// A COO operand as the Python layer passes it: three 1-D arrays, a shape, and whether its
+// producer promises canonical order (checked with validate_indices). Holding the arrays keeps
+// their producers alive for the call.
 struct Coo {
   InArray rows, cols, vals;
   std::int64_t nrows, ncols;
+  bool canonical;
 
   CooView view() const {
-    return coo_view(const_view(rows), const_view(cols), const_view(vals), nrows, ncols);
+    return coo_view(const_view(rows), const_view(cols), const_view(vals), nrows, ncols,
+                    canonical);
   }
 };
 
-// A NumPy array over one of the result's arrays (n elements), owned by `owner`. A null array
-// (nnz 0) gets a pointer NumPy can hold, to no elements.
-nb::object numpy_array(const void* data, std::size_t n, nb::dlpack::dtype dtype,
-                       nb::handle owner) {
-  static const std::int64_t kNothing = 0;
+// A device result and the Python object of the stream its arrays are freed on (the producer's
+// stream object; holding it keeps a CuPy stream from being destroyed before the free is
+// queued). The matrix is declared last so that it is freed first.
+struct DeviceResult {
+  nb::object stream_owner;
+  DeviceCoo coo;
+};
+
+// A 1-D array of n elements over `data`, owned by `owner`: NumPy's for host memory, nanobind's
+// DLPack-exporting array (nb::array_api: __dlpack__, __dlpack_device__) for device memory (on the current device).
+nb::object array(const void* data, std::size_t n, nb::dlpack::dtype dtype, nb::handle owner,
+                 Memory memory) {
   const std::size_t shape[1] = {n};
-  return nb::ndarray<nb::numpy>(const_cast<void*>(data != nullptr ? data : &kNothing), 1, shape,
-                                owner, nullptr, dtype)
+  if (memory == Memory::host) {
+    static const std::int64_t kNothing = 0;  // NumPy needs a pointer, also to no elements
+    return nb::ndarray<nb::numpy>(const_cast<void*>(data != nullptr ? data : &kNothing), 1,
+                                  shape, owner, nullptr, dtype)
+        .cast();
+  }
+  int device = 0;
+  EWISE_CUDA_CHECK(cudaGetDevice(&device));
+  return nb::ndarray<nb::array_api>(const_cast<void*>(data), 1, shape, owner, nullptr, dtype,
+                                    nb::device::cuda::value, device)
       .cast();
 }
 
-// (rows, cols, vals) NumPy arrays over the result's own memory.
-nb::tuple to_python(HostCoo&& result) {
+// (rows, cols, vals) over the memory of a result owned by `owner`; (None, None, None) for an
+// empty device result, whose arrays may be null (the Python layer makes empty arrays of its
+// framework).
+nb::tuple arrays_of(const CooView& v, nb::handle owner) {
+  if (v.memory == Memory::device && v.desc.nnz == 0)
+    return nb::make_tuple(nb::none(), nb::none(), nb::none());
+  const auto n = static_cast<std::size_t>(v.desc.nnz);
+  const nb::dlpack::dtype index =
+      dlpack_dtype(v.desc.index == IndexType::i32 ? DType::i32 : DType::i64);
+  return nb::make_tuple(array(v.rows, n, index, owner, v.memory),
+                        array(v.cols, n, index, owner, v.memory),
+                        array(v.vals, n, dlpack_dtype(v.desc.dtype), owner, v.memory));
+}
+
+nb::tuple to_python(HostCoo&& result, nb::object /*stream_owner*/) {
   auto* owned = new HostCoo(std::move(result));
   nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<HostCoo*>(p); });
-  const auto n = static_cast<std::size_t>(owned->nnz());
-  const nb::dlpack::dtype index = dlpack_dtype(
-      owned->desc().index == IndexType::i32 ? DType::i32 : DType::i64);
-  return nb::make_tuple(numpy_array(owned->rows(), n, index, owner),
-                        numpy_array(owned->cols(), n, index, owner),
-                        numpy_array(owned->vals(), n, dlpack_dtype(owned->desc().dtype), owner));
+  return arrays_of(owned->view(), owner);
+}
+
+nb::tuple to_python(DeviceCoo&& result, nb::object stream_owner) {
+  auto* owned = new DeviceResult{std::move(stream_owner), std::move(result)};
+  nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<DeviceResult*>(p); });
+  return arrays_of(owned->coo.view(), owner);
+}
+
+// Runs `call(result_tag, stream)` on the backend of `memory` without the GIL and hands its
+// matrix to Python: HostCoo for host operands, DeviceCoo for device operands.
+template <class Call>
+nb::tuple coo_result(Memory memory, std::uintptr_t stream, nb::object stream_owner, Call call) {
+  if (memory == Memory::host) {
+    HostCoo result;
+    {
+      nb::gil_scoped_release release;
+      result = call(HostCoo{}, nullptr);
+    }
+    return to_python(std::move(result), std::move(stream_owner));
+  }
+  DeviceCoo result;
+  {
+    nb::gil_scoped_release release;
+    result = call(DeviceCoo{}, as_stream(stream));
+  }
+  return to_python(std::move(result), std::move(stream_owner));
 }
 
 // The algorithm travels by name, as the C++ API prints it.
@@ -57,9 +116,11 @@ void set_algorithm(SparseOptions& o, const std::string& name) {
 }  // namespace
 
 void bind_sparse(nb::module_& m) {
-  nb::class_<Coo>(m, "Coo", "a COO operand: row, column and value arrays and a shape")
-      .def(nb::init<InArray, InArray, InArray, std::int64_t, std::int64_t>(), nb::arg("rows"),
-           nb::arg("cols"), nb::arg("vals"), nb::arg("nrows"), nb::arg("ncols"));
+  nb::class_<Coo>(m, "Coo", "a COO operand: row, column and value arrays, a shape, and whether "
+                            "the producer promises canonical order")
+      .def(nb::init<InArray, InArray, InArray, std::int64_t, std::int64_t, bool>(),
+           nb::arg("rows"), nb::arg("cols"), nb::arg("vals"), nb::arg("nrows"),
+           nb::arg("ncols"), nb::arg("canonical"));
 
   nb::class_<SparseOptions>(m, "SparseOptions", "ewise::SparseOptions (memory left default)")
       .def(nb::init<>())
@@ -69,27 +130,57 @@ void bind_sparse(nb::module_& m) {
       .def_rw("fill_a", &SparseOptions::fill_a)
       .def_rw("fill_b", &SparseOptions::fill_b);
 
-  m.def("multiply", [](const Coo& a, const Coo& b, const SparseOptions& o) {
+  // Every entry point: device operands run on `stream` (the producer's current stream, chosen
+  // by the Python layer), host operands on the CPU backend; `stream_owner` is kept alive with
+  // a device result (see DeviceResult).
+  m.def("multiply", [](const Coo& a, const Coo& b, const SparseOptions& o, std::uintptr_t stream,
+                       nb::object stream_owner) {
     const CooView va = a.view(), vb = b.view();
-    return to_python(multiply<HostCoo>(va, vb, o));
-  }, "a ⊙ b (COO ⊙ COO): (rows, cols, vals) of the canonical result");
-  m.def("multiply_dense", [](const Coo& a, const InArray& dense, const SparseOptions& o) {
+    return coo_result(va.memory, stream, std::move(stream_owner), [&](auto tag, cudaStream_t s) {
+      return multiply<decltype(tag)>(va, vb, o, s);
+    });
+  }, nb::arg("a"), nb::arg("b"), nb::arg("options"), nb::arg("stream"),
+     nb::arg("stream_owner").none(),
+     "a ⊙ b (COO ⊙ COO): (rows, cols, vals) of the canonical result");
+  m.def("multiply_dense", [](const Coo& a, const InArray& dense, const SparseOptions& o,
+                             std::uintptr_t stream, nb::object stream_owner) {
     const CooView va = a.view();
-    return to_python(multiply<HostCoo>(va, const_view(dense), o));
-  }, "a ⊙ dense in a's pattern: (rows, cols, vals) of the canonical result");
-  m.def("combine", [](const std::string& op, const Coo& a, const Coo& b,
-                      const SparseOptions& o) {
+    const ConstTensorView vd = const_view(dense);
+    return coo_result(va.memory, stream, std::move(stream_owner), [&](auto tag, cudaStream_t s) {
+      return multiply<decltype(tag)>(va, vd, o, s);
+    });
+  }, nb::arg("a"), nb::arg("dense"), nb::arg("options"), nb::arg("stream"),
+     nb::arg("stream_owner").none(),
+     "a ⊙ dense in a's pattern: (rows, cols, vals) of the canonical result");
+  m.def("combine", [](const std::string& op, const Coo& a, const Coo& b, const SparseOptions& o,
+                      std::uintptr_t stream, nb::object stream_owner) {
+    const BinaryOp parsed = parse_op(op);
     const CooView va = a.view(), vb = b.view();
-    return to_python(combine<HostCoo>(parse_op(op), va, vb, o));
-  }, "a op b over the union (COO ⊕ COO): (rows, cols, vals) of the canonical result");
+    return coo_result(va.memory, stream, std::move(stream_owner), [&](auto tag, cudaStream_t s) {
+      return combine<decltype(tag)>(parsed, va, vb, o, s);
+    });
+  }, nb::arg("op"), nb::arg("a"), nb::arg("b"), nb::arg("options"), nb::arg("stream"),
+     nb::arg("stream_owner").none(),
+     "a op b over the union (COO ⊕ COO): (rows, cols, vals) of the canonical result");
   m.def("combine_dense", [](const std::string& op, const Coo& a, const InArray& dense,
-                            const OutArray& out, const SparseOptions& o) {
-    combine(parse_op(op), a.view(), const_view(dense), view(out), o);
-  }, "out = op(densify(a), dense)");
+                            const OutArray& out, const SparseOptions& o, std::uintptr_t stream) {
+    const BinaryOp parsed = parse_op(op);
+    const CooView va = a.view();
+    const ConstTensorView vd = const_view(dense);
+    const TensorView vo = view(out);
+    nb::gil_scoped_release release;
+    combine(parsed, va, vd, vo, o, as_stream(stream));
+  }, nb::arg("op"), nb::arg("a"), nb::arg("dense"), nb::arg("out"), nb::arg("options"),
+     nb::arg("stream"), "out = op(densify(a), dense)");
   m.def("accumulate", [](const std::string& op, const OutArray& dense, const Coo& a,
-                         const SparseOptions& o) {
-    accumulate(parse_op(op), view(dense), a.view(), o);
-  }, "dense = op(dense, a) at a's coordinates, in place");
+                         const SparseOptions& o, std::uintptr_t stream) {
+    const BinaryOp parsed = parse_op(op);
+    const TensorView vd = view(dense);
+    const CooView va = a.view();
+    nb::gil_scoped_release release;
+    accumulate(parsed, vd, va, o, as_stream(stream));
+  }, nb::arg("op"), nb::arg("dense"), nb::arg("a"), nb::arg("options"), nb::arg("stream"),
+     "dense = op(dense, a) at a's coordinates, in place");
 }
 
 }  // namespace ewise::python

@@ -8,6 +8,8 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 
+#include <cuda_runtime_api.h>
+
 #include <cstdint>
 
 #include "ewise/tensor.hpp"
@@ -28,6 +30,11 @@ nb::dlpack::dtype dlpack_dtype(DType t);
 /// Host for kDLCPU; device for kDLCUDA, kDLCUDAHost and kDLCUDAManaged (memory the GPU
 /// addresses); throws nb::value_error for other devices.
 Memory memory_of(int device_type);
+
+/// The stream a Python caller names by its handle (an integer; 0 is the legacy default stream).
+inline cudaStream_t as_stream(std::uintptr_t stream) {
+  return reinterpret_cast<cudaStream_t>(stream);
+}
 
 TensorDesc desc_of(const InArray& a);
 ConstTensorView const_view(const InArray& a);

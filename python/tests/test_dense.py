@@ -237,3 +237,39 @@ def test_device_arrays_checked_not_crashing():
                             Producer(0x3000, 4, 2, 2, 32), None, 0)
     with pytest.raises(ValueError, match="DLPack device"):
         ewise._ewise.binary("add", Producer(0x1000, 4, 10, 2, 32), host, host, None, 0)
+
+
+def test_negative_strides_through_an_array_interface():
+    """The path CuPy arrays with negative strides take (their DLPack export is wrong): a view
+    built from the array interface's byte strides. Checked here with NumPy's interface."""
+    rng = np.random.default_rng(SEED)
+    x = random(rng, (6, 8), np.float32)[::-1, ::-2]
+    b = random(rng, (4,), np.float32)
+    out = np.empty((6, 4), np.float32)
+    view = ewise._interface_view(x, x.__array_interface__, (1, 0))
+    assert ewise.add(view, b, out=out) is out
+    np.testing.assert_array_equal(out, x + b, strict=True)
+    target = np.empty((6, 8), np.float32)[:, ::-2]  # a negative-stride out as well
+    ewise.mul(b, view, out=ewise._interface_view(target, target.__array_interface__, (1, 0)))
+    np.testing.assert_array_equal(target, b * x, strict=True)
+
+
+def test_jax_arrays():
+    """JAX arrays in (DLPack), JAX arrays out (ewise allocates, JAX imports); immutable: no
+    out=. Skips without jax."""
+    jax = pytest.importorskip("jax", reason="jax is not installed")
+    jnp = jax.numpy
+    rng = np.random.default_rng(SEED)
+    for dtype in (np.float16, np.float32, np.int32):
+        a, b = random(rng, (5, 7), dtype), random(rng, (7,), dtype, nonzero=True)
+        for op in ("add", "div", "maximum"):
+            got = getattr(ewise, op)(jnp.asarray(a), jnp.asarray(b))
+            assert isinstance(got, jax.Array) and got.dtype == dtype and got.shape == (5, 7)
+            np.testing.assert_array_equal(np.asarray(got), reference(op, a, b), strict=True)
+    x = jnp.arange(12, dtype=jnp.bfloat16).reshape(3, 4)
+    got = ewise.mul(x, x)
+    assert got.dtype == jnp.bfloat16
+    np.testing.assert_array_equal(np.asarray(got, np.float32), np.asarray(x * x, np.float32))
+    np.testing.assert_array_equal(np.asarray(ewise.sub(jnp.asarray(a), b)), a - b)
+    with pytest.raises(ValueError, match="immutable"):
+        ewise.add(jnp.asarray(a), jnp.asarray(a), out=jnp.asarray(a))

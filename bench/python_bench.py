@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""Times ewise from Python against PyTorch on the same tensors, in one run:
+
+  * host overhead: one small call, a (64, 64) + (64,) float32 add (broadcast), timed on the
+    host (time.perf_counter) over --calls calls (default 10,000) after 200 warm-up calls;
+    per call: ewise.add(a, b), ewise.add(a, b, out=c), ewise.torch.add(a, b) (the
+    torch.library operator) and torch.add(a, b). On the GPU the loop only queues kernels
+    (the stream is synchronized once at the end, so the figure is the host's cost per call
+    while the GPU keeps up); on the CPU it includes the computation;
+  * throughput: a large dense broadcast add ((8192, 8192) + (8192,) float32), COO ⊙ dense and
+    COO + COO (canonical 16384 x 16384 matrices at 1% density, float32, as coalesced
+    torch.sparse_coo tensors; PyTorch's sparse * dense and (A + B) on the same tensors), as
+    the median of --runs samples, each timed with CUDA events (time.perf_counter on the CPU),
+    GB/s counting each operand read once and the result written once.
+
+Runs on CUDA when torch sees a GPU, else on the CPU (smaller sizes: --cpu-scale; the CPU
+backend is ewise's reference, not tuned for speed), and prints a table. Needs torch and the
+ewise package (PYTHONPATH=build/python after building target _ewise).
+
+    python3 bench/python_bench.py [--calls 10000] [--runs 20] [--device cuda|cpu]
+"""
+import argparse
+import statistics
+import sys
+import time
+
+import ewise
+
+try:
+    import torch
+except ImportError:
+    sys.exit("python_bench.py needs torch (python3 -m pip install torch)")
+
+
+def host_overhead(fn, calls, sync):
+    """Seconds per call of fn() over `calls` calls, after a warm-up, on the host's clock."""
+    for _ in range(200):
+        fn()
+    sync()
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    sync()
+    return (time.perf_counter() - start) / calls
+
+
+def throughput(fn, runs, device):
+    """Median seconds of fn() over `runs` samples (CUDA events on the GPU)."""
+    for _ in range(3):
+        fn()
+    samples = []
+    for _ in range(runs):
+        if device == "cuda":
+            begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(
+                enable_timing=True)
+            begin.record()
+            fn()
+            end.record()
+            end.synchronize()
+            samples.append(begin.elapsed_time(end) / 1e3)
+        else:
+            start = time.perf_counter()
+            fn()
+            samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+def random_coo(n, density, device, generator):
+    """A coalesced n x n float32 torch.sparse_coo tensor, every cell stored with `density`."""
+    nnz = int(n * n * density)
+    keys = torch.unique(torch.randint(0, n * n, (nnz,), generator=generator))
+    indices = torch.stack((keys // n, keys % n))
+    vals = torch.rand(keys.numel(), generator=generator) * 8 - 4
+    return torch.sparse_coo_tensor(indices, vals, (n, n), is_coalesced=True,
+                                   check_invariants=False).to(device)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--calls", type=int, default=10_000)
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--device", choices=("cuda", "cpu"),
+                        default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--cpu-scale", type=int, default=8,
+                        help="on the CPU, divide the throughput cases' extents by this")
+    args = parser.parse_args()
+    device = args.device
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    g = torch.Generator().manual_seed(1)
+    print(f"device: {torch.cuda.get_device_name() if device == 'cuda' else 'cpu'}, "
+          f"torch {torch.__version__}, ewise GPU: {ewise.gpu_available()}")
+
+    a = torch.randn(64, 64, generator=g).to(device)
+    b = torch.randn(64, generator=g).to(device)
+    c = torch.empty_like(a)
+    assert torch.equal(ewise.add(a, b), torch.add(a, b))
+    rows = [("ewise.add(a, b)", lambda: ewise.add(a, b)),
+            ("ewise.add(a, b, out=c)", lambda: ewise.add(a, b, out=c)),
+            ("ewise.torch.add(a, b)", lambda: ewise.torch.add(a, b)),
+            ("torch.add(a, b)", lambda: torch.add(a, b))]
+    print(f"\nhost overhead: (64, 64) + (64,) float32, {args.calls} calls")
+    print(f"| call | us/call |\n| --- | ---: |")
+    for name, fn in rows:
+        print(f"| {name} | {host_overhead(fn, args.calls, sync) * 1e6:.2f} |")
+
+    scale = 1 if device == "cuda" else args.cpu_scale
+    n, sn = 8192 // scale, 16384 // scale
+    x = torch.randn(n, n, generator=g).to(device)
+    bias = torch.randn(n, generator=g).to(device)
+    out = torch.empty_like(x)
+    assert torch.equal(ewise.add(x, bias, out=out), x + bias)
+    sa, sb = random_coo(sn, 0.01, device, g), random_coo(sn, 0.01, device, g)
+    dense = torch.randn(sn, sn, generator=g).to(device)
+    assert torch.equal(ewise.sparse.multiply(sa, dense).to_dense(), (sa * dense).to_dense())
+    assert torch.equal(ewise.sparse.add(sa, sb).to_dense(), (sa + sb).to_dense())
+    nnz_a, nnz_b = sa._nnz(), sb._nnz()
+    # bytes: a COO entry is 2 int64 indices + 1 float32 value (20 bytes)
+    dense_bytes = 4 * (2 * n * n + n)
+    mul_bytes = 20 * nnz_a * 2 + 4 * nnz_a  # a read, a's pattern written, dense gathered
+    union = ewise.sparse.add(sa, sb)._nnz()
+    add_bytes = 20 * (nnz_a + nnz_b + union)
+    cases = [
+        (f"dense ({n}, {n}) + ({n},)", dense_bytes,
+         lambda: ewise.add(x, bias, out=out), lambda: torch.add(x, bias, out=out)),
+        (f"COO * dense {sn}^2, nnz {nnz_a}", mul_bytes,
+         lambda: ewise.sparse.multiply(sa, dense), lambda: sa * dense),
+        (f"COO + COO {sn}^2, nnz {nnz_a} + {nnz_b}", add_bytes,
+         lambda: ewise.sparse.add(sa, sb), lambda: (sa + sb).coalesce()),
+    ]
+    print(f"\nthroughput ({'CUDA events' if device == 'cuda' else 'host clock'}, "
+          f"median of {args.runs})")
+    print("| case | ewise ms | ewise GB/s | torch ms | torch GB/s |\n| --- | ---: | ---: | ---: "
+          "| ---: |")
+    for name, nbytes, ours, theirs in cases:
+        t_ours, t_theirs = throughput(ours, args.runs, device), throughput(theirs, args.runs,
+                                                                           device)
+        print(f"| {name} | {t_ours * 1e3:.3f} | {nbytes / t_ours / 1e9:.1f} | "
+              f"{t_theirs * 1e3:.3f} | {nbytes / t_theirs / 1e9:.1f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,232 @@
+"""ewise with PyTorch CPU tensors: the plain dense and sparse API on torch tensors, the
+ewise.torch operators (autograd checked by torch.autograd.gradcheck in float64, torch.compile
+with fullgraph=True, torch.library.opcheck), and sparse ⊙ dense with autograd. Values are
+checked against torch's own operations (integers and floats exactly: both round once).
+Skips without torch; the same checks on CUDA tensors are in test_gpu.py.
+"""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import ewise
+
+torch = pytest.importorskip("torch", reason="torch is not installed (CI runs without it)")
+
+SEED = int(os.environ.get("EWISE_SEED", "20240615"))
+print(f"seed {SEED} (EWISE_SEED replays)", file=sys.stderr)
+
+DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.int32,
+          torch.int64]
+TORCH_OPS = {"add": torch.add, "sub": torch.sub, "mul": torch.mul, "minimum": torch.minimum,
+             "maximum": torch.maximum}
+# (a's shape, b's shape): both broadcast, b lower rank, b scalar, a broadcast by b.
+SHAPES = [((3, 1, 5), (4, 1)), ((2, 6), (6,)), ((4, 3), ()), ((1, 3), (2, 3))]
+
+
+def random(generator, shape, dtype):
+    if dtype.is_floating_point:
+        return (torch.randn(shape, generator=generator, dtype=torch.float64) * 8).to(dtype)
+    return torch.randint(-1000, 1000, shape, generator=generator).to(dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_plain_api_on_torch_tensors(dtype):
+    g = torch.Generator().manual_seed(SEED)
+    a, b = random(g, (6, 8), dtype), random(g, (8,), dtype)
+    for name, fn in TORCH_OPS.items():
+        got = getattr(ewise, name)(a.t().contiguous().t(), b)  # strided a, broadcast b
+        assert isinstance(got, torch.Tensor) and got.dtype == dtype
+        assert torch.equal(got, fn(a, b)), name
+        via_op = getattr(ewise.torch, name)(a, b)
+        assert torch.equal(via_op, fn(a, b)), name
+
+
+def test_operators_are_registered():
+    g = torch.Generator().manual_seed(SEED)
+    a, b = random(g, (3, 4), torch.float32), random(g, (4,), torch.float32)
+    assert torch.equal(torch.ops.ewise.binary("mul", a, b, None), a * b)
+    out = torch.empty(3, 4)
+    torch.ops.ewise.binary_out("sub", a, b, out, None)
+    assert torch.equal(out, a - b)
+    for shapes in SHAPES:
+        x = random(g, shapes[0], torch.float64).requires_grad_()
+        y = random(g, shapes[1], torch.float64).requires_grad_()
+        torch.library.opcheck(torch.ops.ewise.binary.default, ("max", x, y, None))
+    torch.library.opcheck(torch.ops.ewise.binary_out.default, ("add", a, b, out, None))
+
+
+@pytest.mark.parametrize("shapes", SHAPES, ids=str)
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div", "minimum", "maximum"])
+def test_gradcheck(op, shapes):
+    g = torch.Generator().manual_seed(SEED)
+    a = torch.randn(shapes[0], generator=g, dtype=torch.float64, requires_grad=True)
+    b = torch.randn(shapes[1], generator=g, dtype=torch.float64, requires_grad=True)
+    if op == "div":
+        b = (b.detach().abs() + 0.5).requires_grad_()  # away from 0
+    fn = getattr(ewise.torch, op)
+    assert torch.autograd.gradcheck(fn, (a, b))
+    assert torch.autograd.gradgradcheck(fn, (a, b))
+    # the plain API records the same operator when an operand requires a gradient
+    y = getattr(ewise, op)(a, b)
+    assert y.requires_grad and "ewise_binary" in type(y.grad_fn).__name__
+
+
+def test_min_max_gradient_ties_and_broadcast():
+    """Ties give each operand half, as torch.minimum / torch.maximum; broadcast dims summed."""
+    a = torch.tensor([[1.0, 2.0, 3.0], [3.0, 2.0, 1.0]], dtype=torch.float64,
+                     requires_grad=True)
+    b = torch.tensor([2.0, 2.0, 2.0], dtype=torch.float64, requires_grad=True)
+    for name, reference in [("minimum", torch.minimum), ("maximum", torch.maximum)]:
+        got = torch.autograd.grad(getattr(ewise.torch, name)(a, b).sum(), (a, b))
+        want = torch.autograd.grad(reference(a, b).sum(), (a, b))
+        for x, y in zip(got, want):
+            assert torch.equal(x, y), name
+    assert torch.equal(got[1], torch.tensor([1.0, 1.0, 1.0], dtype=torch.float64))
+
+
+def test_out_and_errors():
+    g = torch.Generator().manual_seed(SEED)
+    a, b = random(g, (5, 4), torch.float32), random(g, (4,), torch.float32)
+    out = torch.empty(5, 4)
+    assert ewise.torch.div(a, b, out=out) is out
+    assert torch.equal(out, a / b)
+    c = a.clone()
+    ewise.torch.maximum(c, b, out=c)  # in place
+    assert torch.equal(c, torch.maximum(a, b))
+    assert torch.equal(ewise.torch.add(a, 2), a + 2)  # a number becomes a 0-d tensor
+    with pytest.raises(RuntimeError, match="out= does not support autograd"):
+        ewise.torch.add(a.requires_grad_(), b, out=out)
+    a.requires_grad_(False)
+    with pytest.raises(ValueError, match="unknown op"):
+        ewise.torch.binary("pow", a, b)
+    with pytest.raises(ValueError, match="dtype"):
+        ewise.torch.add(a, b.double())
+    with pytest.raises(ValueError, match=r"cannot broadcast \(5,4\) with \(3,\)"):
+        ewise.torch.add(a, torch.ones(3))
+    with pytest.raises(TypeError, match="not a torch.Tensor"):
+        ewise.torch.add(np.ones(3, np.float32), b)
+    with pytest.raises(TypeError, match="not a torch.Tensor or a number"):
+        ewise.torch.add(a, "1")
+
+
+def test_compile_fullgraph():
+    """torch.compile(fullgraph=True) raises at the first graph break: there is none."""
+    def step(x, w, bias, out):
+        y = ewise.torch.maximum(ewise.torch.add(ewise.torch.mul(x, w), bias), 0.0)
+        ewise.torch.sub(y, bias, out=out)
+        return y * 2, out
+
+    compiled = torch.compile(step, fullgraph=True)
+    g = torch.Generator().manual_seed(SEED)
+    x, w, bias = (random(g, s, torch.float32) for s in ((16, 32), (16, 32), (32,)))
+    out = torch.empty(16, 32)
+    y, got_out = compiled(x, w, bias, out)
+    want = torch.maximum(x * w + bias, torch.tensor(0.0))
+    assert torch.equal(y, want * 2)
+    assert got_out is out and torch.equal(out, want - bias)
+    # and its backward, through the registered autograd formulas
+    xg = x.double().requires_grad_()
+    loss = torch.compile(lambda t: ewise.torch.mul(t, t).sum(), fullgraph=True)(xg)
+    (grad,) = torch.autograd.grad(loss, xg)
+    assert torch.allclose(grad, 2 * xg.detach())
+
+
+def random_sparse(generator, shape, dtype, nnz=40):
+    """Unsorted, about a fifth of the entries duplicates, small integer values (exact sums)."""
+    rows = torch.randint(0, shape[0], (nnz,), generator=generator)
+    cols = torch.randint(0, shape[1], (nnz,), generator=generator)
+    rows[nnz // 2:nnz // 2 + nnz // 5] = rows[:nnz // 5]
+    cols[nnz // 2:nnz // 2 + nnz // 5] = cols[:nnz // 5]
+    vals = torch.randint(-4, 5, (nnz,), generator=generator).to(dtype)
+    return torch.sparse_coo_tensor(torch.stack((rows, cols)), vals, shape,
+                                   check_invariants=True)
+
+
+def assert_canonical(c, shape, dtype):
+    assert c.layout is torch.sparse_coo and c.is_coalesced() and c.dtype == dtype
+    assert tuple(c.shape) == shape
+    key = c._indices()[0] * shape[1] + c._indices()[1]
+    assert bool((key[1:] > key[:-1]).all())
+
+
+def stored(x):
+    """The coordinates a sparse tensor stores (duplicates once)."""
+    return set(map(tuple, x._indices().t().tolist()))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int32, torch.int64],
+                         ids=str)
+def test_sparse_torch_cpu(dtype):
+    g = torch.Generator().manual_seed(SEED)
+    shape = (13, 17)
+    a, b = random_sparse(g, shape, dtype), random_sparse(g, shape, dtype)
+    ad, bd = a.to_dense(), b.to_dense()
+    for coalesced in (False, True):  # a coalesced operand is passed as canonical
+        x = a.coalesce() if coalesced else a
+        c = ewise.sparse.multiply(x, b)
+        assert_canonical(c, shape, dtype)
+        assert stored(c) == stored(a) & stored(b)
+        assert torch.equal(c.to_dense(), ad * bd)
+    for name, fn in [("add", torch.add), ("sub", torch.sub), ("minimum", torch.minimum),
+                     ("maximum", torch.maximum)]:
+        c = getattr(ewise.sparse, name)(a, b)
+        assert_canonical(c, shape, dtype)
+        assert stored(c) == stored(a) | stored(b)
+        assert torch.equal(c.to_dense(), fn(ad, bd)), name
+    for dense in (random(g, shape, dtype), random(g, (shape[1],), dtype),
+                  random(g, (shape[0], 1), dtype)):
+        c = ewise.sparse.multiply(a, dense)
+        assert_canonical(c, shape, dtype)
+        assert stored(c) == stored(a)
+        assert torch.equal(c.to_dense(), ad * dense)
+        assert torch.equal(ewise.sparse.add(a, dense), ad + dense)
+        out = torch.empty(shape, dtype=dtype)
+        assert ewise.sparse.maximum(a, dense, out=out) is out
+        assert torch.equal(out, torch.maximum(ad, dense))
+    w = random(g, shape, dtype)
+    want = w + ad
+    assert ewise.sparse.accumulate("add", w, a) is w
+    assert torch.equal(w, want)
+    empty = torch.sparse_coo_tensor(torch.zeros(2, 0, dtype=torch.int64),
+                                    torch.zeros(0, dtype=dtype), shape, check_invariants=True)
+    c = ewise.sparse.multiply(a, empty)
+    assert_canonical(c, shape, dtype)
+    assert c._nnz() == 0
+
+
+def test_sparse_torch_layouts_and_errors():
+    g = torch.Generator().manual_seed(SEED)
+    a = random_sparse(g, (6, 5), torch.float64)
+    for x in (a.to_sparse_csr(), a.to_sparse_csc()):  # converted to COO
+        assert torch.equal(ewise.sparse.add(x, a).to_dense(), 2 * a.to_dense())
+    hybrid = torch.sparse_coo_tensor(a._indices(), torch.ones(a._nnz(), 3), (6, 5, 3))
+    with pytest.raises(ValueError, match="2 sparse and 1 dense dimensions"):
+        ewise.sparse.multiply(hybrid, hybrid)
+    with pytest.raises(ValueError, match="dtype|f32"):
+        ewise.sparse.multiply(a, torch.ones(6, 5, dtype=torch.float32))
+    bad = torch.sparse_coo_tensor(torch.tensor([[3, 1], [0, 0]]),
+                                  torch.ones(2, dtype=torch.float64), (6, 5), is_coalesced=True,
+                                  check_invariants=False)  # a false promise
+    with pytest.raises(ValueError, match="canonical|increasing"):
+        ewise.sparse.multiply(bad, a)
+    with pytest.raises(TypeError, match="torch.sparse_coo"):
+        ewise.torch.sparse_multiply(a.to_dense(), a.to_dense())
+
+
+@pytest.mark.parametrize("dense_shape", [(5, 7), (7,), (5, 1), ()], ids=str)
+def test_sparse_multiply_gradcheck(dense_shape):
+    g = torch.Generator().manual_seed(SEED)
+    a = random_sparse(g, (5, 7), torch.float64, nnz=12)  # with duplicates
+    indices = a._indices()
+    values = torch.randn(a._nnz(), generator=g, dtype=torch.float64, requires_grad=True)
+    dense = torch.randn(dense_shape, generator=g, dtype=torch.float64, requires_grad=True)
+
+    def fn(values, dense):
+        x = torch.sparse_coo_tensor(indices, values, (5, 7), check_invariants=True)
+        return ewise.sparse.multiply(x, dense).to_dense()
+
+    assert torch.autograd.gradcheck(fn, (values, dense))
+    with pytest.raises(ValueError, match="drop_zeros"):
+        ewise.torch.sparse_multiply(a.detach().requires_grad_(), dense, drop_zeros=True)

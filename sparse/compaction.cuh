@@ -286,18 +286,7 @@ __device__ void finish_long_runs(bool pending, K key, std::int64_t next, std::in
       for (int u = 0; u < kSteps; ++u) {
         if (!more) break;
         const int count = __popc(__ballot_sync(0xffffffffu, in[u]));
-        // Eight shuffles, independent of the sum, issue before their eight adds (predicated on
-        // the count), so the serial chain waits for a shuffle once per eight entries. Eight,
-        // not 32: sorted_runs_kernel inlines this once per item, and all 32 unrolled made its
-        // code so large that the embedding gradient's accumulate went from 2.34 to 3.08 ms.
-        for (int t0 = 0; t0 < count; t0 += 8) {
-          C v[8];
-#pragma unroll
-          for (int t = 0; t < 8; ++t) v[t] = __shfl_sync(0xffffffffu, x[u], (t0 + t) & 31);
-#pragma unroll
-          for (int t = 0; t < 8; ++t)
-            if (t0 + t < count) sum = ops::Add{}(sum, v[t]);
-        }
+        for (int t = 0; t < count; ++t) sum = ops::Add{}(sum, __shfl_sync(0xffffffffu, x[u], t));
         j += count;
         more = count == 32;
       }

@@ -39,13 +39,15 @@ __all__ = ["binary", "add", "sub", "mul", "div", "minimum", "maximum", "sparse_m
 
 @torch.library.custom_op("ewise::binary", mutates_args=())
 def _binary(op: str, a: torch.Tensor, b: torch.Tensor, kernel: Optional[str]) -> torch.Tensor:
-    return _ewise_binary(op, a, b, kernel=kernel)
+    # detach(): under autograd the op gets its inputs as they are (requires_grad set), and
+    # torch refuses to export such tensors through DLPack; the gradient is the op's own.
+    return _ewise_binary(op, a.detach(), b.detach(), kernel=kernel)
 
 
 @torch.library.custom_op("ewise::binary_out", mutates_args=("out",))
 def _binary_out(op: str, a: torch.Tensor, b: torch.Tensor, out: torch.Tensor,
                 kernel: Optional[str]) -> None:
-    _ewise_binary(op, a, b, out=out, kernel=kernel)
+    _ewise_binary(op, a.detach(), b.detach(), out=out, kernel=kernel)
 
 
 def _check(a, b):

@@ -259,17 +259,20 @@ def test_jax_arrays():
     out=. Skips without jax."""
     jax = pytest.importorskip("jax", reason="jax is not installed")
     jnp = jax.numpy
-    rng = np.random.default_rng(SEED)
-    for dtype in (np.float16, np.float32, np.int32):
-        a, b = random(rng, (5, 7), dtype), random(rng, (7,), dtype, nonzero=True)
-        for op in ("add", "div", "maximum"):
-            got = getattr(ewise, op)(jnp.asarray(a), jnp.asarray(b))
-            assert isinstance(got, jax.Array) and got.dtype == dtype and got.shape == (5, 7)
-            np.testing.assert_array_equal(np.asarray(got), reference(op, a, b), strict=True)
-    x = jnp.arange(12, dtype=jnp.bfloat16).reshape(3, 4)
-    got = ewise.mul(x, x)
-    assert got.dtype == jnp.bfloat16
-    np.testing.assert_array_equal(np.asarray(got, np.float32), np.asarray(x * x, np.float32))
-    np.testing.assert_array_equal(np.asarray(ewise.sub(jnp.asarray(a), b)), a - b)
-    with pytest.raises(ValueError, match="immutable"):
-        ewise.add(jnp.asarray(a), jnp.asarray(a), out=jnp.asarray(a))
+    # On the CPU backend: a JAX that defaults to a GPU would put these arrays there, where
+    # mixing them with NumPy operands is a ValueError (test_gpu.py covers JAX on the GPU).
+    with jax.default_device(jax.devices("cpu")[0]):
+        rng = np.random.default_rng(SEED)
+        for dtype in (np.float16, np.float32, np.int32):
+            a, b = random(rng, (5, 7), dtype), random(rng, (7,), dtype, nonzero=True)
+            for op in ("add", "div", "maximum"):
+                got = getattr(ewise, op)(jnp.asarray(a), jnp.asarray(b))
+                assert isinstance(got, jax.Array) and got.dtype == dtype and got.shape == (5, 7)
+                np.testing.assert_array_equal(np.asarray(got), reference(op, a, b), strict=True)
+        x = jnp.arange(12, dtype=jnp.bfloat16).reshape(3, 4)
+        got = ewise.mul(x, x)
+        assert got.dtype == jnp.bfloat16
+        np.testing.assert_array_equal(np.asarray(got, np.float32), np.asarray(x * x, np.float32))
+        np.testing.assert_array_equal(np.asarray(ewise.sub(jnp.asarray(a), b)), a - b)
+        with pytest.raises(ValueError, match="immutable"):
+            ewise.add(jnp.asarray(a), jnp.asarray(a), out=jnp.asarray(a))

@@ -1,7 +1,7 @@
 // sparse/merge_path.cuh — the merge-path tiling shared by the intersection (merge.cu) and the
 // union (union.cu) of two sorted key sequences Q and S: the partition of the merge into tiles
-// of kTile entries, and the staging of a tile's keys in shared memory with the index checks of
-// the entries it holds.
+// of kTile entries, the staging of a tile's keys in shared memory with the index checks of the
+// entries it holds, and the split of a tile among its threads.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -119,6 +119,25 @@ __device__ __forceinline__ void stage_merge_tile(QK q, SK s, std::int64_t ns, co
       }
     }
   }
+}
+
+/// The calling thread's part of a staged tile of nQ + nS entries: the kItems positions of the
+/// merge from d0 = min(threadIdx.x * kItems, nQ + nS) on, which start at Q[i] and S[j] with
+/// i + j = d0 (merge_partition_kernel's diagonal search, on the tile's Q[0, nQ) and S[0, nS) in
+/// shared memory).
+struct ThreadMerge {
+  int d0, i, j;
+};
+template <class KT>
+__device__ __forceinline__ ThreadMerge thread_merge_split(const KT* Q, int nQ, const KT* S, int nS) {
+  const int d0 = std::min(static_cast<int>(threadIdx.x) * kItems, nQ + nS);
+  int lo = std::max(0, d0 - nS), hi = std::min(d0, nQ);
+  while (lo < hi) {
+    const int mid = (lo + hi) >> 1;
+    if (Q[mid] <= S[d0 - 1 - mid]) lo = mid + 1;
+    else hi = mid;
+  }
+  return {d0, lo, d0 - lo};
 }
 
 /// Calls f(q accessor, s accessor, KT{}) for two key sequences over matrices of one shape and

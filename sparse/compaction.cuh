@@ -175,6 +175,9 @@ struct SinglePassTiles {
     state.InitializeStatus(static_cast<int>(tiles));
     if (blockIdx.x == 0 && threadIdx.x == 0) *ticket = 0;
   }
+  /// reset() in a kernel of its own on `stream`, where no kernel before the one that takes the
+  /// tiles has the threads to do it.
+  void launch_reset(cudaStream_t stream) const;
 
   /// The block's tile (block-wide).
   __device__ std::int64_t take() const {
@@ -184,7 +187,8 @@ struct SinglePassTiles {
     return tile;
   }
 
-  /// The number of entries tiles 0 .. tile - 1 output, given this tile's `count` (block-wide).
+  /// The number of entries tiles 0 .. tile - 1 output, given this tile's `count` (block-wide;
+  /// ends with a block barrier).
   __device__ std::int64_t exclusive(std::int64_t tile, unsigned count) {
     __shared__ typename LookBack::TempStorage look_back;
     __shared__ std::int64_t prefix;

@@ -53,14 +53,7 @@ __global__ void __launch_bounds__(kBlock)
 
   const KT* Q = sm + 1;
   const KT* S = sm + 1 + nQ;
-  const int d0 = std::min(static_cast<int>(threadIdx.x) * kItems, len);
-  int lo = std::max(0, d0 - nS), hi = std::min(d0, nQ);
-  while (lo < hi) {
-    const int mid = (lo + hi) >> 1;
-    if (Q[mid] <= S[d0 - 1 - mid]) lo = mid + 1;
-    else hi = mid;
-  }
-  int i = lo, j = d0 - lo;
+  auto [d0, i, j] = thread_merge_split(Q, nQ, S, nS);
   TileMatch found[kItems];
   unsigned mask = 0;
 #pragma unroll

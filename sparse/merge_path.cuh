@@ -1,7 +1,8 @@
 // sparse/merge_path.cuh — the merge-path tiling shared by the intersection (merge.cu) and the
 // union (union.cu) of two sorted key sequences Q and S: the partition of the merge into tiles
-// of kTile entries, and the staging of a tile's keys in shared memory with the index checks of
-// the entries it holds.
+// of kTile entries (a kernel for every split, or each block its own), the staging of a tile's
+// keys in shared memory with the index checks of the entries it holds, and the split of a tile
+// among its threads.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -31,6 +32,34 @@ __global__ void merge_partition_kernel(QK q, std::int64_t nq, SK s, std::int64_t
   q_split[t] = lo;
 }
 
+/// How many Q entries lie among the first diag entries of the merge (diag <= nq + ns), found
+/// by the 32 lanes of a warp together, all of which call it: for sorted Q and S the value
+/// merge_partition_kernel finds. That search's predicate, Q[i] <= S[diag - 1 - i], holds for a
+/// prefix of [lo, hi); each step the lanes test 32 evenly spaced points of [lo, hi) at once
+/// and keep the interval after the last point of the prefix, so a step is one round of loads
+/// and about log_32 (not log_2) of the range steps are taken. Whatever the operands hold (a
+/// broken canonical promise), the result lies in [max(0, diag - ns), min(diag, nq)] and is the
+/// same for every call with the same diag.
+template <class QK, class SK>
+__device__ std::int64_t warp_merge_split(QK q, std::int64_t nq, SK s, std::int64_t ns,
+                                         std::int64_t diag) {
+  const int lane = static_cast<int>(threadIdx.x & 31);
+  std::int64_t lo = std::max<std::int64_t>(0, diag - ns), hi = std::min(diag, nq);
+  // The predicate holds below lo; at hi it fails (or hi is the end of the range).
+  while (lo < hi) {
+    const std::int64_t step = (hi - lo + 31) / 32;
+    const std::int64_t i = lo + lane * step;
+    const bool holds = i < hi && q[i] <= s[diag - 1 - i];
+    const unsigned ballot = __ballot_sync(0xffffffffu, holds);
+    // c: how many of the lanes' points, from lane 0 on, are in the prefix.
+    const int c = ballot == 0xffffffffu ? 32 : __ffs(~ballot) - 1;
+    if (c == 0) break;  // the predicate fails at lo
+    hi = std::min(hi, lo + c * step);
+    lo += (c - 1) * step + 1;
+  }
+  return lo;
+}
+
 /// Merge tile t: entries [diag0, diag0 + len) of the merge, Q[q0, q0 + nQ) and S[s0, s0 + nS).
 struct MergeTile {
   std::int64_t diag0 = 0, q0 = 0, s0 = 0, s1 = 0;
@@ -42,11 +71,17 @@ struct MergeTile {
   /// operands (a broken canonical promise): uniform across the block.
   __device__ bool locate(std::int64_t t, std::int64_t nq, std::int64_t ns,
                          const std::int64_t* q_split) {
+    return locate(t, nq, ns, q_split[t], q_split[t + 1]);
+  }
+
+  /// The same from the Q entries before the tile (q_begin) and before the next (q_end).
+  __device__ bool locate(std::int64_t t, std::int64_t nq, std::int64_t ns, std::int64_t q_begin,
+                         std::int64_t q_end) {
     diag0 = t * kTile;
     const std::int64_t diag1 = std::min(diag0 + kTile, nq + ns);
     len = static_cast<int>(diag1 - diag0);
-    q0 = q_split[t];
-    const std::int64_t q1 = q_split[t + 1];
+    q0 = q_begin;
+    const std::int64_t q1 = q_end;
     if (q1 < q0 || q1 - q0 > len) return false;
     nQ = static_cast<int>(q1 - q0);
     nS = len - nQ;
@@ -119,6 +154,25 @@ __device__ __forceinline__ void stage_merge_tile(QK q, SK s, std::int64_t ns, co
       }
     }
   }
+}
+
+/// The calling thread's part of a staged tile of nQ + nS entries: the kItems positions of the
+/// merge from d0 = min(threadIdx.x * kItems, nQ + nS) on, which start at Q[i] and S[j] with
+/// i + j = d0 (merge_partition_kernel's diagonal search, on the tile's Q[0, nQ) and S[0, nS) in
+/// shared memory).
+struct ThreadMerge {
+  int d0, i, j;
+};
+template <class KT>
+__device__ __forceinline__ ThreadMerge thread_merge_split(const KT* Q, int nQ, const KT* S, int nS) {
+  const int d0 = std::min(static_cast<int>(threadIdx.x) * kItems, nQ + nS);
+  int lo = std::max(0, d0 - nS), hi = std::min(d0, nQ);
+  while (lo < hi) {
+    const int mid = (lo + hi) >> 1;
+    if (Q[mid] <= S[d0 - 1 - mid]) lo = mid + 1;
+    else hi = mid;
+  }
+  return {d0, lo, d0 - lo};
 }
 
 /// Calls f(q accessor, s accessor, KT{}) for two key sequences over matrices of one shape and

@@ -1267,12 +1267,18 @@ TEST_F(SparseGpu, UnionLargerMatricesAndKeyWidths) {
   unsorted.duplicate_fraction = 0.1;
   const HostCoo a = verify::random_coo(16384, 16384, 1e-3, seed_, unsorted);
   check_union_all(a, partner(a, 1e-3, 0.5, seed_ + 1, verify::CooGenOptions{}), "16384^2 1e-3");
+  // Both canonical (the single pass) over some 300 tiles.
+  const HostCoo c = verify::random_coo(16384, 16384, 1e-3, seed_ + 6);
+  check_union_all(c, partner(c, 1e-3, 0.5, seed_ + 7, verify::CooGenOptions{}),
+                  "16384^2 1e-3 canonical");
   // Keys over 32 bits: 2^17 x 2^17 cells, with i32 and i64 indices.
   for (const IndexType index : {IndexType::i32, IndexType::i64}) {
     verify::CooGenOptions o;
     o.index = index;
     o.dtype = DType::f64;
     const HostCoo w = verify::random_coo(1 << 17, 1 << 17, 1e-6, seed_ + 2, o);
+    check_union_all(w, partner(w, 1e-6, 0.5, seed_ + 8, o),
+                    std::string("wide keys canonical ") + index_name(index));
     o.unsorted = true;
     o.duplicate_fraction = 0.3;
     check_union_all(w, partner(w, 1e-6, 0.5, seed_ + 3, o),
@@ -1346,6 +1352,27 @@ TEST_F(SparseGpu, UnionNaNValuesLeaveCanonical) {
     values.allow_zero = true;
     check_union_dense(a, seed_ + 2, name + " NaNs", values);
   }
+}
+
+TEST_F(SparseGpu, UnionBrokenCanonicalPromise) {
+  EWISE_REQUIRE_GPU();
+  // Entries in reverse order marked canonical, over several merge tiles: splits that sorted
+  // operands cannot give.
+  const HostCoo good = verify::random_coo(200, 200, 0.2, seed_);
+  std::vector<Raw> e = raw_entries(good);
+  std::reverse(e.begin(), e.end());
+  const DeviceCoo g = to_device(good), back = to_device(assemble(good.desc(), e, true));
+  SparseOptions unchecked;
+  unchecked.validate_indices = false;
+  for (const BinaryOp op : kUnionOps) {
+    expect_invalid([&] { combine(op, g, back); }, {"b is marked canonical", "entry 1 "});
+    expect_invalid([&] { combine(op, back, g); }, {"a is marked canonical", "entry 1 "});
+    expect_invalid([&] { combine(op, back, back); }, {"a is marked canonical", "entry 1 "});
+    // Unchecked, broken input gives some result but stays inside its buffers (memcheck).
+    EXPECT_NO_THROW(combine(op, g, back, unchecked));
+    EXPECT_NO_THROW(combine(op, back, back, unchecked));
+  }
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
 }
 
 TEST_F(SparseGpu, UnionBadInputThrowsBeforeWriting) {

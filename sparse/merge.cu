@@ -37,15 +37,8 @@ __global__ void __launch_bounds__(kBlock)
                        TileMatch* staging, std::int64_t* counts, std::int64_t* bad_split) {
   __shared__ KT sm[kTile + 2];
   const std::int64_t t = blockIdx.x;
-  if (t == tiles - 1 && threadIdx.x == 0) counts[tiles] = 0;
   MergeTile m;
-  if (!m.locate(t, nq, ns, q_split)) {  // uniform across the block
-    if (threadIdx.x == 0) {
-      counts[t] = 0;
-      *bad_split = 1;
-    }
-    return;
-  }
+  if (!begin_counted_tile(t, tiles, nq, ns, q_split, counts, bad_split, m)) return;
   stage_merge_tile(q, s, ns, m, qcheck, scheck, sm, static_cast<KT*>(nullptr));
   const int len = m.len, nQ = m.nQ, nS = m.nS;
   const std::int64_t q0 = m.q0;

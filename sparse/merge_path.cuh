@@ -93,6 +93,25 @@ struct MergeTile {
   }
 };
 
+/// The start of counted tile t of a two-pass merge (the intersection's and the union's match
+/// kernels): the last tile zeroes counts[tiles], so the exclusive scan of the counts ends with
+/// the total; m takes the tile's bounds. A split that cannot come from sorted operands (a broken
+/// canonical promise) sets *bad_split and counts[t] = 0 and returns false: the tile does nothing.
+/// Uniform across the block.
+__device__ __forceinline__ bool begin_counted_tile(std::int64_t t, std::int64_t tiles,
+                                                   std::int64_t nq, std::int64_t ns,
+                                                   const std::int64_t* q_split,
+                                                   std::int64_t* counts, std::int64_t* bad_split,
+                                                   MergeTile& m) {
+  if (t == tiles - 1 && threadIdx.x == 0) counts[tiles] = 0;
+  if (m.locate(t, nq, ns, q_split)) return true;
+  if (threadIdx.x == 0) {
+    counts[t] = 0;
+    *bad_split = 1;
+  }
+  return false;
+}
+
 /// Stages the tile's keys as KT: sm[0] = Q[q0 - 1], sm[1 + e] = tile entry e (Q part, then S
 /// part), sm[1 + len] = S[s1] (every load is issued before any is used), and, when s_prev is
 /// given, *s_prev = S[s0 - 1] (when s0 > 0). Runs the index checks of the entries the tile

@@ -93,15 +93,8 @@ __global__ void __launch_bounds__(kBlock)
   __shared__ KT sm[kTile + 2];
   __shared__ KT s_before;
   const std::int64_t t = blockIdx.x;
-  if (t == tiles - 1 && threadIdx.x == 0) counts[tiles] = 0;
   MergeTile m;
-  if (!m.locate(t, nq, ns, q_split)) {  // uniform across the block
-    if (threadIdx.x == 0) {
-      counts[t] = 0;
-      *bad_split = 1;
-    }
-    return;
-  }
+  if (!begin_counted_tile(t, tiles, nq, ns, q_split, counts, bad_split, m)) return;
   stage_merge_tile(q, s, ns, m, qcheck, scheck, sm, &s_before);
   TileOutput found[kItems];
   const unsigned mask = mark_outputs(sm, m, q_unique, s_unique, &s_before, found);

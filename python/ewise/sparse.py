@@ -88,21 +88,17 @@ def _torch():
 def _operand(x, what):
     """x as an _Operand; TypeError for anything but a sparse matrix ewise takes."""
     framework = _sparse_framework(x)
-    if framework == "scipy":
+    if framework in ("scipy", "cupyx"):
+        if framework == "scipy":
+            xp = numpy
+        else:
+            import cupy as xp
         coo = x.tocoo(copy=False)
         rows, cols, vals = coo.row, coo.col, coo.data
         if rows.dtype != cols.dtype:
             rows, cols = rows.astype(numpy.int64), cols.astype(numpy.int64)
-        rows, cols, vals = (numpy.ascontiguousarray(v) for v in (rows, cols, vals))
-        return _Operand("scipy", rows, cols, vals, coo.shape, False)
-    if framework == "cupyx":
-        import cupy
-        coo = x.tocoo()
-        rows, cols, vals = coo.row, coo.col, coo.data
-        if rows.dtype != cols.dtype:
-            rows, cols = rows.astype(numpy.int64), cols.astype(numpy.int64)
-        rows, cols, vals = (cupy.ascontiguousarray(v) for v in (rows, cols, vals))
-        return _Operand("cupyx", rows, cols, vals, coo.shape, False)
+        rows, cols, vals = (xp.ascontiguousarray(v) for v in (rows, cols, vals))
+        return _Operand(framework, rows, cols, vals, coo.shape, False)
     if framework == "torch":
         torch = _torch()
         if x.layout in (torch.sparse_csr, torch.sparse_csc):

@@ -15,6 +15,8 @@ Errors: ValueError for invalid arguments (shapes, dtypes that differ, overlappin
 devices), TypeError for an unsupported dtype, RuntimeError for CUDA errors; the message is the
 C++ library's. Sparse matrices: ewise.sparse.
 """
+import sys
+
 import numpy
 
 from . import _ewise
@@ -221,6 +223,60 @@ def _interface_view(x, interface, device):
                                device[1], x)
 
 
+# PyTorch's pieces for the fast path (_torch_binary), taken once torch has been imported (ewise
+# never imports it for a call that has no torch operand): the plain tensor type, its dtypes by
+# ewise's names, the current stream's handle of a device, and grad mode.
+_torch_fast = None
+
+
+def _torch_parts():
+    global _torch_fast
+    if _torch_fast is None:
+        torch = sys.modules.get("torch")
+        if torch is None:
+            return None
+        names = {getattr(torch, n): e for n, e in _DTYPE_NAMES.items()}
+        _torch_fast = (torch.Tensor, names, torch._C._cuda_getCurrentRawStream,
+                       torch.is_grad_enabled)
+    return _torch_fast
+
+
+def _torch_binary(op, a, b, out, kernel):
+    """binary() for plain CUDA torch tensors on one device, with no gradient to record: the
+    pointers, shapes and strides go to the C++ call as they are, on PyTorch's current stream
+    of that device (a DLPack export costs PyTorch microseconds per array). None when the call
+    needs the general path (which also gives every error its message)."""
+    parts = _torch_parts()
+    if parts is None:
+        return None
+    tensor, names, current_stream, grad_enabled = parts
+    if type(a) is not tensor or type(b) is not tensor or (
+            out is not None and type(out) is not tensor):
+        return None
+    if (a.requires_grad or b.requires_grad) and grad_enabled():
+        return None
+    device = a.device
+    if device.type != "cuda" or b.device != device or a.is_neg() or b.is_neg():
+        return None
+    a_dtype, b_dtype = names.get(a.dtype), names.get(b.dtype)
+    if a_dtype is None or b_dtype is None:
+        return None
+    if out is None:
+        a_shape, b_shape = a.shape, b.shape
+        result = a.new_empty(a_shape if a_shape == b_shape
+                             else _ewise.broadcast_shape(a_shape, b_shape))
+    elif out.device != device or out.is_neg() or names.get(out.dtype) is None:
+        return None
+    else:
+        result = out
+    index = device.index
+    _ewise.binary_pointers(op, a.data_ptr(), a_dtype, a.shape, a.stride(), b.data_ptr(),
+                           b_dtype, b.shape, b.stride(), result.data_ptr(),
+                           names[result.dtype], result.shape, result.stride(), kernel,
+                           current_stream(index), index)
+    return result
+
+
 def binary(op, a, b, out=None, kernel=None):
     """out = a op b with broadcasting. op: "add", "sub", "mul", "div", "minimum" ("min"),
     "maximum" ("max"). kernel: a name from kernels() (GPU; checked, not run, on the CPU).
@@ -228,6 +284,9 @@ def binary(op, a, b, out=None, kernel=None):
     operand that requires a gradient (grad mode on) takes ewise.torch.binary, which autograd
     records."""
     op = _op(op)
+    result = _torch_binary(op, a, b, out, kernel)
+    if result is not None:
+        return result
     a, b = _array(a), _array(b)
     if type(a) is not numpy.ndarray and (getattr(a, "requires_grad", False)
                                          or getattr(b, "requires_grad", False)):

@@ -4,6 +4,7 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/string_view.h>
 #include <nanobind/stl/vector.h>
 
 #include <algorithm>
@@ -36,6 +37,52 @@ void binary(const std::string& op, const InArray& a, const InArray& b, const Out
   const ConstTensorView va = const_view(a), vb = const_view(b);
   const TensorView vo = view(out);
   nb::gil_scoped_release release;
+  ewise::binary(parsed, va, vb, vo, options, as_stream(stream));
+}
+
+// A tensor's shape or element strides as a Python framework gives them (torch.Size, the tuple
+// of Tensor.stride()): a tuple of ints, read without a temporary container.
+Dims dims_of(nb::handle values, const char* what) {
+  if (!PyTuple_Check(values.ptr()))
+    throw nb::type_error((std::string("ewise: ") + what + " must be a tuple of ints").c_str());
+  const Py_ssize_t rank = PyTuple_GET_SIZE(values.ptr());
+  EWISE_EXPECTS(rank <= kMaxRank, "rank ", rank, " exceeds the maximum rank ", kMaxRank);
+  Dims d = Dims::of_rank(static_cast<int>(rank), 0);
+  for (Py_ssize_t i = 0; i < rank; ++i) {
+    const long long v = PyLong_AsLongLong(PyTuple_GET_ITEM(values.ptr(), i));
+    if (v == -1 && PyErr_Occurred()) throw nb::python_error();
+    d[static_cast<int>(i)] = v;
+  }
+  return d;
+}
+
+// out = a op b over CUDA memory that a framework describes as a pointer, an ewise dtype name, a
+// shape and element strides (PyTorch: data_ptr(), dtype, shape, stride()), on `stream` of CUDA
+// device `device` (made current for the call). The fast path of the Python layer for PyTorch
+// tensors: no DLPack capsules, whose export costs PyTorch several microseconds each. The
+// arrays must stay alive for the call (the caller holds them); everything else is checked by
+// ewise::binary (dtypes, shapes, overlap, and that the memory is the device's).
+void binary_pointers(std::string_view op, std::uintptr_t a, std::string_view a_dtype,
+                     nb::handle a_shape, nb::handle a_strides, std::uintptr_t b,
+                     std::string_view b_dtype, nb::handle b_shape, nb::handle b_strides,
+                     std::uintptr_t out, std::string_view out_dtype, nb::handle out_shape,
+                     nb::handle out_strides, const std::optional<std::string>& kernel,
+                     std::uintptr_t stream, int device) {
+  DenseOptions options;
+  if (kernel) options.kernel = parse_kernel(*kernel);
+  const BinaryOp parsed = parse_op(op);
+  const auto desc = [](std::string_view dtype, nb::handle shape, nb::handle strides) {
+    return TensorDesc::strided(parse_dtype(dtype), dims_of(shape, "a shape"),
+                               dims_of(strides, "a stride tuple"));
+  };
+  const ConstTensorView va(reinterpret_cast<const void*>(a), desc(a_dtype, a_shape, a_strides),
+                           Memory::device);
+  const ConstTensorView vb(reinterpret_cast<const void*>(b), desc(b_dtype, b_shape, b_strides),
+                           Memory::device);
+  const TensorView vo{reinterpret_cast<void*>(out), desc(out_dtype, out_shape, out_strides),
+                      Memory::device};
+  nb::gil_scoped_release release;
+  const CurrentDevice current(device);
   ewise::binary(parsed, va, vb, vo, options, as_stream(stream));
 }
 
@@ -79,16 +126,8 @@ nb::object empty(const std::string& dtype, const std::vector<std::int64_t>& shap
     owned->host = HostBuffer(bytes);
     data = owned->host.data();
   } else {
-    int previous = 0;
-    EWISE_CUDA_CHECK(cudaGetDevice(&previous));
-    EWISE_CUDA_CHECK(cudaSetDevice(device_id));
-    try {
-      owned->device = DeviceBuffer(bytes);
-    } catch (...) {
-      (void)cudaSetDevice(previous);
-      throw;
-    }
-    EWISE_CUDA_CHECK(cudaSetDevice(previous));
+    const CurrentDevice current(device_id);
+    owned->device = DeviceBuffer(bytes);
     data = owned->device.data();
   }
   nb::capsule owner(owned.release(), [](void* p) noexcept { delete static_cast<Owned*>(p); });
@@ -133,6 +172,13 @@ NB_MODULE(_ewise, m) {
   m.def("binary", &binary, nb::arg("op"), nb::arg("a"), nb::arg("b"), nb::arg("out"),
         nb::arg("kernel").none(), nb::arg("stream"),
         "out = a op b with broadcasting; op and kernel by their C++ names");
+  m.def("binary_pointers", &binary_pointers, nb::arg("op"), nb::arg("a"), nb::arg("a_dtype"),
+        nb::arg("a_shape"), nb::arg("a_strides"), nb::arg("b"), nb::arg("b_dtype"),
+        nb::arg("b_shape"), nb::arg("b_strides"), nb::arg("out"), nb::arg("out_dtype"),
+        nb::arg("out_shape"), nb::arg("out_strides"), nb::arg("kernel").none(),
+        nb::arg("stream"), nb::arg("device"),
+        "out = a op b over CUDA memory given as pointers, ewise dtype names, shape and element "
+        "stride tuples, on a stream of a CUDA device");
   m.def("strided_view", &strided_view, nb::arg("data"), nb::arg("code"), nb::arg("bits"),
         nb::arg("shape"), nb::arg("strides"), nb::arg("device_type"), nb::arg("device_id"),
         nb::arg("owner"),

@@ -58,6 +58,18 @@ Memory memory_of(int device_type) {
                             .c_str());
 }
 
+CurrentDevice::CurrentDevice(int device) {
+  EWISE_CUDA_CHECK(cudaGetDevice(&previous_));
+  if (previous_ != device) {
+    EWISE_CUDA_CHECK(cudaSetDevice(device));
+    restore_ = true;
+  }
+}
+
+CurrentDevice::~CurrentDevice() {
+  if (restore_) (void)cudaSetDevice(previous_);
+}
+
 TensorDesc desc_of(const InArray& a) {
   const DType dtype = dtype_of(a.dtype());
   const int rank = static_cast<int>(a.ndim());

@@ -36,6 +36,20 @@ inline cudaStream_t as_stream(std::uintptr_t stream) {
   return reinterpret_cast<cudaStream_t>(stream);
 }
 
+/// Makes a CUDA device current for the guard's lifetime (when it is not already), then restores
+/// the one that was.
+class CurrentDevice {
+ public:
+  explicit CurrentDevice(int device);
+  ~CurrentDevice();
+  CurrentDevice(const CurrentDevice&) = delete;
+  CurrentDevice& operator=(const CurrentDevice&) = delete;
+
+ private:
+  int previous_ = 0;
+  bool restore_ = false;
+};
+
 TensorDesc desc_of(const InArray& a);
 ConstTensorView const_view(const InArray& a);
 TensorView view(const OutArray& a);

@@ -90,6 +90,44 @@ def test_torch_stream_out_and_in_place(torch):
         assert torch.equal(x, a - b)
 
 
+def test_torch_tensors_of_every_layout(torch):
+    """Plain torch CUDA tensors take ewise's pointer path (ewise/__init__.py, _torch_binary):
+    strided, transposed, sliced (storage offsets), expanded (stride 0) and empty operands,
+    out= and in place, every dtype, against torch's own result."""
+    g = torch.Generator(device="cuda").manual_seed(5)
+    for dtype in (torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.int32,
+                  torch.int64):
+        def rand(*shape):
+            x = torch.randint(-8, 9, shape, generator=g, device="cuda").to(dtype)
+            return torch.where(x == 0, torch.ones_like(x), x)  # no division by zero
+        a = rand(37, 65)
+        cases = [(a, rand(37, 65)), (a.t(), rand(65, 37)), (a[3:, 1::2], rand(32)),
+                 (a[:, :1].expand(37, 9), rand(1, 9)), (rand(5, 1, 7), rand(6, 1)),
+                 (rand(0, 4), rand(4)), (rand(2, 3)[1], rand(1))]
+        for x, y in cases:
+            for name, fn in [("add", torch.add), ("sub", torch.sub), ("mul", torch.mul),
+                             ("maximum", torch.maximum)]:
+                want = fn(x, y)
+                got = getattr(ewise, name)(x, y)
+                assert got.dtype == dtype and torch.equal(got, want), (name, dtype, x.shape)
+                out = torch.full_like(want, 7)
+                assert getattr(ewise, name)(x, y, out=out) is out and torch.equal(out, want)
+        x, y = rand(37, 65), rand(65)
+        want = x * y
+        assert ewise.mul(x, y, out=x) is x and torch.equal(x, want)  # in place
+    base = torch.ones(30, device="cuda")
+    a = base[:20].view(4, 5)
+    with pytest.raises(ValueError, match="dtypes differ"):
+        ewise.add(a, torch.ones(5, device="cuda", dtype=torch.float64))
+    with pytest.raises(ValueError, match="broadcast"):
+        ewise.add(a, torch.ones(3, device="cuda"))
+    with pytest.raises(ValueError, match="partially overlaps"):
+        ewise.add(a, a, out=base[1:21].view(4, 5))
+    with pytest.raises(ValueError, match="different devices"):
+        ewise.add(a, torch.ones(5))
+    assert torch.equal(base, torch.ones(30, device="cuda"))  # nothing written
+
+
 def test_torch_device_checks(torch):
     a = torch.ones(4, device="cuda")
     with pytest.raises(ValueError, match="different devices"):
@@ -204,12 +242,16 @@ def test_torch_sparse(torch):
 def test_torch_sparse_stream_and_no_device_synchronization(torch):
     """The sparse calls run on the current (side) stream, behind a long kernel that fills
     their dense operand; COO ⊙ COO synchronizes its stream for nnz, but not the device: a long
-    kernel on another stream still runs when it returns."""
+    kernel on another stream still runs when it returns. The calls run once before: CUDA loads
+    a kernel at its first launch in the process (lazy loading, CUDA_MODULE_LOADING=LAZY, the
+    default), and loading synchronizes the device (H100: each call of a fresh process waited
+    for the other stream's 0.5-s kernel; none did with CUDA_MODULE_LOADING=EAGER)."""
     g = torch.Generator().manual_seed(2)
     shape = (500, 400)
     a = random_torch_sparse(torch, g, shape, torch.float32, 5000)
     b = random_torch_sparse(torch, g, shape, torch.float32, 5000)
     dense = torch.zeros(shape, device="cuda")
+    ewise.sparse.multiply(a, dense), ewise.sparse.add(a, dense), ewise.sparse.multiply(a, b)
     torch.cuda.synchronize()
     s, other = torch.cuda.Stream(), torch.cuda.Stream()
     with torch.cuda.stream(other):

@@ -1,10 +1,11 @@
 // src/residency.cpp — DeviceOperands (residency.hpp): where each device operand's memory is,
-// asked of the CUDA runtime and driver before anything is launched or copied.
+// asked of the CUDA driver before anything is launched or copied.
 #include "residency.hpp"
 
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
+#include <iterator>
 #include <ostream>
 
 #include "ewise/error.hpp"
@@ -21,8 +22,10 @@ using Address = std::uintptr_t;
 /// The driver calls the checks need, found through the runtime so that ewise does not link
 /// libcuda itself.
 struct Driver {
-  PFN_cuMemGetAddressRange_v3020 address_range = nullptr;
+  PFN_cuCtxGetCurrent_v4000 current_context = nullptr;
+  PFN_cuPointerGetAttributes_v7000 pointer_attributes = nullptr;
   PFN_cuPointerGetAttribute_v4000 pointer_attribute = nullptr;
+  PFN_cuMemGetAddressRange_v3020 address_range = nullptr;
 };
 
 template <class Fn>
@@ -38,8 +41,10 @@ void find_entry_point(const char* symbol, unsigned version, Fn* fn) {
 const Driver& driver() {
   static const Driver d = [] {
     Driver found;
-    find_entry_point("cuMemGetAddressRange", 3020, &found.address_range);
+    find_entry_point("cuCtxGetCurrent", 4000, &found.current_context);
+    find_entry_point("cuPointerGetAttributes", 7000, &found.pointer_attributes);
     find_entry_point("cuPointerGetAttribute", 4000, &found.pointer_attribute);
+    find_entry_point("cuMemGetAddressRange", 3020, &found.address_range);
     return found;
   }();
   return d;
@@ -61,7 +66,7 @@ struct Span {
 };
 
 /// The mapped range holding `p` (cuMemGetAddressRange: a cudaMalloc allocation, one piece of
-/// cuMemMap memory), or the driver's error.
+/// cuMemMap or pool memory), or the driver's error.
 CUresult mapped_range(Address p, Span* out) {
   CUdeviceptr base = 0;
   std::size_t size = 0;
@@ -80,87 +85,108 @@ Address reservation(Address p) {
   return static_cast<Address>(start);
 }
 
-/// Whether `p` is in memory cudaIpcGetMemHandle can share: cudaMalloc's, one mapping per
-/// allocation (cuMemMap and memory-pool memory is not).
-bool legacy_ipc_capable(Address p) {
-  int capable = 0;
-  return driver().pointer_attribute(&capable, CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE,
-                                    static_cast<CUdeviceptr>(p)) == CUDA_SUCCESS &&
-         capable != 0;
-}
+/// What the driver says about one distinct pointer: one cuPointerGetAttributes call, and for
+/// memory other than cudaMalloc's one cuMemGetAddressRange.
+struct Residence {
+  const void* data = nullptr;
+  // The attributes asked for (zero where the driver knows nothing of the pointer). Booleans
+  // are read into zeroed ints, whatever width the driver writes.
+  unsigned memory_type = 0;     ///< CUmemorytype; 0: memory CUDA did not allocate or register
+  int managed = 0;              ///< cudaMallocManaged memory
+  int ordinal = -1;             ///< the device the memory was allocated or registered against
+  CUdeviceptr device_pointer = 0;  ///< where the current device addresses it; 0: nowhere
+  /// cudaMalloc memory (cudaIpcGetMemHandle can share it): the range below is exactly its
+  /// allocation. For pool and cuMemMap memory it is the whole address reservation, of which
+  /// only pieces may be mapped (an 8 MiB reservation for a 2 MiB mapped piece, H100).
+  int ipc_capable = 0;
+  CUdeviceptr range_start = 0;  ///< the allocation or the reservation holding the pointer
+  std::size_t range_size = 0;
+  // Memory other than cudaMalloc's: the mapped piece holding the pointer.
+  CUresult piece_status = CUDA_SUCCESS;
+  Span piece;  ///< when piece_status is CUDA_SUCCESS
 
-/// Whether [lo, hi) lies in `first` (the mapped range holding p) and, for memory mapped piece
-/// by piece (cuMemMap), the mapped ranges next to it that share p's reservation: those pieces
-/// are one allocation to their user; a cudaMalloc allocation ends where its range does.
-bool covered(Address p, Span first, Address lo, Address hi) {
-  if (lo >= first.begin && hi <= first.end) return true;
-  if (legacy_ipc_capable(p)) return false;
-  const Address home = reservation(p);
+  bool device() const { return memory_type == CU_MEMORYTYPE_DEVICE && !managed; }
+  /// The range answer is the allocation itself.
+  bool exact_range() const { return ipc_capable != 0 && range_size != 0; }
+  Span range() const {
+    return {static_cast<Address>(range_start), static_cast<Address>(range_start + range_size)};
+  }
+};
+
+/// Whether [lo, hi) lies in `r.piece` (the mapped piece holding p) or, for memory mapped piece
+/// by piece (cuMemMap, pools), in it and the mapped pieces next to it that share p's
+/// reservation: those pieces are one allocation to their user.
+bool covered(const Residence& r, Address lo, Address hi) {
+  if (lo >= r.piece.begin && hi <= r.piece.end) return true;
+  const auto home = static_cast<Address>(r.range_start);
   if (home == 0) return false;
   Span next;
-  for (Address end = first.end; end < hi; end = next.end)
+  for (Address end = r.piece.end; end < hi; end = next.end)
     if (mapped_range(end, &next) != CUDA_SUCCESS || reservation(end) != home) return false;
-  for (Address begin = first.begin; begin > lo; begin = next.begin)
+  for (Address begin = r.piece.begin; begin > lo; begin = next.begin)
     if (mapped_range(begin - 1, &next) != CUDA_SUCCESS || reservation(begin - 1) != home)
       return false;
   return true;
 }
 
-/// What the runtime and the driver say about one distinct pointer.
-struct Residence {
-  const void* data = nullptr;
-  bool device = false;  ///< cudaMemoryTypeDevice: the extent must be known
-  CUresult range_status = CUDA_SUCCESS;
-  Span range;  ///< when range_status is CUDA_SUCCESS
-};
-
 /// Queries `o.data` and applies the rules that depend only on the pointer.
 Residence query(const DeviceOperands::Operand& o, int current) {
-  cudaPointerAttributes attr{};
-  EWISE_CUDA_CHECK(cudaPointerGetAttributes(&attr, o.data));
-  EWISE_EXPECTS(attr.type != cudaMemoryTypeUnregistered, Named{o},
-                " is host memory, not allocated or registered with CUDA (a device view needs "
-                "device, managed or mapped pinned memory; host memory runs on Memory::host)");
-  EWISE_EXPECTS(attr.type != cudaMemoryTypeDevice || attr.device == current, Named{o},
-                " is memory of device ", attr.device, ", but the current device is ", current,
-                " (ewise runs on the calling thread's current device: call cudaSetDevice(",
-                attr.device, ") first, or copy the operand to device ", current, ")");
-  // Pinned host and managed memory: usable where the current device addresses it at this
-  // very pointer (devicePointer is null where it cannot address it at all).
-  EWISE_EXPECTS(attr.type == cudaMemoryTypeDevice || attr.devicePointer == o.data, Named{o}, " is ",
-                attr.type == cudaMemoryTypeManaged ? "managed" : "pinned host",
-                " memory that device ", current, " addresses at ", attr.devicePointer,
-                ", not at this pointer (map it for the device, e.g. cudaHostRegisterMapped)");
   Residence r;
   r.data = o.data;
-  r.device = attr.type == cudaMemoryTypeDevice;
   const auto p = reinterpret_cast<Address>(o.data);
-  r.range_status = mapped_range(p, &r.range);
-  if (r.range_status == CUDA_ERROR_INVALID_CONTEXT) {
-    // No context is current on this thread yet: make the current device's primary context
-    // current (what its first launch would do) and ask again.
-    EWISE_CUDA_CHECK(cudaSetDevice(current));
-    r.range_status = mapped_range(p, &r.range);
-  }
+  CUpointer_attribute attributes[] = {
+      CU_POINTER_ATTRIBUTE_MEMORY_TYPE,    CU_POINTER_ATTRIBUTE_IS_MANAGED,
+      CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, CU_POINTER_ATTRIBUTE_DEVICE_POINTER,
+      CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+      CU_POINTER_ATTRIBUTE_RANGE_SIZE};
+  void* values[] = {&r.memory_type, &r.managed,     &r.ordinal,   &r.device_pointer,
+                    &r.ipc_capable, &r.range_start, &r.range_size};
+  static_assert(std::size(attributes) == std::size(values));
+  // A pointer the driver does not know is no error: its attributes stay zero. The CUresults
+  // this call returns have the numbers of the runtime's errors of the same meaning.
+  EWISE_CUDA_CHECK(driver().pointer_attributes(static_cast<unsigned>(std::size(attributes)),
+                                               attributes, values, static_cast<CUdeviceptr>(p)));
+  EWISE_EXPECTS(r.memory_type != 0 || r.managed, Named{o},
+                " is host memory, not allocated or registered with CUDA (a device view needs "
+                "device, managed or mapped pinned memory; host memory runs on Memory::host)");
+  EWISE_EXPECTS(!r.device() || r.ordinal == current, Named{o}, " is memory of device ",
+                r.ordinal, ", but the current device is ", current,
+                " (ewise runs on the calling thread's current device: call cudaSetDevice(",
+                r.ordinal, ") first, or copy the operand to device ", current, ")");
+  // Pinned host and managed memory: usable where the current device addresses it at this
+  // very pointer (the device pointer is null where it cannot address it at all).
+  EWISE_EXPECTS(r.device() || r.device_pointer == static_cast<CUdeviceptr>(p), Named{o}, " is ",
+                r.managed ? "managed" : "pinned host", " memory that device ", current,
+                " addresses at ", reinterpret_cast<const void*>(r.device_pointer),
+                ", not at this pointer (map it for the device, e.g. cudaHostRegisterMapped)");
+  if (!r.exact_range()) r.piece_status = mapped_range(p, &r.piece);
   return r;
 }
 
 /// The extent rule for one operand. The driver does not know the extent of every registered
 /// host or managed allocation: those without one are accepted as they are.
 void check_extent(const DeviceOperands::Operand& o, const Residence& r) {
-  if (r.range_status != CUDA_SUCCESS) {
-    EWISE_EXPECTS(!r.device, Named{o},
-                  " is in no mapped device allocation (cuMemGetAddressRange: CUresult ",
-                  static_cast<int>(r.range_status), ")");
-    return;
-  }
   const auto p = reinterpret_cast<Address>(o.data);
   const Address lo = p + static_cast<Address>(o.begin), hi = p + static_cast<Address>(o.end);
-  EWISE_EXPECTS(covered(p, r.range, lo, hi), Named{o}, " reaches bytes [",
-                reinterpret_cast<const void*>(lo), ", ", reinterpret_cast<const void*>(hi),
-                "), outside its allocation [", reinterpret_cast<const void*>(r.range.begin), ", ",
-                reinterpret_cast<const void*>(r.range.end), ") (", r.range.end - r.range.begin,
-                " bytes)");
+  Span allocation;  // as the message names it
+  bool inside = false;
+  if (r.exact_range()) {
+    allocation = r.range();
+    inside = lo >= allocation.begin && hi <= allocation.end;
+  } else if (r.piece_status == CUDA_SUCCESS) {
+    allocation = r.piece;
+    inside = covered(r, lo, hi);
+  } else {
+    EWISE_EXPECTS(!r.device(), Named{o},
+                  " is in no mapped device allocation (cuMemGetAddressRange: CUresult ",
+                  static_cast<int>(r.piece_status), ")");
+    return;
+  }
+  EWISE_EXPECTS(inside, Named{o}, " reaches bytes [", reinterpret_cast<const void*>(lo), ", ",
+                reinterpret_cast<const void*>(hi), "), outside its allocation [",
+                reinterpret_cast<const void*>(allocation.begin), ", ",
+                reinterpret_cast<const void*>(allocation.end), ") (",
+                allocation.end - allocation.begin, " bytes)");
 }
 
 void check_stream(cudaStream_t stream, int current) {
@@ -201,6 +227,13 @@ void DeviceOperands::check(cudaStream_t stream) const {
   int current = 0;
   EWISE_CUDA_CHECK(cudaGetDevice(&current));
   check_stream(stream, current);
+  if (count_ == 0) return;
+  // The driver answers for the thread's current context (where the device addresses pinned
+  // memory, and whether it knows the pointer at all): with none current yet, make the current
+  // device's primary context current, as its first launch would.
+  CUcontext context = nullptr;
+  EWISE_CUDA_CHECK(driver().current_context(&context));
+  if (context == nullptr) EWISE_CUDA_CHECK(cudaSetDevice(current));
   Residence seen[kMaxOperands];  // one query per distinct pointer
   int distinct = 0;
   for (int i = 0; i < count_; ++i) {

@@ -389,6 +389,70 @@ TEST(DenseHost, PlanFollowsTheDevice) {
   EXPECT_EQ(plan(m, v, mo, {Kernel::sliding, 5}).matrix_vector.sliding_factor, 5);
 }
 
+TEST(DenseHost, SmallCallsSpreadOverTheSMs) {
+  // The (16,256) + (256) f32 bias add: 16 rows of 64 vectors, 8 chunks of 128 vectors. Fewer
+  // chunks than SMs: each is split among 4 warps, and blocks of one warp reach 32 SMs.
+  const auto a = fake(kA, DType::f32, {16, 256}), row = fake(kB, DType::f32, {256});
+  const auto out = fake(kOut, DType::f32, {16, 256});
+  detail::DensePlan L = plan(a, row, out);
+  EXPECT_EQ(L.kernel, Kernel::row_vectorized);
+  EXPECT_EQ(L.row.chunks, 8);
+  EXPECT_TRUE(L.split_chunks);
+  EXPECT_EQ(L.threads, 32);
+  EXPECT_EQ(L.grid.blocks(1), 32u);
+  // The same in bf16: 8 chunks of 64 vectors (unroll 2), split among 2 warps each.
+  L = plan(fake(kA, DType::bf16, {16, 256}), fake(kB, DType::bf16, {256}),
+           fake(kOut, DType::bf16, {16, 256}));
+  EXPECT_EQ(L.row.chunks, 8);
+  EXPECT_TRUE(L.split_chunks);
+  EXPECT_EQ(L.grid.blocks(1), 16u);
+  // A same-shape add of 4096 f32 (vectorized): 1024 vectors, 8 chunks, 32 blocks of one warp.
+  const auto flat = fake(kA, DType::f32, {4096}), flat_out = fake(kOut, DType::f32, {4096});
+  L = plan(flat, flat, flat_out);
+  EXPECT_EQ(L.kernel, Kernel::vectorized);
+  EXPECT_TRUE(L.split_chunks);
+  EXPECT_EQ(L.threads, 32);
+  EXPECT_EQ(L.grid.blocks(1), 32u);
+  // Fewer elements than a vector: one chunk for the head and tail, its 4 warps.
+  L = plan(fake(kA, DType::f32, {3}), fake(kB, DType::f32, {3}), fake(kOut, DType::f32, {3}));
+  EXPECT_EQ(L.vectorized.vectors, 0);
+  EXPECT_EQ(L.grid.blocks(1), 4u);
+  // At the SM count the chunks stay whole: 132 chunks of 128 vectors, one warp each, a block
+  // per SM; one chunk fewer is split: 524 warps, 3 a block.
+  const auto at = [](std::int64_t n) {
+    return plan(fake(kA, DType::f32, {n}), fake(kB, DType::f32, {n}), fake(kOut, DType::f32, {n}));
+  };
+  L = at(132 * 128 * 4);
+  EXPECT_FALSE(L.split_chunks);
+  EXPECT_EQ(L.threads, 32);
+  EXPECT_EQ(L.grid.blocks(1), 132u);
+  L = at(131 * 128 * 4);
+  EXPECT_TRUE(L.split_chunks);
+  EXPECT_EQ(L.threads, 96);
+  EXPECT_EQ(L.grid.blocks(1), 175u);
+  // 500 chunks: 3 warps a block (167 blocks) rather than 63 blocks of 8 warps; from 8 chunks per
+  // SM on, blocks of the default 256 threads.
+  L = at(500 * 128 * 4);
+  EXPECT_FALSE(L.split_chunks);
+  EXPECT_EQ(L.threads, 96);
+  EXPECT_EQ(L.grid.blocks(1), 167u);
+  L = at(8 * 132 * 128 * 4);
+  EXPECT_EQ(L.threads, 256);
+  EXPECT_EQ(L.grid.blocks(1), 132u);
+  // DenseOptions::threads sets the block as it is; the chunks are still split.
+  L = plan(a, row, out, {Kernel::automatic, 0, 128});
+  EXPECT_TRUE(L.split_chunks);
+  EXPECT_EQ(L.threads, 128);
+  EXPECT_EQ(L.grid.blocks(1), 8u);
+  // The split follows the device: on 4 SMs the bias add's 8 chunks stay whole, 2 warps a block.
+  detail::DeviceProps four = kH200;
+  four.sm_count = 4;
+  L = plan(a, row, out, {}, four);
+  EXPECT_FALSE(L.split_chunks);
+  EXPECT_EQ(L.threads, 64);
+  EXPECT_EQ(L.grid.blocks(1), 4u);
+}
+
 // ---- validation: every error before anything runs ------------------------------------------
 
 using test::expect_invalid;

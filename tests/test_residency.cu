@@ -1,6 +1,7 @@
 // GPU tests of the residency check (src/residency.hpp): a device view over memory the current
 // device cannot use at that pointer — plain host memory (heap or stack), bytes before or past
-// the end of an allocation — throws InvalidArgument naming the operand from every entry point
+// the end of an allocation (a cudaMalloc allocation, or the mapped piece of pool memory) —
+// throws InvalidArgument naming the operand from every entry point
 // that launches or copies, writes nothing (outputs poisoned first stay poisoned), and leaves no
 // error behind: the device synchronizes cleanly and the next dense and sparse calls work.
 // Without the check each of these calls launches a kernel or a copy on an address the device
@@ -289,6 +290,83 @@ TEST(Residency, ViewPastItsAllocationThrows) {
   expect_context_works(seed, "views past their allocation");
 }
 
+/// The driver calls of the cuMemMap and pool tests, found through the runtime (the tests do not
+/// link libcuda either).
+template <class Fn>
+Fn driver_entry(const char* symbol, unsigned version = 10020) {
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+  EWISE_CUDA_CHECK(
+      cudaGetDriverEntryPointByVersion(symbol, &fn, version, cudaEnableDefault, &found));
+  EXPECT_EQ(found, cudaDriverEntryPointSuccess) << symbol;
+  return reinterpret_cast<Fn>(fn);
+}
+
+/// Memory of a cudaMallocAsync pool: the range the driver gives for its pointers is the pool's
+/// whole address reservation, of which only pieces are mapped, so the check goes by the mapped
+/// piece. A view that ends at the end of the piece holding its pointer is accepted; one element
+/// more, or one element before the piece's start, throws. (A cudaMalloc allocation, whose range
+/// is exactly the allocation, is ViewPastItsAllocationThrows.)
+TEST(Residency, PoolMemoryPastItsMappedPieceThrows) {
+  EWISE_REQUIRE_GPU();
+  const std::uint64_t seed = test_seed();
+  const auto address_range =
+      driver_entry<PFN_cuMemGetAddressRange_v3020>("cuMemGetAddressRange", 3020);
+  const auto attribute =
+      driver_entry<PFN_cuPointerGetAttribute_v4000>("cuPointerGetAttribute", 4000);
+  int device = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  cudaMemPoolProps props{};
+  props.allocType = cudaMemAllocationTypePinned;
+  props.location.type = cudaMemLocationTypeDevice;
+  props.location.id = device;
+  cudaMemPool_t pool = nullptr;
+  ASSERT_EQ(cudaMemPoolCreate(&pool, &props), cudaSuccess);
+  void* p = nullptr;
+  ASSERT_EQ(cudaMallocFromPoolAsync(&p, std::size_t{1} << 20, pool, nullptr), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(nullptr), cudaSuccess);
+
+  // The mapped piece holding p, and the range the driver names for p.
+  CUdeviceptr base = 0;
+  std::size_t mapped = 0, reserved = 0;
+  ASSERT_EQ(address_range(&base, &mapped, reinterpret_cast<CUdeviceptr>(p)), CUDA_SUCCESS);
+  ASSERT_EQ(attribute(&reserved, CU_POINTER_ATTRIBUTE_RANGE_SIZE, reinterpret_cast<CUdeviceptr>(p)),
+            CUDA_SUCCESS);
+  std::cout << "[ pool     ] mapped piece " << mapped << " bytes, range " << reserved << " bytes\n";
+  if (reserved <= mapped)
+    std::cout << "[ note     ] the range is the mapped piece here: the case does not tell the two "
+                 "answers apart\n";
+  auto* first = reinterpret_cast<float*>(base);
+  const auto to_end = static_cast<std::int64_t>(mapped / sizeof(float));  // elements in the piece
+  const ConstTensorView whole = device_view(first, DType::f32, {to_end});
+  const ConstTensorView past = device_view(first, DType::f32, {to_end + 1});
+  const ConstTensorView before{first + 1, TensorDesc::strided(DType::f32, {3}, {-1}),
+                               Memory::device};
+  try {
+    (void)to_host(whole);
+  } catch (const Error& e) {
+    ADD_FAILURE() << "a view of the whole mapped piece threw: " << e.what();
+  }
+  const DeviceTensor b = to_device(verify::random_tensor(DType::f32, {1}, seed));
+  DeviceTensor out(DType::f32, {to_end + 1});
+  verify::poison(out.view());
+  DeviceTensor out_small(DType::f32, {3});
+  verify::poison(out_small.view());
+  expect_rejected([&] { (void)to_host(past); }, {"tensor at", "outside its allocation"},
+                  "to_host: one element past the pool's mapped piece");
+  expect_rejected([&] { binary(BinaryOp::add, past, b, out.view()); },
+                  {"a at", "outside its allocation"}, "binary: a one element past the piece");
+  expect_rejected([&] { binary(BinaryOp::add, b, before, out_small.view()); },
+                  {"b at", "outside its allocation"}, "binary: b before the piece's start");
+  expect_poisoned(out.view(), "out after the rejected calls");
+  expect_poisoned(out_small.view(), "out_small after the rejected calls");
+
+  EXPECT_EQ(cudaFreeAsync(p, nullptr), cudaSuccess);
+  EXPECT_EQ(cudaStreamSynchronize(nullptr), cudaSuccess);
+  EXPECT_EQ(cudaMemPoolDestroy(pool), cudaSuccess);
+  expect_context_works(seed, "pool memory past its mapped piece");
+}
+
 // ---- memory the device can use is accepted -------------------------------------------------
 
 /// out = a + b for device views over any memory, compared with the reference on host copies.
@@ -369,17 +447,6 @@ TEST(Residency, UsableMemoryIsAccepted) {
   EXPECT_EQ(cudaFreeHost(pinned), cudaSuccess);
   EXPECT_EQ(cudaFree(managed), cudaSuccess);
   expect_context_works(seed, "usable memory");
-}
-
-/// The driver calls of the cuMemMap test, found through the runtime (the tests do not link
-/// libcuda either).
-template <class Fn>
-Fn driver_entry(const char* symbol) {
-  void* fn = nullptr;
-  cudaDriverEntryPointQueryResult found{};
-  EWISE_CUDA_CHECK(cudaGetDriverEntryPointByVersion(symbol, &fn, 10020, cudaEnableDefault, &found));
-  EXPECT_EQ(found, cudaDriverEntryPointSuccess) << symbol;
-  return reinterpret_cast<Fn>(fn);
 }
 
 /// Two physical pieces mapped side by side into one reservation of three pieces (the last one

@@ -306,42 +306,6 @@ DensePlan plan_general(const DenseCall& c, const DeviceProps& d) {
   return make_plan(c, threads, ceil_div(c.numel, threads), d);
 }
 
-/// The launch of a 16-byte kernel (vectorized, row_vectorized) whose work is `chunks` chunks of
-/// 32 * vector_unroll vectors, one warp each: every block the chunks need (kVectorGridCoversWork),
-/// spread over the SMs when the call is small.
-///
-/// Small calls. A warp per chunk and blocks of the default 256 threads put a small call on few
-/// SMs: a (16,256) + (256) f32 bias add is 8 chunks, one block of 8 warps on one SM, with each
-/// lane loading 4 vectors per operand (H100 Nsight Compute: 4.2 us at 11.6% achieved occupancy,
-/// where cub::DeviceTransform's add of as many elements takes 2.4-2.9 us). Such a call is bound
-/// by the latency of its loads and by what one SM can have in flight, not by bandwidth, so it
-/// should issue its loads from as many SMs and warps as it can fill. Two steps, for any shape:
-///   * fewer chunks than SMs: each chunk is split among vector_unroll warps, one step of 32
-///     vectors (one per lane) each, so the call has vector_unroll times as many warps, each
-///     with a quarter (2-byte types: half) of the serial work; the kernels' chunks, runs and
-///     row edges stay the same (DensePlan::split_chunks). With a chunk count at or above the
-///     SM count every SM can have a warp already, and the unsplit chunks keep their loads
-///     batched (the vector_unroll figures, policy.hpp).
-///   * blocks of fewer warps than the default when the call has fewer than default-sized
-///     blocks for every SM: warps / sm_count warps per block (at least one), so that the
-///     blocks reach every SM, or one SM per warp when there are fewer warps than SMs.
-/// The bias add above becomes 32 blocks of one warp, each lane one vector per operand; results
-/// do not change (every element is computed by the same operation from the same operands).
-/// DenseOptions::threads, when given, sets the block size as it is.
-DensePlan plan_vector_launch(const DenseCall& c, std::int64_t chunks, const DeviceProps& d) {
-  const bool split = chunks < d.sm_count;
-  const std::int64_t warps = split ? chunks * vector_unroll(element_bytes(c)) : chunks;
-  int threads = c.options.threads;
-  if (threads == 0) {
-    const std::int64_t full = dense_policy(d.cc).threads / 32;  // warps of a default block
-    threads = 32 * static_cast<int>(std::clamp<std::int64_t>(warps / d.sm_count, 1, full));
-  }
-  DensePlan plan = make_plan(c, threads, ceil_div(warps * 32, threads), d);
-  plan.grid.covers_work = kVectorGridCoversWork;
-  plan.split_chunks = split;
-  return plan;
-}
-
 DensePlan plan_vectorized(const DenseCall& c, const DeviceProps& d) {
   const std::int64_t elem = element_bytes(c), V = kVectorBytes / elem;
   // Scalar head up to the output's first 16-byte boundary, then vectors.
@@ -352,10 +316,11 @@ DensePlan plan_vectorized(const DenseCall& c, const DeviceProps& d) {
   const auto head = static_cast<std::int64_t>((kVectorBytes - mis) % kVectorBytes) / elem;
   v.head = std::min(head, c.numel);
   v.vectors = (c.numel - v.head) / V;
-  // At least one chunk, for the head and the tail (fewer than V elements each, taken by the
-  // grid's first threads).
-  const std::int64_t chunk = 32 * vector_unroll(elem);
-  DensePlan plan = plan_vector_launch(c, std::max<std::int64_t>(ceil_div(v.vectors, chunk), 1), d);
+  // Threads: one per vector_unroll vectors, at least V (for the head and the tail).
+  const std::int64_t work = std::max(ceil_div(v.vectors, vector_unroll(elem)), V);
+  const int threads = block_threads(c, d);
+  DensePlan plan = make_plan(c, threads, ceil_div(work, threads), d);
+  plan.grid.covers_work = kVectorGridCoversWork;
   plan.vectorized = v;
   return plan;
 }
@@ -375,7 +340,9 @@ DensePlan plan_row_vectorized(const DenseCall& c, const DeviceProps& d) {
                         : ceil_div(row.rows * row.per_row_vectors, chunk);
   row.a_full = p.strides[1][r] == 1;
   row.b_full = p.strides[2][r] == 1;
-  DensePlan plan = plan_vector_launch(c, row.chunks, d);
+  const int threads = block_threads(c, d);
+  DensePlan plan = make_plan(c, threads, ceil_div(row.chunks * 32, threads), d);
+  plan.grid.covers_work = kVectorGridCoversWork;
   plan.row = row;
   return plan;
 }

@@ -102,11 +102,6 @@ void check_dense_plan(const BroadcastPlan& plan, const Operand& out, const Opera
         EWISE_FUZZ_REQUIRE(p.strides[0][r] == 1 && (L.row.vector == 1 || p.shape[r] % v == 0),
                            what, ": row_vectorized on ", p.shape.str(), " with output strides ",
                            p.strides[0].str());
-        EWISE_FUZZ_REQUIRE(L.row.a_full == (p.strides[1][r] == 1) &&
-                               L.row.b_full == (p.strides[2][r] == 1),
-                           what, ": row_vectorized reads a ", L.row.a_full ? "in full" : "held",
-                           " and b ", L.row.b_full ? "in full" : "held", " with inner strides ",
-                           p.strides[1][r], " and ", p.strides[2][r]);
         break;
       case Kernel::tiled: {
         const detail::TiledPlan& t = L.tiled;
@@ -139,23 +134,6 @@ void check_dense_plan(const BroadcastPlan& plan, const Operand& out, const Opera
       }
       default:
         break;
-    }
-    if (L.kernel == Kernel::vectorized || L.kernel == Kernel::row_vectorized) {
-      // The blocks the chunks need, no more: a warp per chunk, or per 32-vector step of a chunk
-      // when split, which is exactly when there are fewer chunks than SMs.
-      const int elem = static_cast<int>(dtype_size(out.desc.dtype));
-      const std::int64_t unroll = detail::vector_unroll(elem), chunk = 32 * unroll;
-      const std::int64_t chunks =
-          L.kernel == Kernel::row_vectorized
-              ? L.row.chunks
-              : std::max<std::int64_t>((L.vectorized.vectors + chunk - 1) / chunk, 1);
-      const std::int64_t warps = L.split_chunks ? chunks * unroll : chunks;
-      EWISE_FUZZ_REQUIRE(L.split_chunks == (chunks < device.sm_count) &&
-                             L.grid.need * L.threads >= warps * 32 &&
-                             (L.grid.need - 1) * L.threads < warps * 32,
-                         what, ": ", L.grid.need, " blocks of ", L.threads, " threads for ", chunks,
-                         " chunks", L.split_chunks ? " (split)" : "", " on ", device.sm_count,
-                         " SMs");
     }
     for (const int resident : {1, 3}) {  // what the launcher may learn from CUDA
       const unsigned blocks = L.grid.blocks(resident);

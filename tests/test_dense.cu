@@ -589,82 +589,28 @@ std::int64_t row_chunk_vectors(DType t) {
   });
 }
 
-// Rows of lengths around the row_vectorized chunk (C = 32 * unroll vectors) and its steps of 32
-// vectors: runs mode (a chunk in one row, partial last chunks and steps: C - 1, C, 8C + 1
-// vectors) and slot mode (C + 1, 4 vectors; a chunk spans rows), for bias add, column broadcast
-// and a 3-d mixed broadcast, aligned and +1. Each with 3 rows (fewer chunks than SMs: each
-// chunk split among warps, a step each) and with enough rows for a chunk on every SM (a warp
-// per chunk); both layouts must have run.
+// Rows of lengths around the row_vectorized chunk (32 * unroll vectors): runs mode (a chunk in
+// one row, partial last chunks: C - 1, C, 8C + 1 vectors) and slot mode (C + 1, 4 vectors; a
+// chunk spans rows), for bias add, column broadcast and a 3-d mixed broadcast, aligned and +1.
 TEST(DenseGpu, RowVectorizedChunkEdges) {
   EWISE_REQUIRE_GPU();
   const std::uint64_t seed = test_seed();
-  const detail::DeviceProps& device = detail::current_device_props();
-  int split = 0, whole = 0;  // problems planned with split and with whole chunks
-  const auto check = [&](Problem& p) {
-    const DenseOptions row{Kernel::row_vectorized};
-    ++(detail::plan_dense(p.a.view, p.b.view, p.out.view, row, device).split_chunks ? split
-                                                                                    : whole);
-    EXPECT_GT(check_all_kernels(p, {}, {Kernel::row_vectorized, Kernel::automatic}), 1);
-  };
   for (DType t : test::sweep_dtypes()) {
     const std::int64_t V = 16 / static_cast<std::int64_t>(dtype_size(t)), C = row_chunk_vectors(t);
     for (std::int64_t per_row : {std::int64_t{4}, C - 1, C, C + 1, 8 * C + 1}) {
       const std::int64_t n = per_row * V;
-      // At least sm_count * C vectors: as many chunks as SMs in either mode.
-      const std::int64_t tall = (device.sm_count * C + per_row - 1) / per_row;
-      for (const std::int64_t rows : {std::int64_t{3}, tall})
-        for (int off : {0, 1}) {
-          const std::uint64_t s = seed + static_cast<std::uint64_t>(n + rows);
-          Problem bias(BinaryOp::add, t, {rows, n}, Layout::contiguous(2, off), {n},
-                       Layout::contiguous(1), Layout::contiguous(2, off), s);
-          check(bias);
-          Problem column(BinaryOp::mul, t, {rows, 1}, Layout::contiguous(2), {rows, n},
-                         Layout::contiguous(2, off), Layout::contiguous(2), s + 1);
-          check(column);
-          Problem mixed(BinaryOp::sub, t, {rows - 1, 1, n}, Layout::contiguous(3), {1, 3, n},
-                        Layout::contiguous(3, off), Layout::contiguous(3, off), s + 2);
-          check(mixed);
-        }
-    }
-  }
-  EXPECT_GT(split, 0);
-  EXPECT_GT(whole, 0);
-}
-
-// The vectorized kernel on either side of the split (fewer chunks of 32 * unroll vectors than
-// SMs: a warp per 32 vectors; else a warp per chunk): S - 1 chunks exactly and one element
-// short, S chunks with a last chunk of one vector and of one vector short, each with a scalar
-// tail, the output aligned and +1; same shape, a scalar, and a row gathered across rows of 7.
-// Every dtype; the split must be as the chunk count says on the aligned output.
-TEST(DenseGpu, VectorizedSplitAndWholeChunks) {
-  EWISE_REQUIRE_GPU();
-  const std::uint64_t seed = test_seed();
-  const detail::DeviceProps& device = detail::current_device_props();
-  for (DType t : test::sweep_dtypes()) {
-    const std::int64_t V = 16 / static_cast<std::int64_t>(dtype_size(t)), C = row_chunk_vectors(t);
-    const std::int64_t S = device.sm_count;
-    const std::pair<std::int64_t, bool> sizes[] = {
-        {(S - 1) * C * V, true},          {(S - 1) * C * V - 1, true},
-        {((S - 1) * C + 1) * V + 1, false}, {S * C * V - 1, false}};
-    for (const auto& [n, split] : sizes)
       for (int off : {0, 1}) {
-        const std::uint64_t s = seed + static_cast<std::uint64_t>(n);
-        Problem same(BinaryOp::div, t, {n}, Layout::contiguous(1, off), {n},
-                     Layout::contiguous(1, off), Layout::contiguous(1, off), s);
-        if (off == 0)
-          EXPECT_EQ(detail::plan_dense(same.a.view, same.b.view, same.out.view, {}, device)
-                        .split_chunks,
-                    split)
-              << same.describe({});
-        EXPECT_EQ(check_all_kernels(same, {}, {Kernel::vectorized, Kernel::automatic}), 2);
-        Problem scalar(BinaryOp::max, t, {n}, Layout::contiguous(1, off), {},
-                       Layout::contiguous(0), Layout::contiguous(1, off), s + 1);
-        EXPECT_EQ(check_all_kernels(scalar, {}, {Kernel::vectorized, Kernel::automatic}), 2);
-        const std::int64_t rows = (n + 6) / 7;
-        Problem gathered(BinaryOp::sub, t, {rows, 7}, Layout::contiguous(2, off), {7},
-                         Layout::contiguous(1), Layout::contiguous(2, off), s + 2);
-        EXPECT_EQ(check_all_kernels(gathered, {}, {Kernel::vectorized}), 1);
+        Problem bias(BinaryOp::add, t, {3, n}, Layout::contiguous(2, off), {n},
+                     Layout::contiguous(1), Layout::contiguous(2, off), seed + n);
+        EXPECT_GT(check_all_kernels(bias, {}, {Kernel::row_vectorized, Kernel::automatic}), 1);
+        Problem column(BinaryOp::mul, t, {3, 1}, Layout::contiguous(2), {3, n},
+                       Layout::contiguous(2, off), Layout::contiguous(2), seed + n + 1);
+        EXPECT_GT(check_all_kernels(column, {}, {Kernel::row_vectorized, Kernel::automatic}), 1);
+        Problem mixed(BinaryOp::sub, t, {2, 1, n}, Layout::contiguous(3), {1, 3, n},
+                      Layout::contiguous(3, off), Layout::contiguous(3, off), seed + n + 2);
+        EXPECT_GT(check_all_kernels(mixed, {}, {Kernel::row_vectorized, Kernel::automatic}), 1);
       }
+    }
   }
 }
 

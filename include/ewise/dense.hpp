@@ -107,9 +107,8 @@ struct DenseOptions {
   /// sliding, sliding_shared: rows (row vector) or columns (column vector) per thread. 0 picks
   /// the smallest factor that still fills the device about twice.
   int sliding_factor = 0;
-  /// Threads per block (nt): a multiple of 32 in 32..1024; 0 = 256, or fewer for vectorized
-  /// and row_vectorized on calls too small to give every SM a block of 256. The tiled kernel
-  /// always runs 256 threads.
+  /// Threads per block (nt): a multiple of 32 in 32..1024; 0 = 256. The tiled kernel always
+  /// runs 256 threads.
   int threads = 0;
   /// Blocks (nb) of the grid-stride kernels (general, vectorized, row_vectorized, tiled,
   /// continuous, alternate, baseline), capped at what the work needs; 0 = enough to fill the

@@ -98,9 +98,8 @@ struct RowPlan {
   int vector = 1;
   std::int64_t per_row_vectors = 0;  ///< accesses per row
   std::int64_t rows = 0;             ///< numel / row length
-  /// Chunks of 32 * vector_unroll accesses, one per warp and iteration (vector_unroll warps
-  /// when DensePlan::split_chunks). Runs: each row is cut into per_row_chunks chunks; else the
-  /// chunks cut the row-major sequence of all accesses.
+  /// Chunks of 32 * vector_unroll accesses, one per warp and iteration. Runs: each row is cut
+  /// into per_row_chunks chunks; else the chunks cut the row-major sequence of all accesses.
   bool runs = false;
   std::int64_t per_row_chunks = 0;
   std::int64_t chunks = 0;
@@ -140,11 +139,6 @@ struct MatrixVectorPlan {
 struct DensePlan : DenseCall {
   int threads = 0;  ///< threads per block
   GridPlan grid;    ///< grid-stride kernels (all but sliding, sliding_shared)
-  /// The 16-byte kernels (vectorized, row_vectorized): each chunk of 32 * vector_unroll vectors
-  /// is shared by vector_unroll warps, one step of 32 vectors each, instead of taken by one
-  /// warp. Set for calls of fewer chunks than the device has SMs (plan_vector_launch in
-  /// dense/plan.cpp).
-  bool split_chunks = false;
   VectorizedPlan vectorized;
   RowPlan row;
   TiledPlan tiled;

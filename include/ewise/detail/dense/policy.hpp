@@ -31,9 +31,7 @@ namespace ewise::detail {
 
 struct DensePolicy {
   /// Threads per block when DenseOptions::threads is 0 (every kernel but tiled, which has its
-  /// own, kTileThreads; the 16-byte kernels take fewer on calls with fewer such blocks than
-  /// SMs: plan_vector_launch in dense/plan.cpp). Not tuned per kernel; every recorded H200 run
-  /// uses it.
+  /// own, kTileThreads). Not tuned per kernel; every recorded H200 run uses it.
   int threads;
   /// The automatic sliding factor is the smallest that still leaves this many waves of threads
   /// (sm_count * max threads per SM each): reuse of the vector element without idle SMs. H200,
@@ -73,13 +71,12 @@ EWISE_POLICY_HD constexpr int vector_unroll(int element_bytes) {
 }
 
 /// Whether the 16-byte kernels (vectorized, row_vectorized) launch every block their work
-/// needs (each warp one chunk of 32 * vector_unroll vectors, or on small calls one step of 32
-/// vectors of a chunk, then done) rather than one full wave of resident blocks that loops over
-/// the chunks. H100, 2^28 f32, same run: one wave 2829 GB/s (94.7% of a device-to-device
-/// copy), covering the work 2986 GB/s (99.9%); ewise_bench `patterns`, median over the
-/// vectorized and row_vectorized cases 0.948x the time (f32 scalar 91.3% -> 98.3% of cub, f16
-/// mixed 93.0% -> 104.4%). The element-wise kernels stay at one wave: covering the work made
-/// general 1.17x and baseline 1.13x slower (median), tiled mixed.
+/// needs (each warp one chunk of 32 * vector_unroll vectors, then done) rather than one full
+/// wave of resident blocks that loops over the chunks. H100, 2^28 f32, same run: one wave 2829
+/// GB/s (94.7% of a device-to-device copy), covering the work 2986 GB/s (99.9%); ewise_bench
+/// `patterns`, median over the vectorized and row_vectorized cases 0.948x the time (f32 scalar
+/// 91.3% -> 98.3% of cub, f16 mixed 93.0% -> 104.4%). The element-wise kernels stay at one wave:
+/// covering the work made general 1.17x and baseline 1.13x slower (median), tiled mixed.
 inline constexpr bool kVectorGridCoversWork = true;
 /// Rows at least this long count as long: of elements of 4 bytes or more, with an input read
 /// along them in full, they run element-wise in row_vectorized rather than vectorized across

@@ -5,7 +5,6 @@
 #pragma once
 
 #include <cstdint>
-#include <type_traits>
 
 #include "ewise/detail/dense/common.cuh"
 #include "ewise/detail/launch.cuh"
@@ -14,8 +13,7 @@ namespace ewise::detail {
 
 template <class Index>
 struct RowArgs {
-  /// Chunks of 32*U vectors (of V elements), one per warp and iteration (or U warps, each one
-  /// step of 32 vectors, when split: row_vectorized_kernel). Runs: each row is cut
+  /// Chunks of 32*U vectors (of V elements), one per warp and iteration. Runs: each row is cut
   /// into per_row_chunks chunks (the last one possibly partial), so a chunk lies in one row and
   /// its row offsets are computed once per thread. Else the chunks cut the row-major sequence of
   /// slots (rows * vectors per row) regardless of rows: each vector finds its own row (for rows
@@ -30,26 +28,20 @@ struct RowArgs {
   bool a_full = true, b_full = true;  ///< inner stride 1 (else 0: one value per row)
 };
 
-/// Split (DensePlan::split_chunks): each chunk is shared by U warps, warp s of a chunk taking
-/// only its step s (vectors 32 * s .. 32 * s + 31), where otherwise one warp takes all U steps.
-/// Chunks, runs and rows are the same either way.
-template <class T, class F, class Index, int V, bool Split>
+template <class T, class F, class Index, int V>
 __global__ void __launch_bounds__(kMaxThreads)
     row_vectorized_kernel(F f, RowArgs<Index> p, T* out, const T* a, const T* b) {
   using P = Pack<T, V>;
   using Offset = typename Strided<Index>::Offset;
   constexpr int U = vector_unroll(sizeof(T));
-  constexpr int K = Split ? 1 : U;  // steps of 32 vectors per warp
-  constexpr int S = U / K;          // warps per chunk
   const Index lane = threadIdx.x % 32;
   const Index warps = grid_threads<Index>() / 32;
-  // A warp's task: steps step .. step + K - 1 of one chunk. Lane l takes the vectors l, l+32,
-  // ..., l+32*(K-1) of them: every access coalesced, all loaded before any store.
-  for (Index task = global_thread<Index>() / 32; task < p.chunks * S; task += warps) {
-    const Index chunk = task / S, step = task % S * K;
-    T* po[K];
-    P x[K], y[K];
-    bool valid[K];
+  // Lane l of a chunk takes its vectors l, l+32, ..., l+32*(U-1): every access coalesced, all
+  // loaded before any store.
+  for (Index chunk = global_thread<Index>() / 32; chunk < p.chunks; chunk += warps) {
+    T* po[U];
+    P x[U], y[U];
+    bool valid[U];
     // Vector u at row offsets `off`, column (element) `col`.
     const auto load = [&](int u, const Offset (&off)[3], Offset col) {
       po[u] = out + off[0] + col;
@@ -73,17 +65,17 @@ __global__ void __launch_bounds__(kMaxThreads)
       p.per_row_chunks.divmod(chunk, row, k);
       Offset off[3];
       p.rows.offsets(row, off);
-      const Index first = (k * U + step) * 32 + lane;
+      const Index first = k * (32 * U) + lane;
 #pragma unroll
-      for (int u = 0; u < K; ++u) {
+      for (int u = 0; u < U; ++u) {
         const Index vec = first + u * 32;
         valid[u] = vec < p.per_row_vectors;
         if (valid[u]) load(u, off, static_cast<Offset>(vec) * V);
       }
     } else {
-      const Index first = (chunk * U + step) * 32 + lane;
+      const Index first = chunk * (32 * U) + lane;
 #pragma unroll
-      for (int u = 0; u < K; ++u) {
+      for (int u = 0; u < U; ++u) {
         const Index slot = first + u * 32;
         valid[u] = slot < p.slots;
         if (!valid[u]) continue;
@@ -95,7 +87,7 @@ __global__ void __launch_bounds__(kMaxThreads)
       }
     }
 #pragma unroll
-    for (int u = 0; u < K; ++u)
+    for (int u = 0; u < U; ++u)
       if (valid[u]) *reinterpret_cast<P*>(po[u]) = apply_pack(f, x[u], y[u]);
   }
 }
@@ -103,7 +95,7 @@ __global__ void __launch_bounds__(kMaxThreads)
 template <class T, class F>
 void launch_row_vectorized(const F& f, const DensePlan& plan, cudaStream_t stream) {
   const RowPlan& row = plan.row;
-  const auto run = [&](auto index, auto vector, auto split) {
+  const auto run = [&](auto index, auto vector) {
     using Index = typename decltype(index)::type;
     constexpr int V = decltype(vector)::value;
     RowArgs<Index> p;
@@ -119,23 +111,17 @@ void launch_row_vectorized(const F& f, const DensePlan& plan, cudaStream_t strea
     p.rows = make_strided<Index>(plan.plan, dims, r);
     p.a_full = row.a_full;
     p.b_full = row.b_full;
-    const auto kernel = row_vectorized_kernel<T, F, Index, V, decltype(split)::value>;
+    const auto kernel = row_vectorized_kernel<T, F, Index, V>;
     launch("row_vectorized", kernel, grid_blocks(kernel, plan.grid, plan.threads), plan.threads,
            0, stream, f, p, static_cast<T*>(plan.out), static_cast<const T*>(plan.a),
            static_cast<const T*>(plan.b));
   };
   constexpr int kVector = kVectorBytes / sizeof(T);
-  const auto width = [&](auto index, auto split) {
-    if (row.vector > 1)
-      run(index, std::integral_constant<int, kVector>{}, split);
-    else
-      run(index, std::integral_constant<int, 1>{}, split);
-  };
   with_index(plan.wide, [&](auto index) {
-    if (plan.split_chunks)
-      width(index, std::true_type{});
+    if (row.vector > 1)
+      run(index, std::integral_constant<int, kVector>{});
     else
-      width(index, std::false_type{});
+      run(index, std::integral_constant<int, 1>{});
   });
 }
 

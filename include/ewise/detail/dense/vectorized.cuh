@@ -87,9 +87,7 @@ EWISE_DEVICE void gather(const Strided<Index>& m, Index i, const VectorizedArgs&
   }
 }
 
-/// Split (DensePlan::split_chunks): each warp takes 32 consecutive vectors at a time, one per
-/// lane, where otherwise it takes 32 * vector_unroll.
-template <class T, class F, class Index, bool Gather, bool Split>
+template <class T, class F, class Index, bool Gather>
 __global__ void __launch_bounds__(kMaxThreads)
     vectorized_kernel(F f, VectorizedArgs p, GatherMap<Index, Gather> g, T* out, const T* a,
                       const T* b) {
@@ -118,15 +116,15 @@ __global__ void __launch_bounds__(kMaxThreads)
   P* vout = reinterpret_cast<P*>(out + p.head);
   const P* va = reinterpret_cast<const P*>(a + p.head);
   const P* vb = reinterpret_cast<const P*>(b + p.head);
-  // Each warp takes chunks of 32*K consecutive vectors (K per lane, 32 apart: every access
-  // coalesced, a warp's accesses within 512*K contiguous bytes), all loaded before any store.
-  constexpr int K = Split ? 1 : vector_unroll(sizeof(T));
+  // Each warp takes chunks of 32*U consecutive vectors (U per lane, 32 apart: every access
+  // coalesced, a warp's accesses within 512*U contiguous bytes), all loaded before any store.
+  constexpr int U = vector_unroll(sizeof(T));
   const std::int64_t lane = threadIdx.x % 32;
-  const std::int64_t chunk_step = nthreads * K;  // nthreads is a multiple of 32
-  for (std::int64_t v0 = (tid - lane) * K + lane; v0 < p.vectors; v0 += chunk_step) {
-    P x[K], y[K];
+  const std::int64_t chunk_step = nthreads * U;  // nthreads is a multiple of 32
+  for (std::int64_t v0 = (tid - lane) * U + lane; v0 < p.vectors; v0 += chunk_step) {
+    P x[U], y[U];
 #pragma unroll
-    for (int u = 0; u < K; ++u) {
+    for (int u = 0; u < U; ++u) {
       const std::int64_t w = v0 + u * 32;
       if (w < p.vectors) {
         x[u] = p.a_vector ? va[w] : a0v;
@@ -135,7 +133,7 @@ __global__ void __launch_bounds__(kMaxThreads)
       }
     }
 #pragma unroll
-    for (int u = 0; u < K; ++u) {
+    for (int u = 0; u < U; ++u) {
       const std::int64_t w = v0 + u * 32;
       if (w < p.vectors) vout[w] = apply_pack(f, x[u], y[u]);
     }
@@ -154,7 +152,7 @@ void launch_vectorized(const F& f, const DensePlan& plan, cudaStream_t stream) {
   p.b_vector = v.b == VectorAccess::vector;
   p.a_gather = v.a == VectorAccess::gather;
   p.b_gather = v.b == VectorAccess::gather;
-  const auto run = [&](auto index, auto gathers, auto split) {
+  const auto run = [&](auto index, auto gathers) {
     using Index = typename decltype(index)::type;
     constexpr bool Gather = decltype(gathers)::value;
     GatherMap<Index, Gather> g;
@@ -163,19 +161,13 @@ void launch_vectorized(const F& f, const DensePlan& plan, cudaStream_t stream) {
       for (int d = 0; d < plan.plan.rank(); ++d) dims[d] = d;
       g.map = make_strided<Index>(plan.plan, dims, plan.plan.rank());
     }
-    const auto kernel = vectorized_kernel<T, F, Index, Gather, decltype(split)::value>;
+    const auto kernel = vectorized_kernel<T, F, Index, Gather>;
     launch("vectorized", kernel, grid_blocks(kernel, plan.grid, plan.threads), plan.threads, 0,
            stream, f, p, g, static_cast<T*>(plan.out), static_cast<const T*>(plan.a),
            static_cast<const T*>(plan.b));
   };
-  const auto spread = [&](auto index, auto gathers) {
-    if (plan.split_chunks)
-      run(index, gathers, std::true_type{});
-    else
-      run(index, gathers, std::false_type{});
-  };
-  if (!v.gathers()) return spread(TypeTag<std::uint32_t>{}, std::false_type{});
-  with_index(plan.wide, [&](auto index) { spread(index, std::true_type{}); });
+  if (!v.gathers()) return run(TypeTag<std::uint32_t>{}, std::false_type{});
+  with_index(plan.wide, [&](auto index) { run(index, std::true_type{}); });
 }
 
 }  // namespace ewise::detail

@@ -286,7 +286,8 @@ Dims output_strides(const Dims& shape, Input& in) {
     std::int64_t step = 1;
     for (int d = r - 1; d >= 0; --d) {
       s[d] = step;
-      step = sat_mul(step, std::max<std::int64_t>(shape[d], 1) + in.u8() % 2);
+      const std::int64_t extent = std::max<std::int64_t>(shape[d], 1);
+      step = sat_mul(step, extent + (extent < INT64_MAX ? in.u8() % 2 : 0));
     }
   }
   if (mode & 2)

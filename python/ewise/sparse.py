@@ -25,7 +25,8 @@ current stream of the first operand's framework. Device calls synchronize only w
 call does: a COO result's size (nnz) is read on the host, and the index checks
 (validate_indices) are read at that point or in a pass of their own. A COO result's arrays are
 ewise's own memory handed to CuPy or PyTorch through DLPack without a copy (PyTorch's stacked
-indices are the one copy), freed on the call's stream when the framework lets go of them.
+indices are the one copy; a coalesced PyTorch tensor ⊙ dense shares the tensor's indices and
+gets new values only), freed on the call's stream when the framework lets go of them.
 Mixing host and device operands is a ValueError. A dense result is allocated like the dense
 operand.
 
@@ -34,7 +35,8 @@ drop_zeros=True: with it, multiply and add/sub/minimum/maximum of two matrices g
 A.multiply(B), A + B, A - B, A.minimum(B), A.maximum(B). Keywords: drop_zeros, algorithm (COO ⊙
 COO on the GPU; checked on the CPU), fill_a, fill_b, validate_indices (host input is always
 checked). A coalesced PyTorch operand is passed as canonical (its order is then checked, not
-sorted again, unless validate_indices=False, which trusts it); SciPy's and cupyx's
+sorted again, unless validate_indices=False, which trusts it; ⊙ dense keeps its pattern, so
+only its indices' range is checked there); SciPy's and cupyx's
 has_canonical_format flags are not relied on.
 
 Autograd: multiply(torch_sparse, torch_dense) with either requiring a gradient (and grad mode
@@ -226,6 +228,17 @@ def multiply(a, b, *, drop_zeros=False, algorithm="automatic", validate_indices=
     if oa.framework == "torch" and _needs_grad(a, b):
         from .torch import sparse_multiply
         return sparse_multiply(a, b, drop_zeros=drop_zeros, validate_indices=validate_indices)
+    if oa.framework == "torch" and oa.canonical and not drop_zeros and \
+            a.layout is _torch().sparse_coo:
+        # A coalesced tensor keeps its pattern: only the values are computed (multiply_values),
+        # and the result shares a's indices, as PyTorch's own sparse * dense does.
+        torch = _torch()
+        vals = torch.empty_like(oa.vals)
+        with _Backend(a, device) as run:
+            _ewise.multiply_values(run.coo(oa), run.array(b), run.array(vals), options,
+                                   run.stream)
+        return torch.sparse_coo_tensor(a._indices(), vals, oa.shape, is_coalesced=True,
+                                       check_invariants=False)
     with _Backend(a, device) as run:
         arrays = _ewise.multiply_dense(run.coo(oa), run.array(b), options, run.stream,
                                        run.stream_owner)

@@ -152,6 +152,15 @@ void bind_sparse(nb::module_& m) {
   }, nb::arg("a"), nb::arg("dense"), nb::arg("options"), nb::arg("stream"),
      nb::arg("stream_owner").none(),
      "a ⊙ dense in a's pattern: (rows, cols, vals) of the canonical result");
+  m.def("multiply_values", [](const Coo& a, const InArray& dense, const OutArray& out_vals,
+                              const SparseOptions& o, std::uintptr_t stream) {
+    const CooView va = a.view();
+    const ConstTensorView vd = const_view(dense);
+    const TensorView vo = view(out_vals);
+    nb::gil_scoped_release release;
+    multiply_values(va, vd, vo, o, as_stream(stream));
+  }, nb::arg("a"), nb::arg("dense"), nb::arg("out_vals"), nb::arg("options"), nb::arg("stream"),
+     "out_vals = a.vals ⊙ dense at a's coordinates, in a's storage order (a's pattern kept)");
   m.def("combine", [](const std::string& op, const Coo& a, const Coo& b, const SparseOptions& o,
                       std::uintptr_t stream, nb::object stream_owner) {
     const BinaryOp parsed = parse_op(op);

@@ -239,6 +239,25 @@ def test_torch_sparse(torch):
         ewise.sparse.accumulate("add", torch.ones(shape, dtype=a.dtype), a)
 
 
+def test_torch_coalesced_times_dense_keeps_the_pattern(torch):
+    """A coalesced tensor ⊙ dense (full, row, column, scalar): torch's values, the same indices
+    tensor (shared, no copy), coalesced; an index out of range is still a ValueError."""
+    g = torch.Generator().manual_seed(4)
+    for dtype in (torch.float16, torch.float32, torch.float64, torch.int64):
+        a = random_torch_sparse(torch, g, (300, 200), dtype, 4000).coalesce()
+        for dense_shape in ((300, 200), (200,), (300, 1), ()):
+            d = torch.randint(-3, 4, dense_shape, generator=g).to(dtype).cuda()
+            got = ewise.sparse.multiply(a, d)
+            assert got.is_coalesced() and got._indices().data_ptr() == a._indices().data_ptr()
+            assert torch.equal(got._values(), a._values() * d.expand(300, 200)[
+                a._indices()[0], a._indices()[1]]), (dtype, dense_shape)
+    idx = torch.tensor([[0, 5], [1, 1]], device="cuda")
+    bad = torch.sparse_coo_tensor(idx, torch.ones(2, device="cuda"), (3, 4), is_coalesced=True,
+                                  check_invariants=False)
+    with pytest.raises(ValueError, match="outside its 3x4 shape"):
+        ewise.sparse.multiply(bad, torch.ones(3, 4, device="cuda"))
+
+
 def test_torch_sparse_stream_and_no_device_synchronization(torch):
     """The sparse calls run on the current (side) stream, behind a long kernel that fills
     their dense operand; COO ⊙ COO synchronizes its stream for nnz, but not the device: a long

@@ -25,8 +25,8 @@ sparse_multiply(a, dense): a torch.sparse_coo (2-D) tensor ⊙ a strided tensor 
 to its shape, the canonical COO result of ewise.sparse.multiply; gradients: to dense,
 densify(coalesce(a) ⊙ G) summed over dense's broadcast dimensions (G: the result's gradient,
 densified); to a, a coalesced sparse tensor in a's pattern with values G[i, j]·dense[i, j]
-(PyTorch gives each stored duplicate of (i, j) that value as its gradient). ewise.sparse.multiply takes this path itself when a torch operand
-requires a gradient.
+(PyTorch gives each stored duplicate of (i, j) that value as its gradient).
+ewise.sparse.multiply takes this path itself when a torch operand requires a gradient.
 """
 from typing import Optional
 

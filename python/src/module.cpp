@@ -42,9 +42,9 @@ void binary(const std::string& op, const InArray& a, const InArray& b, const Out
 
 // A tensor's shape or element strides as a Python framework gives them (torch.Size, the tuple
 // of Tensor.stride()): a tuple of ints, read without a temporary container.
-Dims dims_of(nb::handle values, const char* what) {
+Dims dims_of(nb::handle values) {
   if (!PyTuple_Check(values.ptr()))
-    throw nb::type_error((std::string("ewise: ") + what + " must be a tuple of ints").c_str());
+    throw nb::type_error("ewise: shapes and strides must be tuples of ints");
   const Py_ssize_t rank = PyTuple_GET_SIZE(values.ptr());
   EWISE_EXPECTS(rank <= kMaxRank, "rank ", rank, " exceeds the maximum rank ", kMaxRank);
   Dims d = Dims::of_rank(static_cast<int>(rank), 0);
@@ -72,8 +72,7 @@ void binary_pointers(std::string_view op, std::uintptr_t a, std::string_view a_d
   if (kernel) options.kernel = parse_kernel(*kernel);
   const BinaryOp parsed = parse_op(op);
   const auto desc = [](std::string_view dtype, nb::handle shape, nb::handle strides) {
-    return TensorDesc::strided(parse_dtype(dtype), dims_of(shape, "a shape"),
-                               dims_of(strides, "a stride tuple"));
+    return TensorDesc::strided(parse_dtype(dtype), dims_of(shape), dims_of(strides));
   };
   const ConstTensorView va(reinterpret_cast<const void*>(a), desc(a_dtype, a_shape, a_strides),
                            Memory::device);

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import ewise
+from sparse_inputs import random_torch_sparse
 
 
 def require(framework):
@@ -182,17 +183,6 @@ def test_torch_current_stream_without_synchronizing(torch):
     assert torch.equal(c, a + 3.0) and torch.equal(out, a * 3.0)
 
 
-def random_torch_sparse(torch, generator, shape, dtype, nnz, device="cuda"):
-    """Unsorted with duplicates, small integer values (exact sums in any order)."""
-    rows = torch.randint(0, shape[0], (nnz,), generator=generator)
-    cols = torch.randint(0, shape[1], (nnz,), generator=generator)
-    rows[nnz // 2:nnz // 2 + nnz // 5] = rows[:nnz // 5]
-    cols[nnz // 2:nnz // 2 + nnz // 5] = cols[:nnz // 5]
-    vals = torch.randint(-4, 5, (nnz,), generator=generator).to(dtype)
-    return torch.sparse_coo_tensor(torch.stack((rows, cols)), vals, shape,
-                                   check_invariants=True).to(device)
-
-
 def assert_torch_canonical(torch, c, shape, dtype):
     assert c.layout is torch.sparse_coo and c.is_coalesced() and c.dtype == dtype
     assert c.device.type == "cuda" and tuple(c.shape) == shape
@@ -204,8 +194,8 @@ def test_torch_sparse(torch):
     g = torch.Generator().manual_seed(1)
     shape = (300, 200)
     for dtype in (torch.float16, torch.float32, torch.float64, torch.int32, torch.int64):
-        a = random_torch_sparse(torch, g, shape, dtype, 3000)
-        b = random_torch_sparse(torch, g, shape, dtype, 2000)
+        a = random_torch_sparse(torch, g, shape, dtype, 3000, "cuda")
+        b = random_torch_sparse(torch, g, shape, dtype, 2000, "cuda")
         ad, bd = a.to_dense(), b.to_dense()
         for x in (a, a.coalesce()):  # a coalesced operand goes in as canonical
             c = ewise.sparse.multiply(x, b)
@@ -244,7 +234,7 @@ def test_torch_coalesced_times_dense_keeps_the_pattern(torch):
     tensor (shared, no copy), coalesced; an index out of range is still a ValueError."""
     g = torch.Generator().manual_seed(4)
     for dtype in (torch.float16, torch.float32, torch.float64, torch.int64):
-        a = random_torch_sparse(torch, g, (300, 200), dtype, 4000).coalesce()
+        a = random_torch_sparse(torch, g, (300, 200), dtype, 4000, "cuda").coalesce()
         for dense_shape in ((300, 200), (200,), (300, 1), ()):
             d = torch.randint(-3, 4, dense_shape, generator=g).to(dtype).cuda()
             got = ewise.sparse.multiply(a, d)
@@ -267,8 +257,8 @@ def test_torch_sparse_stream_and_no_device_synchronization(torch):
     for the other stream's 0.5-s kernel; none did with CUDA_MODULE_LOADING=EAGER)."""
     g = torch.Generator().manual_seed(2)
     shape = (500, 400)
-    a = random_torch_sparse(torch, g, shape, torch.float32, 5000)
-    b = random_torch_sparse(torch, g, shape, torch.float32, 5000)
+    a = random_torch_sparse(torch, g, shape, torch.float32, 5000, "cuda")
+    b = random_torch_sparse(torch, g, shape, torch.float32, 5000, "cuda")
     dense = torch.zeros(shape, device="cuda")
     ewise.sparse.multiply(a, dense), ewise.sparse.add(a, dense), ewise.sparse.multiply(a, b)
     torch.cuda.synchronize()

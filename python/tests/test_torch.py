@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import ewise
+from sparse_inputs import random_torch_sparse
 
 torch = pytest.importorskip("torch", reason="torch is not installed (CI runs without it)")
 
@@ -133,17 +134,6 @@ def test_compile_fullgraph():
     assert torch.allclose(grad, 2 * xg.detach())
 
 
-def random_sparse(generator, shape, dtype, nnz=40):
-    """Unsorted, about a fifth of the entries duplicates, small integer values (exact sums)."""
-    rows = torch.randint(0, shape[0], (nnz,), generator=generator)
-    cols = torch.randint(0, shape[1], (nnz,), generator=generator)
-    rows[nnz // 2:nnz // 2 + nnz // 5] = rows[:nnz // 5]
-    cols[nnz // 2:nnz // 2 + nnz // 5] = cols[:nnz // 5]
-    vals = torch.randint(-4, 5, (nnz,), generator=generator).to(dtype)
-    return torch.sparse_coo_tensor(torch.stack((rows, cols)), vals, shape,
-                                   check_invariants=True)
-
-
 def assert_canonical(c, shape, dtype):
     assert c.layout is torch.sparse_coo and c.is_coalesced() and c.dtype == dtype
     assert tuple(c.shape) == shape
@@ -161,7 +151,8 @@ def stored(x):
 def test_sparse_torch_cpu(dtype):
     g = torch.Generator().manual_seed(SEED)
     shape = (13, 17)
-    a, b = random_sparse(g, shape, dtype), random_sparse(g, shape, dtype)
+    a = random_torch_sparse(torch, g, shape, dtype)
+    b = random_torch_sparse(torch, g, shape, dtype)
     ad, bd = a.to_dense(), b.to_dense()
     for coalesced in (False, True):  # a coalesced operand is passed as canonical
         x = a.coalesce() if coalesced else a
@@ -198,7 +189,7 @@ def test_sparse_torch_cpu(dtype):
 
 def test_sparse_torch_layouts_and_errors():
     g = torch.Generator().manual_seed(SEED)
-    a = random_sparse(g, (6, 5), torch.float64)
+    a = random_torch_sparse(torch, g, (6, 5), torch.float64)
     for x in (a.to_sparse_csr(), a.to_sparse_csc()):  # converted to COO
         assert torch.equal(ewise.sparse.add(x, a).to_dense(), 2 * a.to_dense())
     hybrid = torch.sparse_coo_tensor(a._indices(), torch.ones(a._nnz(), 3), (6, 5, 3))
@@ -218,7 +209,7 @@ def test_sparse_torch_layouts_and_errors():
 @pytest.mark.parametrize("dense_shape", [(5, 7), (7,), (5, 1), ()], ids=str)
 def test_sparse_multiply_gradcheck(dense_shape):
     g = torch.Generator().manual_seed(SEED)
-    a = random_sparse(g, (5, 7), torch.float64, nnz=12)  # with duplicates
+    a = random_torch_sparse(torch, g, (5, 7), torch.float64, nnz=12)  # with duplicates
     indices = a._indices()
     values = torch.randn(a._nnz(), generator=g, dtype=torch.float64, requires_grad=True)
     dense = torch.randn(dense_shape, generator=g, dtype=torch.float64, requires_grad=True)

@@ -163,6 +163,17 @@ void check_dense_plan(const BroadcastPlan& plan, const Operand& out, const Opera
   try {
     L = detail::plan_dense(a.view(), b.view(), ov, options, device);
   } catch (const Error& e) {
+    if (supported && named == Kernel::tiled) {
+      // The documented device difference (dense.hpp, kernel_supports): a named tiled kernel is
+      // refused where the device's shared memory cannot hold its tiles. Planned without that
+      // limit, the tiles must need more than this device allows.
+      const detail::DensePlan unlimited =
+          detail::plan_dense(a.view(), b.view(), ov, options, detail::host_device_props());
+      EWISE_FUZZ_REQUIRE(unlimited.tiled.shared_bytes > device.max_shared,
+                         "tiled refused tiles of ", unlimited.tiled.shared_bytes,
+                         " bytes on a device that allows ", device.max_shared, ": ", e.what());
+      return;
+    }
     EWISE_FUZZ_REQUIRE(!supported, kernel_name(named), " refused a plan it can run: ", e.what());
     return;
   }

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <array>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <random>
 #include <string>
@@ -1048,12 +1049,20 @@ TEST_F(SparseGpu, MoreThan2To31Entries) {
 
 constexpr BinaryOp kUnionOps[] = {BinaryOp::add, BinaryOp::sub, BinaryOp::min, BinaryOp::max};
 
+/// The union ops a check runs: all four, or under the sanitizers (gpu_test.hpp) one, picked by
+/// the check's name so that a rerun takes the same. The ops run the same kernels with another
+/// functor, so one keeps every code path; under racecheck a union call costs 0.1-0.5 s.
+std::vector<BinaryOp> union_ops(const std::string& what) {
+  if (!test::sanitizer_sizes()) return {std::begin(kUnionOps), std::end(kUnionOps)};
+  return {kUnionOps[std::hash<std::string>{}(what) % std::size(kUnionOps)]};
+}
+
 /// combine(op, a, b) on the device against the reference, every op, both operand orders,
 /// with fills 0 (keeping and dropping zeros) and fills 2 and -3, and one trusted call.
 void check_union_all(const HostCoo& a, const HostCoo& b, const std::string& what,
                      cudaStream_t stream = nullptr) {
   const DeviceCoo da = to_device(a, stream), db = to_device(b, stream);
-  for (const BinaryOp op : kUnionOps) {
+  for (const BinaryOp op : union_ops(what)) {
     SparseOptions plain, drop, fills, trusted;
     drop.drop_zeros = true;
     fills.fill_a = 2;
@@ -1113,7 +1122,7 @@ void check_union_dense(const HostCoo& a, std::uint64_t seed, const std::string& 
       return TensorView{static_cast<std::byte*>(const_cast<void*>(x.data())) + f.at * es, f.view,
                         Memory::device};
     };
-    for (const BinaryOp op : kUnionOps)
+    for (const BinaryOp op : union_ops(what + f.name))
       for (const double fill : {0.0, 2.0}) {
         SparseOptions o;
         o.fill_a = fill;
@@ -1210,8 +1219,13 @@ TEST_F(SparseGpu, UnionMergeTileEdges) {
     if (unsorted) std::shuffle(e.begin(), e.end(), std::mt19937_64(v0 + n));
     return assemble(shape, e, copies == 1 && !unsorted);
   };
-  // Tiles hold 2048 merged entries: sizes around one and two tiles of the merge.
-  for (const std::int64_t n : {1, 1023, 1024, 1025, 2047, 2048, 2049, 3000, 4097}) {
+  // Tiles hold 2048 merged entries: sizes around one and two tiles of the merge (under the
+  // sanitizers one tile exactly, one entry over, two tiles and one over).
+  const std::vector<std::int64_t> sizes = test::sanitizer_sizes()
+                                              ? std::vector<std::int64_t>{1, 1024, 1025, 2049}
+                                              : std::vector<std::int64_t>{1, 1023, 1024, 1025,
+                                                                          2047, 2048, 2049, 3000, 4097};
+  for (const std::int64_t n : sizes) {
     const std::string at = " n=" + std::to_string(n);
     check_union_all(band(n, 0, 1, 1, 0), band(n, 0, 1, 1, 7), "same keys" + at);
     check_union_all(band(n, 0, 2, 1, 0), band(n, 1, 2, 1, 7), "interleaved, disjoint" + at);
@@ -1265,12 +1279,16 @@ TEST_F(SparseGpu, UnionLargerMatricesAndKeyWidths) {
   verify::CooGenOptions unsorted;
   unsorted.unsorted = true;
   unsorted.duplicate_fraction = 0.1;
-  const HostCoo a = verify::random_coo(16384, 16384, 1e-3, seed_, unsorted);
-  check_union_all(a, partner(a, 1e-3, 0.5, seed_ + 1, verify::CooGenOptions{}), "16384^2 1e-3");
-  // Both canonical (the single pass) over some 300 tiles.
-  const HostCoo c = verify::random_coo(16384, 16384, 1e-3, seed_ + 6);
-  check_union_all(c, partner(c, 1e-3, 0.5, seed_ + 7, verify::CooGenOptions{}),
-                  "16384^2 1e-3 canonical");
+  // 268k entries an operand; under the sanitizers 4096^2 at 4e-3, 67k.
+  const std::int64_t n = test::sanitizer_sizes() ? 4096 : 16384;
+  const double density = test::sanitizer_sizes() ? 4e-3 : 1e-3;
+  const std::string at = std::to_string(n) + "^2 " + std::to_string(density);
+  const HostCoo a = verify::random_coo(n, n, density, seed_, unsorted);
+  check_union_all(a, partner(a, density, 0.5, seed_ + 1, verify::CooGenOptions{}), at);
+  // Both canonical (the single pass) over some 300 tiles (under the sanitizers some 50).
+  const HostCoo c = verify::random_coo(n, n, density, seed_ + 6);
+  check_union_all(c, partner(c, density, 0.5, seed_ + 7, verify::CooGenOptions{}),
+                  at + " canonical");
   // Keys over 32 bits: 2^17 x 2^17 cells, with i32 and i64 indices.
   for (const IndexType index : {IndexType::i32, IndexType::i64}) {
     verify::CooGenOptions o;

@@ -398,7 +398,13 @@ TEST_F(SparseGpu, MergeTileEdges) {
       }
     return assemble(shape, e, copies == 1);
   };
-  for (const std::int64_t n : {1, 1023, 1024, 1025, 2047, 2048, 2049, 3000, 4097}) {
+  // Sizes around one and two tiles of the merge (under the sanitizers one tile exactly, one
+  // entry over, two tiles and one over).
+  const std::vector<std::int64_t> sizes = test::sanitizer_sizes()
+                                              ? std::vector<std::int64_t>{1, 1024, 1025, 2049}
+                                              : std::vector<std::int64_t>{1, 1023, 1024, 1025,
+                                                                          2047, 2048, 2049, 3000, 4097};
+  for (const std::int64_t n : sizes) {
     const std::string at = " n=" + std::to_string(n);
     check_multiply_all(band(n, 0, 1, 1, 0), band(n, 0, 1, 1, 7), "same keys" + at);
     check_multiply_all(band(n, 0, 2, 1, 0), band(n, 1, 2, 1, 7), "interleaved, no match" + at);
@@ -613,9 +619,18 @@ using test::expect_invalid;
 TEST_F(SparseGpu, DenseFactorAndCoalesceAtTileEdges) {
   EWISE_REQUIRE_GPU();
   std::uint64_t s = seed_;
-  for (const DType dtype : {DType::f32, DType::f16, DType::i64}) {
+  // Under the sanitizers each dtype with one index type (taken in turn) and fewer sizes: one
+  // warp and a bit, one tile exactly and one over, three tiles and one over.
+  const bool small = test::sanitizer_sizes();
+  const std::vector<std::int64_t> sizes =
+      small ? std::vector<std::int64_t>{0, 1, 33, 2048, 2049, 6145}
+            : std::vector<std::int64_t>{0, 1, 31, 33, 2047, 2048, 2049, 4096, 6145};
+  const DType dtypes[] = {DType::f32, DType::f16, DType::i64};
+  for (int d = 0; d < 3; ++d) {
+    const DType dtype = dtypes[d];
     for (const IndexType index : {IndexType::i32, IndexType::i64}) {
-      for (const std::int64_t n : {0, 1, 31, 33, 2047, 2048, 2049, 4096, 6145}) {
+      if (small && index != (d % 2 ? IndexType::i64 : IndexType::i32)) continue;
+      for (const std::int64_t n : sizes) {
         for (const bool unsorted : {false, true}) {
           verify::CooGenOptions o;
           o.dtype = dtype;

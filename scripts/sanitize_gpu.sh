@@ -11,9 +11,10 @@
 #
 # BUILD_DIR must hold a built tests/ewise_gpu_tests. Logs go to $SANITIZE_LOG_DIR (default
 # BUILD_DIR/sanitize). Sizes are reduced for the sanitizers (they run kernels 10-100x slower),
-# every test still runs: EWISE_SANITIZER_SIZES=1 (one dtype per element size and fewer tile
-# edges in the sweeps, tests/testing/gpu_test.hpp), EWISE_DENSE_CASES=12 (random cases per dtype
-# in test_dense.cu), EWISE_DENSE_SMALL=1 (no multi-GiB dense test), EWISE_CONCURRENCY_THREADS=4,
+# every test still runs: EWISE_SANITIZER_SIZES=1 (one dtype per element size, fewer tile edges
+# and one union op per check in the sparse tests: tests/testing/gpu_test.hpp,
+# tests/test_sparse.cu), EWISE_DENSE_CASES=12 (random cases per dtype in test_dense.cu),
+# EWISE_DENSE_SMALL=1 (no multi-GiB dense test), EWISE_CONCURRENCY_THREADS=4,
 # EWISE_CONCURRENCY_ROUNDS=12.
 # Left out of the main passes, with the reason:
 #   Large.*, SparseGpu.MoreThan2To31Entries — tens of GiB; hours under a sanitizer.

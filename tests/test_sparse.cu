@@ -381,6 +381,14 @@ TEST_F(SparseGpu, KeyWidths) {
 // Merge tiles hold 2048 entries of both operands together: overlaps whose merged length falls
 // just before, on and after tile edges, matches at the last position of a tile (looked up in
 // the next tile's first S entry), runs of duplicates across tile edges.
+/// Entries per operand around one and two merge tiles (a tile holds 2048 merged entries), for
+/// the tile-edge tests of the intersection and the union; under the sanitizers one tile exactly,
+/// one entry over, two tiles and one over.
+std::vector<std::int64_t> merge_tile_sizes() {
+  if (test::sanitizer_sizes()) return {1, 1024, 1025, 2049};
+  return {1, 1023, 1024, 1025, 2047, 2048, 2049, 3000, 4097};
+}
+
 TEST_F(SparseGpu, MergeTileEdges) {
   EWISE_REQUIRE_GPU();
   const CooDesc shape{64, 4096, 0, IndexType::i32, DType::f32, true};
@@ -398,13 +406,7 @@ TEST_F(SparseGpu, MergeTileEdges) {
       }
     return assemble(shape, e, copies == 1);
   };
-  // Sizes around one and two tiles of the merge (under the sanitizers one tile exactly, one
-  // entry over, two tiles and one over).
-  const std::vector<std::int64_t> sizes = test::sanitizer_sizes()
-                                              ? std::vector<std::int64_t>{1, 1024, 1025, 2049}
-                                              : std::vector<std::int64_t>{1, 1023, 1024, 1025,
-                                                                          2047, 2048, 2049, 3000, 4097};
-  for (const std::int64_t n : sizes) {
+  for (const std::int64_t n : merge_tile_sizes()) {
     const std::string at = " n=" + std::to_string(n);
     check_multiply_all(band(n, 0, 1, 1, 0), band(n, 0, 1, 1, 7), "same keys" + at);
     check_multiply_all(band(n, 0, 2, 1, 0), band(n, 1, 2, 1, 7), "interleaved, no match" + at);
@@ -1234,13 +1236,7 @@ TEST_F(SparseGpu, UnionMergeTileEdges) {
     if (unsorted) std::shuffle(e.begin(), e.end(), std::mt19937_64(v0 + n));
     return assemble(shape, e, copies == 1 && !unsorted);
   };
-  // Tiles hold 2048 merged entries: sizes around one and two tiles of the merge (under the
-  // sanitizers one tile exactly, one entry over, two tiles and one over).
-  const std::vector<std::int64_t> sizes = test::sanitizer_sizes()
-                                              ? std::vector<std::int64_t>{1, 1024, 1025, 2049}
-                                              : std::vector<std::int64_t>{1, 1023, 1024, 1025,
-                                                                          2047, 2048, 2049, 3000, 4097};
-  for (const std::int64_t n : sizes) {
+  for (const std::int64_t n : merge_tile_sizes()) {
     const std::string at = " n=" + std::to_string(n);
     check_union_all(band(n, 0, 1, 1, 0), band(n, 0, 1, 1, 7), "same keys" + at);
     check_union_all(band(n, 0, 2, 1, 0), band(n, 1, 2, 1, 7), "interleaved, disjoint" + at);

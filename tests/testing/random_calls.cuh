@@ -6,9 +6,13 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iterator>
+#include <memory>
 #include <random>
 #include <string>
 #include <utility>
@@ -60,6 +64,14 @@ struct SharedInputs {
   DeviceTensor row;
   HostCoo coo_host;     ///< 96 x 96 f32, unsorted, with duplicates
   DeviceCoo coo;
+  /// Recorded once the inputs are on the device. Each caller's stream waits on it (as well as
+  /// the device synchronization after them): compute-sanitizer's stream-ordered race tracking
+  /// (memcheck --track-stream-ordered-races) goes by stream order only, and reports every read
+  /// of them from another stream as a use before allocation otherwise.
+  std::shared_ptr<CUevent_st> ready;
+
+  /// Orders `stream`'s later work after the inputs were made.
+  void order(cudaStream_t stream) const { EWISE_CUDA_CHECK(cudaStreamWaitEvent(stream, ready.get(), 0)); }
 };
 
 inline SharedInputs make_shared_inputs(std::uint64_t seed) {
@@ -71,6 +83,10 @@ inline SharedInputs make_shared_inputs(std::uint64_t seed) {
   o.duplicate_fraction = 0.1;
   s.coo_host = verify::random_coo(96, 96, 0.1, seed + 1, o);
   s.coo = to_device(s.coo_host.view());
+  cudaEvent_t ready = nullptr;
+  EWISE_CUDA_CHECK(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming));
+  s.ready.reset(ready, [](cudaEvent_t e) { (void)cudaEventDestroy(e); });
+  EWISE_CUDA_CHECK(cudaEventRecord(ready, nullptr));  // to_device used the default stream
   EWISE_CUDA_CHECK(cudaDeviceSynchronize());
   return s;
 }
@@ -100,6 +116,7 @@ class RandomCaller {
   RandomCaller(std::uint64_t seed, const SharedInputs& shared, cudaStream_t stream,
                CallerOptions options = {})
       : rng_(seed), shared_(shared), stream_(stream), options_(std::move(options)) {
+    shared_.order(stream_);
     if (options_.scratch_dir.empty())
       options_.scratch_dir = std::filesystem::temp_directory_path().string();
   }
@@ -110,14 +127,21 @@ class RandomCaller {
   };
 
   /// One random call; never throws (an exception is reported as the problem).
+  /// With EWISE_TRACE_CALLS set, each call's start and end go to stderr with a number unique in
+  /// the process: the calls of a hung run are the ones that started and did not end.
   Result step() {
+    static const bool trace = std::getenv("EWISE_TRACE_CALLS") != nullptr;
+    static std::atomic<int> serial{0};
     Result r;
     r.call = pick_call();
+    const int id = serial++;
+    if (trace) std::fprintf(stderr, "[trace] %d start %s stream %p\n", id, call_name(r.call), static_cast<void*>(stream_));
     try {
       r.problem = run(r.call);
     } catch (const std::exception& e) {
       r.problem = std::string("threw: ") + e.what();
     }
+    if (trace) std::fprintf(stderr, "[trace] %d end\n", id);
     return r;
   }
 

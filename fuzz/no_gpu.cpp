@@ -57,7 +57,7 @@ DeviceCoo device_combine(const CooView&, const CooView&, const UnionArgs&, const
                          cudaStream_t) {
   no_gpu("device_combine");
 }
-void device_combine_dense(const CooView&, const DenseOperand&, const TensorView&, bool,
+void device_combine_dense(const CooView&, const DenseOperand&, const TensorView&,
                           const UnionArgs&, const SparseOptions&, cudaStream_t) {
   no_gpu("device_combine_dense");
 }

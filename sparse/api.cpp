@@ -163,9 +163,8 @@ void combine(BinaryOp op, const CooView& a, const ConstTensorView& dense, const 
   } else {
     detail::DeviceOperands().add(a, "a").add(dense, "dense").add(out, "out").check(stream);
     const detail::CallMemory memory(options.memory);
-    const bool out_is_dense = dense.desc.numel() > 0 && out.data == dense.data;
-    device_combine_dense(a, d, out, out_is_dense, union_args(op, a.desc.dtype, options, "combine"),
-                         options, stream);
+    device_combine_dense(a, d, out, union_args(op, a.desc.dtype, options, "combine"), options,
+                         stream);
   }
 }
 

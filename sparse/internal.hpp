@@ -62,7 +62,7 @@ DeviceTensor device_csr_row_offsets(const CooView& a, const SparseOptions& optio
 DeviceCoo device_combine(const CooView& a, const CooView& b, const UnionArgs& u,
                          const SparseOptions& options, cudaStream_t stream);        // union.cu
 void device_combine_dense(const CooView& a, const DenseOperand& dense, const TensorView& out,
-                          bool out_is_dense, const UnionArgs& u, const SparseOptions& options,
+                          const UnionArgs& u, const SparseOptions& options,
                           cudaStream_t stream);                    // coo_dense_union.cu
 void device_accumulate(const TensorView& dense, const CooView& a, BinaryOp op,
                        const SparseOptions& options, cudaStream_t stream);  // coo_dense_union.cu

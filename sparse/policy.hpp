@@ -37,6 +37,18 @@ static_assert(kTile <= 0xFFFF, "merge keeps positions inside a tile in 16 bits")
 /// Tiles covering n entries.
 constexpr std::int64_t tiles_for(std::int64_t n) { return (n + kTile - 1) / kTile; }
 
+/// The tiles of combine(op, COO, dense) (coo_dense_union.cu): a block writes kCellTile
+/// consecutive cells of the row-major table, kCellItems a thread, with the tile's entries staged
+/// in shared memory first (a value in the compute type and a bit per cell: 16.5 KiB at f32,
+/// 32.5 KiB at f64 and i64), found from a table of tile starts (8 bytes a tile, 0.2% of an f32
+/// table). Not measured. Chosen so that a tile's fixed work (two barriers, two tile starts read,
+/// a divmod per thread on the strided path) is spread over 16 cells a thread, a 10% mask puts
+/// ~410 entries (two block-wide steps) in a tile, and the shared memory allows as many blocks an
+/// SM as the registers do (48 to 80 a thread on sm_90: three to five blocks).
+inline constexpr int kCellItems = 16;
+inline constexpr std::int64_t kCellTile = std::int64_t{kBlock} * kCellItems;
+static_assert(kCellItems <= 32, "a warp's lanes clear the presence words its cells read");
+
 /// Blocks of a grid-stride loop over n elements with kBlock threads.
 constexpr unsigned blocks_for(std::int64_t n) {
   return static_cast<unsigned>(

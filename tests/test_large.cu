@@ -9,7 +9,8 @@
 //     2^32 in use) and a result with more than 2^31 entries, for each algorithm (an H200), and
 //     for merge in a variant that fits an 80 GB GPU; COO x row
 //     vector on it; CSR row offsets of it; coo_to_dense / dense_to_coo through a dense matrix of
-//     more than 2^32 elements.
+//     more than 2^32 elements; combine(op, COO, dense) into, and in place over, a table of more
+//     than 2^32 cells.
 // Each part needs tens of GiB: it is skipped with the reason when the free device memory is too
 // small, and fails instead under EWISE_REQUIRE_GPU=1 when the GPU's total memory is large
 // enough that only something else (a leak) can have taken it.
@@ -433,6 +434,68 @@ TEST(Large, SparseDenseConversionsOver2To32Elements) {
     EXPECT_EQ(std::memcmp(hb.vals(), h.vals(), static_cast<std::size_t>(n) * 2), 0);
   }
   std::cout << "[ verified ] " << cells << "-element dense <-> COO with " << n << " entries\n";
+}
+
+/// combine(op, a, dense) over a 65537 x 65537 f16 table (> 2^32 cells) holding 2^20 entries
+/// and the cells around 2^31 and 2^32 and the last: first against a scalar (the strided path)
+/// into a new table, then in place over that table (the row-major path, out = dense). Windows
+/// of two tiles each side of 2^31 and 2^32 and the last 8192 cells are checked in full.
+TEST(Large, SparseCombineDenseOver2To32Cells) {
+  EWISE_REQUIRE_GPU();
+  const std::int64_t dim = 65537, cells = dim * dim;
+  ASSERT_GT(cells, k2To32);
+  EWISE_REQUIRE_MEMORY(cells * 2 + (std::int64_t{1} << 28));
+  const std::uint64_t seed = test_seed();
+  std::vector<std::int64_t> keys(1 << 20);
+  std::uint64_t s = seed;
+  for (auto& k : keys) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    k = static_cast<std::int64_t>((s >> 1) % static_cast<std::uint64_t>(cells));
+  }
+  for (const std::int64_t edge : {std::int64_t{0}, k2To31 - 1, k2To31, k2To31 + 4095,
+                                  k2To32 - 1, k2To32, cells - 1})
+    keys.push_back(edge);
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  const auto n = static_cast<std::int64_t>(keys.size());
+  const auto value = [](std::int64_t k) { return static_cast<float>(k % 9 + 1) * 0.5f; };
+  HostCoo h(CooDesc{dim, dim, n, IndexType::i32, DType::f16, true});
+  for (std::int64_t k = 0; k < n; ++k) {
+    static_cast<std::int32_t*>(h.rows())[k] =
+        static_cast<std::int32_t>(keys[static_cast<std::size_t>(k)] / dim);
+    static_cast<std::int32_t*>(h.cols())[k] =
+        static_cast<std::int32_t>(keys[static_cast<std::size_t>(k)] % dim);
+    static_cast<std::uint16_t*>(h.vals())[k] = float_to_f16_bits(value(k));
+  }
+  const DeviceCoo coo = to_device(h.view());
+  HostTensor hd(DType::f16, Dims{});
+  *static_cast<std::uint16_t*>(hd.data()) = float_to_f16_bits(0.75f);
+  const DeviceTensor scalar = to_device(hd);
+  // Every value is a multiple of 0.25 below 16: exact in f16, so the expected bits are those
+  // of the float results.
+  const auto check = [&](const DeviceTensor& t, const auto& want, const char* what) {
+    for (const std::int64_t at : {k2To31 - 8192, k2To32 - 8192, cells - 16384}) {
+      const auto got = fetch<std::uint16_t>(t.data(), at, 16384);
+      std::int64_t bad = 0, first_bad = -1;
+      for (std::int64_t i = 0; i < 16384 && at + i < cells; ++i) {
+        const auto it = std::lower_bound(keys.begin(), keys.end(), at + i);
+        const std::int64_t k = it != keys.end() && *it == at + i ? it - keys.begin() : -1;
+        if (got[static_cast<std::size_t>(i)] != float_to_f16_bits(want(k)) && bad++ == 0)
+          first_bad = at + i;
+      }
+      EXPECT_EQ(bad, 0) << what << ": window at " << at << ", first wrong cell " << first_bad;
+    }
+  };
+  SparseOptions fill2;
+  fill2.fill_a = 2;
+  DeviceTensor table = combine(BinaryOp::sub, coo.view(), scalar.view(), fill2);
+  ASSERT_EQ(table.numel(), cells);
+  const auto first = [&](std::int64_t k) { return (k >= 0 ? value(k) : 2.0f) - 0.75f; };
+  check(table, first, "a - scalar, fill 2");
+  combine(BinaryOp::add, coo.view(), table.view(), table.view());
+  check(table, [&](std::int64_t k) { return (k >= 0 ? value(k) : 0.0f) + first(k); },
+        "a + table in place");
+  std::cout << "[ verified ] " << cells << "-cell combine with " << n << " entries\n";
 }
 
 }  // namespace

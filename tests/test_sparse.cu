@@ -1253,6 +1253,87 @@ TEST_F(SparseGpu, UnionMergeTileEdges) {
   check_union_all(band(1, 77, 1, 5000, 0, true), band(1, 77, 1, 3000, 7), "both runs");
 }
 
+/// An (nrows, ncols) matrix storing each of `keys` (absolute indices, ascending, distinct) with
+/// a random value; when `unsorted`, about a third of them stored a second time with another
+/// value, shuffled and not marked canonical (the dense forms coalesce it first).
+HostCoo at_keys(std::int64_t nrows, std::int64_t ncols, DType t, IndexType index,
+                const std::vector<std::int64_t>& keys, bool unsorted, std::uint64_t seed) {
+  verify::CooGenOptions values;
+  values.dtype = t;
+  const auto pool_size = 2 * static_cast<std::int64_t>(keys.size()) + 1;
+  const std::vector<Raw> pool = raw_entries(verify::random_coo(1, pool_size, 1.0, seed, values));
+  std::mt19937_64 rng(seed);
+  std::vector<Raw> e;
+  for (const std::int64_t key : keys) {
+    const int copies = unsorted && rng() % 3 == 0 ? 2 : 1;
+    for (int copy = 0; copy < copies; ++copy) {
+      Raw x = pool[e.size()];
+      x.r = key / ncols;
+      x.c = key % ncols;
+      e.push_back(x);
+    }
+  }
+  if (unsorted) std::shuffle(e.begin(), e.end(), rng);
+  return assemble(CooDesc{nrows, ncols, 0, index, t, true}, e, !unsorted);
+}
+
+// combine(op, a, dense[, out]) writes the table in tiles of 4096 cells (kCellTile in
+// sparse/policy.hpp) whose entries it finds from a table of tile starts: tables of one cell
+// less than a tile (every cell stored), one tile (its first and last cells and about 10%), one
+// tile and a cell (the last cell of the first tile and the only cell of the second), two tiles
+// and a cell without entries, and five tiles and 20 cells with a full tile, an empty one, one
+// with only its first and last cells, one at about 10%, one with every other cell and the
+// partial last tile's first and last cells; that one also unsorted with duplicates. Columns
+// below the block's 256 threads (steps of whole rows), and above. Every dtype and index type;
+// under the sanitizers each dtype with one index type, the tile patterns canonical, unsorted
+// for f16 (its sums stay in f32), and one tile and a cell for f32.
+TEST_F(SparseGpu, UnionDenseTileEdges) {
+  EWISE_REQUIRE_GPU();
+  constexpr std::int64_t kTileCells = 4096;
+  const bool small = test::sanitizer_sizes();
+  const auto range = [](std::int64_t from, std::int64_t to, std::int64_t step) {
+    std::vector<std::int64_t> k;
+    for (std::int64_t i = from; i < to; i += step) k.push_back(i);
+    return k;
+  };
+  std::mt19937_64 rng(seed_);
+  const auto some = [&](std::vector<std::int64_t> k, std::int64_t from, std::int64_t to) {
+    for (std::int64_t i = from; i < to; ++i)
+      if (rng() % 10 == 0) k.push_back(i);
+    std::sort(k.begin(), k.end());
+    k.erase(std::unique(k.begin(), k.end()), k.end());
+    return k;
+  };
+  const std::int64_t T = kTileCells, pr = 41, pc = 500;  // 5 tiles and 20 cells
+  std::vector<std::int64_t> patterns = range(0, T, 1);
+  for (const std::int64_t k : {2 * T, 3 * T - 1}) patterns.push_back(k);
+  patterns = some(patterns, 3 * T, 4 * T);
+  for (const std::int64_t k : range(4 * T, 5 * T, 2)) patterns.push_back(k);
+  for (const std::int64_t k : {5 * T, pr * pc - 1}) patterns.push_back(k);
+  const std::vector<std::int64_t> one_tile = some({0, T - 1}, 0, T);
+  const std::vector<std::int64_t> tile_and_cell = some({T - 1, T}, 0, T + 1);
+  const std::vector<DType> dtypes = test::sweep_dtypes();
+  std::uint64_t s = seed_;
+  for (std::size_t d = 0; d < dtypes.size(); ++d)
+    for (const IndexType index : {IndexType::i32, IndexType::i64}) {
+      if (small && index != (d % 2 ? IndexType::i64 : IndexType::i32)) continue;
+      const DType t = dtypes[d];
+      const std::string at = std::string(dtype_name(t)) + " " + index_name(index) + " ";
+      const auto check = [&](std::int64_t nr, std::int64_t nc, const std::vector<std::int64_t>& k,
+                             bool unsorted, const std::string& what) {
+        check_union_dense(at_keys(nr, nc, t, index, k, unsorted, ++s), ++s,
+                          at + std::to_string(nr) + "x" + std::to_string(nc) + " " + what);
+      };
+      check(pr, pc, patterns, false, "tile patterns");
+      if (!small || t == DType::f16) check(pr, pc, patterns, true, "tile patterns unsorted");
+      if (!small || t == DType::f32) check(T + 1, 1, tile_and_cell, false, "a tile and a cell");
+      if (small) continue;
+      check(63, 65, range(0, T - 1, 1), false, "a cell short of a tile, all stored");
+      check(64, 64, one_tile, false, "one tile");
+      check(3, 2731, {}, false, "two tiles and a cell, no entries");
+    }
+}
+
 TEST_F(SparseGpu, UnionEmptyDisjointAndIdentical) {
   EWISE_REQUIRE_GPU();
   const HostCoo some = verify::random_coo(50, 40, 0.1, seed_);

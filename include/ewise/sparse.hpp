@@ -234,8 +234,9 @@ Result combine(BinaryOp op, const CooView& a, const ConstTensorView& dense,
 /// GPU (sparse/coo_dense_union.cu): a non-canonical a is coalesced first (a radix sort, one
 /// synchronization, which also checks the indices); a canonical one is checked by a pass of its
 /// own (one synchronization) unless validate_indices is off (then none). Then one pass over
-/// the matrix writes op(fill_a, dense) and one pass over a's entries writes op(Σa_ij, dense);
-/// when out is dense, the entries' values are computed before the matrix pass overwrites it.
+/// the matrix writes every element once, each tile of it with a's entries in that tile staged
+/// first (a temporary of 8 bytes per 4096 elements locates them); each element of dense is
+/// read before the element of out at the same place is written, so out may be dense.
 /// Nothing is written before the indices are checked.
 void combine(BinaryOp op, const CooView& a, const ConstTensorView& dense, const TensorView& out,
              const SparseOptions& options = {}, cudaStream_t stream = nullptr);

@@ -144,8 +144,18 @@ struct RunsArgs {
   std::int64_t* total;
 };
 
+/// Blocks an SM that sorted_runs_kernel's register count is held to: four (64 registers) with
+/// 32-bit indices and 4-byte sums, else three (80), the counts the compiler picked for most
+/// instances before finish_long_runs staged its values; left free, it takes up to 97 registers
+/// for that path, which few tiles take (ptxas, sm_90).
+template <class T, class I>
+constexpr int sorted_runs_min_blocks() {
+  return sizeof(I) == 4 && sizeof(detail::compute_t<T>) == 4 ? 4 : 3;
+}
+
 template <class T, class K, class I, class V>
-__global__ void __launch_bounds__(kBlock) sorted_runs_kernel(RunsArgs<T, K, I, V> a) {
+__global__ void __launch_bounds__(kBlock, (sorted_runs_min_blocks<T, I>()))
+    sorted_runs_kernel(RunsArgs<T, K, I, V> a) {
   using C = detail::compute_t<T>;
   const std::int64_t t = a.tiles.take();
   const unsigned lane = threadIdx.x & 31;
@@ -170,23 +180,48 @@ __global__ void __launch_bounds__(kBlock) sorted_runs_kernel(RunsArgs<T, K, I, V
     if (lane == 0 && i > 0 && i < a.n) prev = a.keys[i - 1];
     head[k] = i < a.n && (i == 0 || prev != key[k]);
   }
-  // Each run summed in storage order (the sort is stable): its first kShortRun entries by
-  // its head's thread, the rest of a longer run by the warp.
+  // Each run summed in storage order (the sort is stable): its first kShortRun + 1 entries by
+  // its head's thread; the rest of a longer run by the warp after this loop, so that
+  // finish_long_runs' code is here once rather than once an item.
   C acc[kItems];
+  unsigned long_runs = 0;  // bit k: item k heads a run longer than kShortRun + 1
 #pragma unroll
   for (int k = 0; k < kItems; ++k) {
     acc[k] = detail::to_compute(v[k]);
-    bool pending = false;
-    std::int64_t j = begin + tile_offset(k) + 1;
     if (head[k]) {
+      std::int64_t j = begin + tile_offset(k) + 1;
       const std::int64_t stop = j + kShortRun;
       for (; j < a.n && j < stop && a.keys[j] == key[k]; ++j)
         acc[k] = ops::Add{}(acc[k], detail::to_compute(a.vals[j]));
-      pending = j == stop && j < a.n && a.keys[j] == key[k];
+      if (j == stop && j < a.n && a.keys[j] == key[k]) long_runs |= 1u << k;
     }
-    finish_long_runs(
-        pending, key[k], j, a.n, acc[k], [&](std::int64_t p) { return a.keys[p]; },
-        [&](std::int64_t p) { return detail::to_compute(a.vals[p]); });
+  }
+  // Each round finishes one long run of every thread that has one left, its lowest item. The
+  // keys are read again afterwards (from the caches) rather than held through the rounds: that
+  // leaves finish_long_runs the registers to read its staged values ahead of their adds.
+  if (__any_sync(0xffffffffu, long_runs != 0)) {
+    do {
+      const bool pending = long_runs != 0;
+      const int k = pending ? __ffs(long_runs) - 1 : 0;
+      const std::int64_t head_pos = begin + tile_offset(0) + 32 * k;
+      C run_acc = acc[0];
+#pragma unroll
+      for (int i = 1; i < kItems; ++i)
+        if (i == k) run_acc = acc[i];
+      run_acc = finish_long_runs<sizeof(C) == 4 ? 2 : 1>(
+          pending, pending ? a.keys[head_pos] : K{}, head_pos + 1 + kShortRun, a.n, run_acc,
+          [keys = a.keys](std::int64_t p) { return __ldg(keys + p); },
+          [vals = a.vals](std::int64_t p) { return detail::to_compute(__ldg(vals + p)); });
+#pragma unroll
+      for (int i = 0; i < kItems; ++i)
+        if (pending && i == k) acc[i] = run_acc;
+      long_runs &= long_runs - 1;
+    } while (__any_sync(0xffffffffu, long_runs != 0));
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) {
+      const std::int64_t i = begin + tile_offset(k);
+      key[k] = i < a.n ? a.keys[i] : K{};
+    }
   }
   std::uint64_t r[kItems], c[kItems];
   T d[kItems];

@@ -117,10 +117,15 @@ struct UnionWrite {
   Op op;
   IndexArray out_rows, out_cols;
   T* out_vals;
+  /// Blocks an SM that union_write_kernel's register count is held to: six (40 registers), five
+  /// (48) for 8-byte sums, the counts the compiler picked before finish_long_runs staged its
+  /// values; left free, it takes 62-64 for that path, which few tiles take (ptxas, sm_90).
+  static constexpr int kMinBlocks = sizeof(detail::compute_t<T>) == 8 ? 5 : 6;
 
-  /// Called by every lane of the warp (warp_run_sum); `live` says whether o is an output.
+  /// Called by every lane of the warp (warp_run_sum); `live` says whether o is an output, which
+  /// goes to slot base + k (added after the sums: a 64-bit slot held through them spills).
   __device__ void write(bool live, TileOutput o, std::int64_t qpos, std::int64_t spos,
-                        std::int64_t slot) const {
+                        std::int64_t base, int k) const {
     const bool has_q = live && (o & kHasQ), has_s = live && (o & kHasS);
     std::int64_t row = 0, col = 0;
     if (live) {
@@ -134,6 +139,7 @@ struct UnionWrite {
     const auto x = warp_run_sum<T>(q, has_q, qpos, key, fill_q);
     const auto y = warp_run_sum<T>(s, has_s, spos, key, fill_s);
     if (!live) return;
+    const std::int64_t slot = base + k;
     out_rows.set(slot, row);
     out_cols.set(slot, col);
     out_vals[slot] = detail::from_compute<T>(op(x, y));
@@ -142,19 +148,20 @@ struct UnionWrite {
 
 /// Writes tile t's outputs to slots offsets[t] ....
 template <class W>
-__global__ void __launch_bounds__(kBlock)
+__global__ void __launch_bounds__(kBlock, W::kMinBlocks)
     union_write_kernel(const std::int64_t* q_split, const TileOutput* staging,
                        const std::int64_t* offsets, W w) {
   const std::int64_t t = blockIdx.x;
-  const std::int64_t base = offsets[t], n = offsets[t + 1] - base;
+  const std::int64_t base = offsets[t];
+  const int n = static_cast<int>(offsets[t + 1] - base);  // at most kTile
   const std::int64_t q0 = q_split[t], s0 = t * kTile - q0;
   // A block-uniform trip count: whole warps sum long runs together (warp_run_sum).
-  for (std::int64_t k0 = 0; k0 < n; k0 += kBlock) {
-    const std::int64_t k = k0 + threadIdx.x;
+  for (int k0 = 0; k0 < n; k0 += kBlock) {
+    const int k = k0 + static_cast<int>(threadIdx.x);
     const bool live = k < n;
     const TileOutput o = live ? staging[t * kTile + k] : TileOutput{};
     w.write(live, o, q0 + (o & kPositionMask), s0 + ((o >> kPositionBits) & kPositionMask),
-            base + k);
+            base, k);
   }
 }
 

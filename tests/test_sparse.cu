@@ -10,6 +10,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <numeric>
 #include <random>
 #include <string>
 #include <tuple>
@@ -1402,45 +1403,119 @@ TEST_F(SparseGpu, UnionLargerMatricesAndKeyWidths) {
   check_union_dense(g, seed_ + 5, "512x384 unsorted dups");
 }
 
-/// A matrix whose coordinates repeat in runs of the given lengths (values random, storage
-/// order shuffled), for the long-run path of the run sums (compaction.cuh, kShortRun).
-HostCoo long_runs(DType t, const std::vector<std::int64_t>& lengths, std::uint64_t seed) {
-  std::int64_t total = 0;
-  for (const std::int64_t l : lengths) total += l;
-  verify::CooGenOptions values;
-  values.dtype = t;
-  const std::vector<Raw> pool = raw_entries(verify::random_coo(1, total, 1.0, seed, values));
+/// The stored bytes of x in dtype t (x exactly representable there; integers whole).
+std::array<std::byte, 8> value_bytes(DType t, double x) {
+  std::array<std::byte, 8> out{};
+  const auto put = [&](auto v) { std::memcpy(out.data(), &v, sizeof v); };
+  switch (t) {
+    case DType::f16: put(float_to_f16_bits(static_cast<float>(x))); break;
+    case DType::bf16: put(float_to_bf16_bits(static_cast<float>(x))); break;
+    case DType::f32: put(static_cast<float>(x)); break;
+    case DType::f64: put(x); break;
+    case DType::i32: put(static_cast<std::int32_t>(x)); break;
+    case DType::i64: put(static_cast<std::int64_t>(x)); break;
+  }
+  return out;
+}
+
+/// A value whose sums depend on the order of the adds: for floats +-(1 + m / 2^p) * 2^e with
+/// as many fraction bits p as the dtype holds and exponents e spread wide enough that every
+/// add rounds; integers (whose sums are exact) in [-1000, 1000].
+double order_sensitive_value(DType t, std::mt19937_64& rng) {
+  int bits = 0, e_max = 0;
+  switch (t) {
+    case DType::f16: bits = 10; e_max = 8; break;
+    case DType::bf16: bits = 7; e_max = 20; break;
+    case DType::f32: bits = 23; e_max = 20; break;
+    case DType::f64: bits = 52; e_max = 40; break;
+    case DType::i32:
+    case DType::i64: return static_cast<double>(static_cast<std::int64_t>(rng() % 2001) - 1000);
+  }
+  const double m = static_cast<double>(rng() >> (64 - bits)) / std::ldexp(1.0, bits);
+  const int e = static_cast<int>(rng() % static_cast<std::uint64_t>(2 * e_max + 1)) - e_max;
+  return (rng() & 1 ? -1.0 : 1.0) * std::ldexp(1.0 + m, e);
+}
+
+/// A 64 x 96 matrix whose coordinates repeat in runs of the given lengths, for the long-run path
+/// of the run sums (compaction.cuh: kShortRun, kRunStep): run k at the k-th coordinate in key
+/// order, so that the sorted sequence holds the runs in the order given and the last ends it;
+/// values from order_sensitive_value. Stored shuffled, or in key order (`shuffled` false; not
+/// canonical: it has duplicates). Either way a run's entries keep the order they were drawn in,
+/// which is the order they must be summed in.
+HostCoo long_runs(DType t, const std::vector<std::int64_t>& lengths, std::uint64_t seed,
+                  bool shuffled) {
+  constexpr std::int64_t kRows = 64, kCols = 96;
+  EXPECT_LE(static_cast<std::int64_t>(lengths.size()), kRows * kCols);
   std::mt19937_64 rng(seed);
   std::vector<Raw> out;
-  std::size_t next = 0;
-  for (std::size_t k = 0; k < lengths.size(); ++k) {
-    const auto r = static_cast<std::int64_t>(k * 7 % 64), c = static_cast<std::int64_t>(k * 13 % 96);
+  for (std::size_t k = 0; k < lengths.size(); ++k)
     for (std::int64_t i = 0; i < lengths[k]; ++i) {
-      Raw e = pool[next++];
-      e.r = r;
-      e.c = c;
+      Raw e;
+      e.r = static_cast<std::int64_t>(k) / kCols;
+      e.c = static_cast<std::int64_t>(k) % kCols;
+      e.v = value_bytes(t, order_sensitive_value(t, rng));
       out.push_back(e);
     }
-  }
-  std::shuffle(out.begin(), out.end(), rng);
-  CooDesc d{64, 96, 0, IndexType::i32, t, false};
+  if (shuffled) std::shuffle(out.begin(), out.end(), rng);
+  CooDesc d{kRows, kCols, 0, IndexType::i32, t, false};
   return assemble(d, out, false);
+}
+
+/// Run lengths around the edges of the long-run path: a head's thread adds the first
+/// kShortRun + 1 entries of a run (kShortRun 8, so runs of 10 or more are long), its warp the
+/// rest, kRunStep (128) positions a step. Lengths 128k + 9 +- 1 put the run's end on either side
+/// of a step's end, 128k +- 1 are 128k +- 1 entries past the head; runs of 32 start on one lane
+/// in consecutive items (several rounds of long runs for one thread) and runs of 10-20 start
+/// on several lanes of one warp; one run is 20k+ long; the last run ends the sequence.
+std::vector<std::int64_t> long_run_lengths(bool small) {
+  std::vector<std::int64_t> l{1, 2, 8, 9, 10, 11};
+  for (std::int64_t k = 1; k <= (small ? 1 : 3); ++k)
+    for (const std::int64_t d : {0, 1, 2, 8, 9, 10}) l.push_back(128 * k + d);
+  for (int i = 0; i < (small ? 3 : 12); ++i) l.push_back(32);
+  for (std::int64_t x = 10; x <= 20; x += small ? 5 : 1) l.push_back(x);
+  l.push_back(20000 + 9 + 128 * 3 + 1);
+  l.push_back(5);
+  l.push_back(9 + 2 * 128);  // a whole last step ending at the sequence's end
+  return l;
 }
 
 TEST_F(SparseGpu, LongDuplicateRunsSumInStorageOrder) {
   EWISE_REQUIRE_GPU();
-  // Around kShortRun (8) and the warp's 128-entry steps, and runs spanning many sort tiles.
-  const std::vector<std::int64_t> la{1, 2, 8, 9, 10, 136, 137, 138, 265, 300, 5000, 20000};
-  const std::vector<std::int64_t> lb{3, 9, 700, 129, 1, 8, 4000, 2, 137, 1, 1, 12000};
-  for (const DType t : {DType::f32, DType::f16, DType::i64}) {
-    const HostCoo a = long_runs(t, la, seed_), b = long_runs(t, lb, seed_ + 1);
-    const std::string what = std::string(dtype_name(t)) + " long runs";
-    const DeviceCoo da = to_device(a);
-    expect_same(coalesce(da), reference_coalesce(a), what + " coalesce");
-    check_union_all(a, b, what);
-    check_union_dense(a, seed_ + 2, what);
-    check_multiply_all(a, b, what);
+  const bool small = test::sanitizer_sizes();
+  const std::vector<std::int64_t> la = long_run_lengths(small);
+  const std::vector<std::int64_t> lb{3, 9, 700, 129, 1, 8, 4000, 2, 137, 1, 1, 12000, 10, 265};
+  // The values catch a wrong order: the longest run's f32 sum changes when each 128 of its
+  // entries are added in reverse.
+  {
+    const HostCoo a = long_runs(DType::f32, la, seed_, false);  // runs in key order
+    const auto longest = std::max_element(la.begin(), la.end());
+    const std::int64_t begin = std::accumulate(la.begin(), longest, std::int64_t{0}), n = *longest;
+    const auto* v = static_cast<const float*>(a.vals()) + begin;
+    float forward = 0, blocked = 0;
+    for (std::int64_t i = 0; i < n; ++i) forward += v[i];
+    for (std::int64_t b0 = 0; b0 < n; b0 += 128)
+      for (std::int64_t i = std::min<std::int64_t>(b0 + 128, n) - 1; i >= b0; --i) blocked += v[i];
+    EXPECT_NE(forward, blocked) << "test values whose sums do not depend on the order";
   }
+  for (const DType t : test::sweep_dtypes())
+    for (const bool shuffled : {true, false}) {
+      const std::string what =
+          std::string(dtype_name(t)) + (shuffled ? " shuffled" : " in key order") + " long runs";
+      const HostCoo a = long_runs(t, la, seed_, shuffled);
+      const HostCoo b = long_runs(t, lb, seed_ + 1, shuffled);
+      const DeviceCoo da = to_device(a), db = to_device(b);
+      expect_same(coalesce(da), reference_coalesce(a), what + " coalesce");
+      expect_same(coalesce(db), reference_coalesce(b), what + " coalesce b");
+      check_union_all(a, b, what);
+      if (shuffled || !small) check_union_dense(a, seed_ + 2, what);
+      if (shuffled && !small) check_multiply_all(a, b, what);
+      // A long run that ends the sequence, its end on either side of a step's.
+      for (const std::int64_t end : {10, 136, 137, 138, 265}) {
+        const HostCoo e = long_runs(t, {3, end}, seed_ + 3, shuffled);
+        expect_same(coalesce(to_device(e)), reference_coalesce(e),
+                    what + " ending with " + std::to_string(end));
+      }
+    }
 }
 
 TEST_F(SparseGpu, UnionNaNValuesLeaveCanonical) {

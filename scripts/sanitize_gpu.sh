@@ -96,12 +96,7 @@ for tool in "${tools[@]}"; do
   log="$logs/$tool${shard:+.shard${shard/\//of}}.log"
   echo "== $tool ($filter) -> $log"
   start=$SECONDS
-  # Under racecheck the threads test's callers each take a pool of their own: with ewise's
-  # shared pool, whose memory one stream frees and another reuses, it hung in 5 of 30 runs
-  # under racecheck (none natively, none in 32 with that reuse off; docs/reliability.md).
-  pools=0
-  [[ $tool == racecheck ]] && pools=1
-  EWISE_CONCURRENCY_THREAD_POOLS=$pools "$sanitizer" "${args[@]}" "$exe" --gtest_filter="$filter" >"$log" 2>&1
+  "$sanitizer" "${args[@]}" "$exe" --gtest_filter="$filter" >"$log" 2>&1
   rc=$?
   took=$((SECONDS - start))
   errors=$(grep -Eo 'ERROR SUMMARY: [0-9]+ error' "$log" | tail -1 | grep -Eo '[0-9]+' || true)

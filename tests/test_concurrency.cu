@@ -7,9 +7,7 @@
 // host releases it, and a whole round of operations on another stream must finish meanwhile.
 //
 // Environment: EWISE_SEED replays a run; EWISE_CONCURRENCY_THREADS (default 8) and
-// EWISE_CONCURRENCY_ROUNDS (calls per thread, default 60) size the first test;
-// EWISE_CONCURRENCY_THREAD_POOLS=1 gives each of its threads a memory pool of its own instead of
-// ewise's shared one (for racecheck, see ThreadPool).
+// EWISE_CONCURRENCY_ROUNDS (calls per thread, default 60) size the first test.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -20,7 +18,6 @@
 #include <cstdint>
 #include <cstdlib>
 #include <iterator>
-#include <memory>
 #include <mutex>
 #include <random>
 #include <string>
@@ -29,7 +26,6 @@
 
 #include "ewise/detail/launch.cuh"
 #include "ewise/error.hpp"
-#include "ewise/memory.hpp"
 #include "ewise/verify.hpp"
 #include "testing/gpu_test.hpp"
 #include "testing/random_calls.cuh"
@@ -74,39 +70,6 @@ class StartLine {
   int waiting_;
 };
 
-/// A stream-ordered pool of one thread's own, made the resource of every ewise call on that
-/// thread (detail::CallMemory), so that no memory moves between the threads' streams. Only for
-/// scripts/sanitize_gpu.sh's racecheck pass: under racecheck the test hung in 5 of 30 runs (H100,
-/// compute-sanitizer 2025.3.1) with ewise's pool, whose memory one stream frees and another
-/// reuses, and in none of 32 with that reuse turned off; memcheck's stream-ordered race
-/// tracking found no access out of stream order (docs/reliability.md).
-class ThreadPool final : public MemoryResource {
- public:
-  ThreadPool() {
-    int device = 0;
-    EWISE_CUDA_CHECK(cudaGetDevice(&device));
-    cudaMemPoolProps props{};
-    props.allocType = cudaMemAllocationTypePinned;
-    props.location.type = cudaMemLocationTypeDevice;
-    props.location.id = device;
-    EWISE_CUDA_CHECK(cudaMemPoolCreate(&pool_, &props));
-  }
-  ThreadPool(const ThreadPool&) = delete;
-  ThreadPool& operator=(const ThreadPool&) = delete;
-  ~ThreadPool() override { (void)cudaMemPoolDestroy(pool_); }
-  void* allocate(std::size_t bytes, cudaStream_t stream) override {
-    void* p = nullptr;
-    EWISE_CUDA_CHECK(cudaMallocFromPoolAsync(&p, bytes, pool_, stream));
-    return p;
-  }
-  void deallocate(void* p, std::size_t, cudaStream_t stream) noexcept override {
-    (void)cudaFreeAsync(p, stream);
-  }
-
- private:
-  cudaMemPool_t pool_ = nullptr;
-};
-
 /// What one thread did.
 struct Tally {
   std::int64_t calls = 0, verified = 0;
@@ -132,7 +95,6 @@ TEST(Concurrency, ThreadsWithOwnStreamsCallEveryOperationAtOnce) {
   std::cout << "[ seed     ] EWISE_SEED=" << seed << "\n";
   const int threads = std::max(2, env_int("EWISE_CONCURRENCY_THREADS", 8));
   const int rounds = std::max(1, env_int("EWISE_CONCURRENCY_ROUNDS", 60));
-  const bool thread_pools = env_int("EWISE_CONCURRENCY_THREAD_POOLS", 0) != 0;
   const soak::SharedInputs shared = soak::make_shared_inputs(seed);
   std::vector<Tally> tallies(static_cast<std::size_t>(threads));
   StartLine start(threads);
@@ -141,11 +103,8 @@ TEST(Concurrency, ThreadsWithOwnStreamsCallEveryOperationAtOnce) {
     pool.emplace_back([&, i] {
       Tally& t = tallies[static_cast<std::size_t>(i)];
       try {
-        // The pool outlives the stream, whose destructor waits for the stream's work.
-        const std::unique_ptr<ThreadPool> own = thread_pools ? std::make_unique<ThreadPool>() : nullptr;
         // Half the streams non-blocking, half ordinary: both kinds must work side by side.
         const Stream stream(i % 2 ? cudaStreamNonBlocking : cudaStreamDefault);
-        const detail::CallMemory scope(own.get());
         const std::uint64_t thread_seed = seed + 1000003ull * static_cast<std::uint64_t>(i + 1);
         soak::RandomCaller caller(thread_seed, shared, stream);
         start.arrive_and_wait();

@@ -21,6 +21,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -382,6 +383,22 @@ TEST(Large, SparseBothOperandsOver2To31EntriesIn80GB) {
                         {CooAlgorithm::automatic, CooAlgorithm::merge}, 4);
 }
 
+/// 2^20 cells of a `cells`-cell matrix drawn from `seed` (a 64-bit LCG), plus `edges`; sorted and
+/// distinct: the row-major keys of the large conversion and combine tests' entries.
+std::vector<std::int64_t> spread_cells(std::int64_t cells, std::uint64_t seed,
+                                       std::initializer_list<std::int64_t> edges) {
+  std::vector<std::int64_t> keys(1 << 20);
+  std::uint64_t s = seed;
+  for (auto& k : keys) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    k = static_cast<std::int64_t>((s >> 1) % static_cast<std::uint64_t>(cells));
+  }
+  keys.insert(keys.end(), edges);
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  return keys;
+}
+
 /// coo_to_dense into, and dense_to_coo out of, a 65537 x 65537 f16 matrix (> 2^32 elements)
 /// holding 2^20 entries spread over all of it, the last one in the last element.
 TEST(Large, SparseDenseConversionsOver2To32Elements) {
@@ -391,16 +408,8 @@ TEST(Large, SparseDenseConversionsOver2To32Elements) {
   // The dense matrix and up to 10 bytes of scratch per element for dense_to_coo's scan.
   EWISE_REQUIRE_MEMORY(cells * 12);
   const std::uint64_t seed = test_seed();
-  std::vector<std::int64_t> keys(1 << 20);
-  std::uint64_t s = seed;
-  for (auto& k : keys) {
-    s = s * 6364136223846793005ull + 1442695040888963407ull;
-    k = static_cast<std::int64_t>((s >> 1) % static_cast<std::uint64_t>(cells));
-  }
-  for (const std::int64_t edge : {std::int64_t{0}, k2To31 - 1, k2To31, k2To32 - 1, k2To32, cells - 1})
-    keys.push_back(edge);
-  std::sort(keys.begin(), keys.end());
-  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  const std::vector<std::int64_t> keys =
+      spread_cells(cells, seed, {0, k2To31 - 1, k2To31, k2To32 - 1, k2To32, cells - 1});
   const auto n = static_cast<std::int64_t>(keys.size());
   HostCoo h(CooDesc{dim, dim, n, IndexType::i64, DType::f16, true});
   for (std::int64_t k = 0; k < n; ++k) {
@@ -446,17 +455,8 @@ TEST(Large, SparseCombineDenseOver2To32Cells) {
   ASSERT_GT(cells, k2To32);
   EWISE_REQUIRE_MEMORY(cells * 2 + (std::int64_t{1} << 28));
   const std::uint64_t seed = test_seed();
-  std::vector<std::int64_t> keys(1 << 20);
-  std::uint64_t s = seed;
-  for (auto& k : keys) {
-    s = s * 6364136223846793005ull + 1442695040888963407ull;
-    k = static_cast<std::int64_t>((s >> 1) % static_cast<std::uint64_t>(cells));
-  }
-  for (const std::int64_t edge : {std::int64_t{0}, k2To31 - 1, k2To31, k2To31 + 4095,
-                                  k2To32 - 1, k2To32, cells - 1})
-    keys.push_back(edge);
-  std::sort(keys.begin(), keys.end());
-  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  const std::vector<std::int64_t> keys = spread_cells(
+      cells, seed, {0, k2To31 - 1, k2To31, k2To31 + 4095, k2To32 - 1, k2To32, cells - 1});
   const auto n = static_cast<std::int64_t>(keys.size());
   const auto value = [](std::int64_t k) { return static_cast<float>(k % 9 + 1) * 0.5f; };
   HostCoo h(CooDesc{dim, dim, n, IndexType::i32, DType::f16, true});

@@ -16,6 +16,7 @@
 #include <tuple>
 #include <vector>
 
+#include "element.hpp"
 #include "ewise/detail/launch.cuh"
 #include "ewise/half.hpp"
 #include "ewise/sparse.hpp"
@@ -1406,15 +1407,7 @@ TEST_F(SparseGpu, UnionLargerMatricesAndKeyWidths) {
 /// The stored bytes of x in dtype t (x exactly representable there; integers whole).
 std::array<std::byte, 8> value_bytes(DType t, double x) {
   std::array<std::byte, 8> out{};
-  const auto put = [&](auto v) { std::memcpy(out.data(), &v, sizeof v); };
-  switch (t) {
-    case DType::f16: put(float_to_f16_bits(static_cast<float>(x))); break;
-    case DType::bf16: put(float_to_bf16_bits(static_cast<float>(x))); break;
-    case DType::f32: put(static_cast<float>(x)); break;
-    case DType::f64: put(x); break;
-    case DType::i32: put(static_cast<std::int32_t>(x)); break;
-    case DType::i64: put(static_cast<std::int64_t>(x)); break;
-  }
+  detail::store_double(t, out.data(), x);
   return out;
 }
 

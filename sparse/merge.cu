@@ -143,9 +143,7 @@ DeviceCoo merge_pipeline(const CooView& a, const CooView& b, bool validate, Stat
   with_merge_keys(q.keys, s.keys, wide_keys(a.desc), [&](auto qk, auto sk, auto ktag) {
     using QK = decltype(qk);
     using SK = decltype(sk);
-    detail::launch("sparse merge_partition", merge_partition_kernel<QK, SK>,
-                   dim3(static_cast<unsigned>((tiles + 1 + kBlock - 1) / kBlock)), dim3(kBlock), 0,
-                   stream, qk, q.n, sk, s.n, tiles, q_split);
+    partition_merge(qk, q.n, sk, s.n, tiles, q_split, stream);
     detail::launch("sparse merge_match", merge_match_kernel<QK, SK, decltype(ktag)>,
                    dim3(static_cast<unsigned>(tiles)), dim3(kBlock), 0, stream, qk, q.n, q.unique, sk,
                    s.n, tiles, q_split, Q.desc.canonical ? qc : EntryCheck{},

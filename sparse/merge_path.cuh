@@ -10,31 +10,15 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "ewise/detail/launch.cuh"
 #include "policy.hpp"
 #include "status.cuh"
 
 namespace ewise::sparse_detail {
 
-/// q_split[t] = how many Q entries lie among the first t * kTile entries of the merge of Q and
-/// S, where on equal keys Q's entries come first.
-template <class QK, class SK>
-__global__ void merge_partition_kernel(QK q, std::int64_t nq, SK s, std::int64_t ns,
-                                       std::int64_t tiles, std::int64_t* q_split) {
-  const std::int64_t t = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x;
-  if (t > tiles) return;
-  const std::int64_t diag = std::min(t * kTile, nq + ns);
-  std::int64_t lo = std::max<std::int64_t>(0, diag - ns), hi = std::min(diag, nq);
-  while (lo < hi) {
-    const std::int64_t mid = (lo + hi) / 2;
-    if (q[mid] <= s[diag - 1 - mid]) lo = mid + 1;
-    else hi = mid;
-  }
-  q_split[t] = lo;
-}
-
 /// How many Q entries lie among the first diag entries of the merge (diag <= nq + ns), found
 /// by the 32 lanes of a warp together, all of which call it: for sorted Q and S the value
-/// merge_partition_kernel finds. That search's predicate, Q[i] <= S[diag - 1 - i], holds for a
+/// of a binary search. That search's predicate, Q[i] <= S[diag - 1 - i], holds for a
 /// prefix of [lo, hi); each step the lanes test 32 evenly spaced points of [lo, hi) at once
 /// and keep the interval after the last point of the prefix, so a step is one round of loads
 /// and about log_32 (not log_2) of the range steps are taken. Whatever the operands hold (a
@@ -58,6 +42,29 @@ __device__ std::int64_t warp_merge_split(QK q, std::int64_t nq, SK s, std::int64
     lo += (c - 1) * step + 1;
   }
   return lo;
+}
+
+/// q_split[t] = how many Q entries lie among the first t * kTile entries of the merge of Q and
+/// S (on equal keys Q's entries come first), for t in [0, tiles]: one warp a split
+/// (warp_merge_split). A binary search per thread took 27-40 us for 10k-16k tiles on an H100 (39
+/// to 62 blocks, 25 dependent rounds of loads each); a warp a split takes about 5 rounds.
+template <class QK, class SK>
+__global__ void merge_partition_kernel(QK q, std::int64_t nq, SK s, std::int64_t ns,
+                                       std::int64_t tiles, std::int64_t* q_split) {
+  const std::int64_t t = (blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x) / 32;
+  if (t > tiles) return;  // uniform across the warp
+  const std::int64_t split = warp_merge_split(q, nq, s, ns, std::min(t * kTile, nq + ns));
+  if ((threadIdx.x & 31) == 0) q_split[t] = split;
+}
+
+/// Launches merge_partition_kernel for `tiles` tiles on `stream`.
+template <class QK, class SK>
+void partition_merge(QK q, std::int64_t nq, SK s, std::int64_t ns, std::int64_t tiles,
+                     std::int64_t* q_split, cudaStream_t stream) {
+  constexpr std::int64_t kWarps = kBlock / 32;
+  detail::launch("sparse merge_partition", merge_partition_kernel<QK, SK>,
+                 dim3(static_cast<unsigned>((tiles + 1 + kWarps - 1) / kWarps)), dim3(kBlock), 0,
+                 stream, q, nq, s, ns, tiles, q_split);
 }
 
 /// Merge tile t: entries [diag0, diag0 + len) of the merge, Q[q0, q0 + nQ) and S[s0, s0 + nS).
@@ -177,7 +184,7 @@ __device__ __forceinline__ void stage_merge_tile(QK q, SK s, std::int64_t ns, co
 
 /// The calling thread's part of a staged tile of nQ + nS entries: the kItems positions of the
 /// merge from d0 = min(threadIdx.x * kItems, nQ + nS) on, which start at Q[i] and S[j] with
-/// i + j = d0 (merge_partition_kernel's diagonal search, on the tile's Q[0, nQ) and S[0, nS) in
+/// i + j = d0 (the merge-path diagonal search, on the tile's Q[0, nQ) and S[0, nS) in
 /// shared memory).
 struct ThreadMerge {
   int d0, i, j;

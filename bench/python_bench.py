@@ -4,9 +4,12 @@
   * host overhead: one small call, a (64, 64) + (64,) float32 add (broadcast), timed on the
     host (time.perf_counter) over --calls calls (default 10,000) after 200 warm-up calls;
     per call: ewise.add(a, b), ewise.add(a, b, out=c), ewise.torch.add(a, b) (the
-    torch.library operator) and torch.add(a, b). On the GPU the loop only queues kernels
-    (the stream is synchronized once at the end, so the figure is the host's cost per call
-    while the GPU keeps up); on the CPU it includes the computation;
+    torch.library operator), torch.add(a, b) and torch.add(a, b, out=c). On the GPU the loop
+    only queues kernels (the stream is synchronized once at the end, so the figure is the
+    host's cost per call while the GPU keeps up); on the CPU it includes the computation. The
+    second column times the same calls in batches of --batch (default 200) with a
+    synchronization between batches, outside the timed part (the host's cost with an idle
+    queue);
   * throughput: a large dense broadcast add ((8192, 8192) + (8192,) float32), COO ⊙ dense and
     COO + COO (canonical 16384 x 16384 matrices at 1% density, float32, as coalesced
     torch.sparse_coo tensors; PyTorch's sparse * dense and (A + B) on the same tensors), as
@@ -17,7 +20,8 @@ Runs on CUDA when torch sees a GPU, else on the CPU (smaller sizes: --cpu-scale;
 backend is ewise's reference, not tuned for speed), and prints a table. Needs torch and the
 ewise package (PYTHONPATH=build/python after building target _ewise).
 
-    python3 bench/python_bench.py [--calls 10000] [--runs 20] [--device cuda|cpu]
+    python3 bench/python_bench.py [--calls 10000] [--batch 200] [--host-only] [--runs 20]
+                                  [--device cuda|cpu]
 """
 import argparse
 import statistics
@@ -42,6 +46,24 @@ def host_overhead(fn, calls, sync):
         fn()
     sync()
     return (time.perf_counter() - start) / calls
+
+
+def host_overhead_batched(fn, calls, batch, sync):
+    """Seconds per call of fn() over `calls` calls made in batches of `batch`, each batch timed
+    from an idle queue (synchronized before it, outside the timing)."""
+    for _ in range(200):
+        fn()
+    total, done = 0.0, 0
+    while done < calls:
+        n = min(batch, calls - done)
+        sync()
+        start = time.perf_counter()
+        for _ in range(n):
+            fn()
+        total += time.perf_counter() - start
+        done += n
+    sync()
+    return total / calls
 
 
 def throughput(fn, runs, device):
@@ -78,9 +100,12 @@ def random_coo(n, density, device, generator):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=10_000)
+    parser.add_argument("--batch", type=int, default=200)
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--device", choices=("cuda", "cpu"),
                         default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--host-only", action="store_true",
+                        help="time the host overhead only, not the throughput cases")
     parser.add_argument("--cpu-scale", type=int, default=8,
                         help="on the CPU, divide the throughput cases' extents by this")
     args = parser.parse_args()
@@ -94,15 +119,21 @@ def main():
     b = torch.randn(64, generator=g).to(device)
     c = torch.empty_like(a)
     assert torch.equal(ewise.add(a, b), torch.add(a, b))
+    assert ewise.add(a, b, out=c) is c and torch.equal(c, torch.add(a, b))
     rows = [("ewise.add(a, b)", lambda: ewise.add(a, b)),
             ("ewise.add(a, b, out=c)", lambda: ewise.add(a, b, out=c)),
             ("ewise.torch.add(a, b)", lambda: ewise.torch.add(a, b)),
-            ("torch.add(a, b)", lambda: torch.add(a, b))]
+            ("torch.add(a, b)", lambda: torch.add(a, b)),
+            ("torch.add(a, b, out=c)", lambda: torch.add(a, b, out=c))]
     print(f"\nhost overhead: (64, 64) + (64,) float32, {args.calls} calls")
-    print(f"| call | us/call |\n| --- | ---: |")
+    print(f"| call | us/call | us/call (batches of {args.batch}) |\n| --- | ---: | ---: |")
     for name, fn in rows:
-        print(f"| {name} | {host_overhead(fn, args.calls, sync) * 1e6:.2f} |")
+        flat = host_overhead(fn, args.calls, sync)
+        batched = host_overhead_batched(fn, args.calls, args.batch, sync)
+        print(f"| {name} | {flat * 1e6:.2f} | {batched * 1e6:.2f} |")
 
+    if args.host_only:
+        return
     scale = 1 if device == "cuda" else args.cpu_scale
     n, sn = 8192 // scale, 16384 // scale
     x = torch.randn(n, n, generator=g).to(device)

@@ -246,9 +246,9 @@ def _interface_view(x, interface, device):
                                device[1], x)
 
 
-# PyTorch's pieces for the fast path (_torch_binary), taken once torch has been imported (ewise
-# never imports it for a call that has no torch operand): the plain tensor type, its dtypes by
-# ewise's names, the current stream's handle of a device, and grad mode.
+# PyTorch's pieces for the torch tensor views of the general path (_GpuCall.capsule), taken
+# once torch has been imported (ewise never imports it for a call that has no torch operand):
+# the plain tensor type and its dtypes by ewise's names.
 _torch_fast = None
 
 
@@ -258,49 +258,8 @@ def _torch_parts():
         torch = sys.modules.get("torch")
         if torch is None:
             return None
-        names = {getattr(torch, n): e for n, e in _DTYPE_NAMES.items()}
-        _torch_fast = (torch.Tensor, names, torch._C._cuda_getCurrentRawStream,
-                       torch.is_grad_enabled, torch.empty_like)
+        _torch_fast = (torch.Tensor, {getattr(torch, n): e for n, e in _DTYPE_NAMES.items()})
     return _torch_fast
-
-
-def _torch_binary(op, a, b, out, kernel):
-    """binary() for plain CUDA torch tensors on one device, with no gradient to record: the
-    pointers, shapes and strides go to the C++ call as they are, on PyTorch's raw current
-    stream of that device, without the general path's device checks, stream object and device
-    guard (7.4 us for the C++ call against 10.9 for the whole of ewise.add(out=) on the H100).
-    None when the call needs the general path (which also gives every error its message)."""
-    parts = _torch_parts()
-    if parts is None:
-        return None
-    tensor, names, current_stream, grad_enabled, empty_like = parts
-    if type(a) is not tensor or type(b) is not tensor or (
-            out is not None and type(out) is not tensor):
-        return None
-    if (a.requires_grad or b.requires_grad) and grad_enabled():
-        return None
-    device = a.device
-    if device.type != "cuda" or b.device != device or a.is_neg() or b.is_neg():
-        return None
-    a_dtype, b_dtype = names.get(a.dtype), names.get(b.dtype)
-    if a_dtype is None or b_dtype is None:
-        return None
-    if out is None:
-        # Like a when b broadcasts into a's shape (empty_like: 2.1 us a call on the H100
-        # against 3.0 for new_empty; a's layout, as torch.add gives).
-        a_shape, b_shape = a.shape, b.shape
-        shape = a_shape if a_shape == b_shape else tuple(_ewise.broadcast_shape(a_shape, b_shape))
-        result = empty_like(a) if shape == a_shape else a.new_empty(shape)
-    elif out.device != device or out.is_neg() or names.get(out.dtype) is None:
-        return None
-    else:
-        result = out
-    index = device.index
-    _ewise.binary_pointers(op, a.data_ptr(), a_dtype, a.shape, a.stride(), b.data_ptr(),
-                           b_dtype, b.shape, b.stride(), result.data_ptr(),
-                           names[result.dtype], result.shape, result.stride(), kernel,
-                           current_stream(index), index)
-    return result
 
 
 def binary(op, a, b, out=None, kernel=None):
@@ -310,7 +269,10 @@ def binary(op, a, b, out=None, kernel=None):
     operand that requires a gradient (grad mode on) takes ewise.torch.binary, which autograd
     records."""
     op = _op(op)
-    result = _torch_binary(op, a, b, out, kernel)
+    # Plain CUDA torch tensors with no gradient to record, on one device: checked, allocated
+    # and run in the extension (src/torch_binary.cpp) on PyTorch's current stream; None when
+    # the call needs the path below, which gives every error its message.
+    result = _ewise.torch_binary(op, a, b, out, kernel)
     if result is not None:
         return result
     a, b = _array(a), _array(b)

@@ -1,10 +1,10 @@
 // python/src/module.cpp — the extension module `ewise._ewise`: exception translation and the
 // dense entry points. The Python package (python/ewise/) allocates results with the producer's
-// framework and picks the stream; this layer only makes views and calls the C++ API.
+// framework and picks the stream; this layer only makes views and calls the C++ API (except the
+// fast path for torch tensors, torch_binary.cpp, which does both through PyTorch's Python API).
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
-#include <nanobind/stl/string_view.h>
 #include <nanobind/stl/vector.h>
 
 #include <algorithm>
@@ -24,6 +24,7 @@
 namespace ewise::python {
 
 void bind_sparse(nb::module_& m);  // sparse.cpp
+void bind_torch(nb::module_& m);   // torch_binary.cpp
 
 namespace {
 
@@ -37,51 +38,6 @@ void binary(const std::string& op, const InArray& a, const InArray& b, const Out
   const ConstTensorView va = const_view(a), vb = const_view(b);
   const TensorView vo = view(out);
   nb::gil_scoped_release release;
-  ewise::binary(parsed, va, vb, vo, options, as_stream(stream));
-}
-
-// A tensor's shape or element strides as a Python framework gives them (torch.Size, the tuple
-// of Tensor.stride()): a tuple of ints, read without a temporary container.
-Dims dims_of(nb::handle values) {
-  if (!PyTuple_Check(values.ptr()))
-    throw nb::type_error("ewise: shapes and strides must be tuples of ints");
-  const Py_ssize_t rank = PyTuple_GET_SIZE(values.ptr());
-  EWISE_EXPECTS(rank <= kMaxRank, "rank ", rank, " exceeds the maximum rank ", kMaxRank);
-  Dims d = Dims::of_rank(static_cast<int>(rank), 0);
-  for (Py_ssize_t i = 0; i < rank; ++i) {
-    const long long v = PyLong_AsLongLong(PyTuple_GET_ITEM(values.ptr(), i));
-    if (v == -1 && PyErr_Occurred()) throw nb::python_error();
-    d[static_cast<int>(i)] = v;
-  }
-  return d;
-}
-
-// out = a op b over CUDA memory that a framework describes as a pointer, an ewise dtype name, a
-// shape and element strides (PyTorch: data_ptr(), dtype, shape, stride()), on `stream` of CUDA
-// device `device` (made current for the call). The fast path of the Python layer for PyTorch
-// tensors: no DLPack capsules, whose export costs PyTorch several microseconds each. The
-// arrays must stay alive for the call (the caller holds them); everything else is checked by
-// ewise::binary (dtypes, shapes, overlap, and that the memory is the device's).
-void binary_pointers(std::string_view op, std::uintptr_t a, std::string_view a_dtype,
-                     nb::handle a_shape, nb::handle a_strides, std::uintptr_t b,
-                     std::string_view b_dtype, nb::handle b_shape, nb::handle b_strides,
-                     std::uintptr_t out, std::string_view out_dtype, nb::handle out_shape,
-                     nb::handle out_strides, const std::optional<std::string>& kernel,
-                     std::uintptr_t stream, int device) {
-  DenseOptions options;
-  if (kernel) options.kernel = parse_kernel(*kernel);
-  const BinaryOp parsed = parse_op(op);
-  const auto desc = [](std::string_view dtype, nb::handle shape, nb::handle strides) {
-    return TensorDesc::strided(parse_dtype(dtype), dims_of(shape), dims_of(strides));
-  };
-  const ConstTensorView va(reinterpret_cast<const void*>(a), desc(a_dtype, a_shape, a_strides),
-                           Memory::device);
-  const ConstTensorView vb(reinterpret_cast<const void*>(b), desc(b_dtype, b_shape, b_strides),
-                           Memory::device);
-  const TensorView vo{reinterpret_cast<void*>(out), desc(out_dtype, out_shape, out_strides),
-                      Memory::device};
-  nb::gil_scoped_release release;
-  const CurrentDevice current(device);
   ewise::binary(parsed, va, vb, vo, options, as_stream(stream));
 }
 
@@ -171,13 +127,6 @@ NB_MODULE(_ewise, m) {
   m.def("binary", &binary, nb::arg("op"), nb::arg("a"), nb::arg("b"), nb::arg("out"),
         nb::arg("kernel").none(), nb::arg("stream"),
         "out = a op b with broadcasting; op and kernel by their C++ names");
-  m.def("binary_pointers", &binary_pointers, nb::arg("op"), nb::arg("a"), nb::arg("a_dtype"),
-        nb::arg("a_shape"), nb::arg("a_strides"), nb::arg("b"), nb::arg("b_dtype"),
-        nb::arg("b_shape"), nb::arg("b_strides"), nb::arg("out"), nb::arg("out_dtype"),
-        nb::arg("out_shape"), nb::arg("out_strides"), nb::arg("kernel").none(),
-        nb::arg("stream"), nb::arg("device"),
-        "out = a op b over CUDA memory given as pointers, ewise dtype names, shape and element "
-        "stride tuples, on a stream of a CUDA device");
   m.def("strided_view", &strided_view, nb::arg("data"), nb::arg("code"), nb::arg("bits"),
         nb::arg("shape"), nb::arg("strides"), nb::arg("device_type"), nb::arg("device_id"),
         nb::arg("owner"),
@@ -206,4 +155,5 @@ NB_MODULE(_ewise, m) {
     return names;
   }, "the dense kernels' names (README, \"Dense kernels\")");
   bind_sparse(m);
+  bind_torch(m);
 }

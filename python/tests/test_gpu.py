@@ -92,7 +92,7 @@ def test_torch_stream_out_and_in_place(torch):
 
 
 def test_torch_tensors_of_every_layout(torch):
-    """Plain torch CUDA tensors take ewise's pointer path (ewise/__init__.py, _torch_binary):
+    """Plain torch CUDA tensors take ewise's pointer path (src/torch_binary.cpp):
     strided, transposed, sliced (storage offsets), expanded (stride 0) and empty operands,
     out= and in place, every dtype, against torch's own result."""
     g = torch.Generator(device="cuda").manual_seed(5)
@@ -137,6 +137,96 @@ def test_torch_device_checks(torch):
         ewise.add(a, a, out=torch.empty(4))
     with pytest.raises(TypeError, match="unsupported dtype"):
         ewise.add(a.to(torch.complex64), a.to(torch.complex64))
+
+
+def test_torch_fast_path(torch):
+    """The extension's path for plain CUDA torch tensors (src/torch_binary.cpp): taken (not
+    None) for every dtype and layout, and its results against torch's: values, dtype, shape,
+    the result's layout (empty_like of the operand whose shape it has), out= and in place."""
+    fast = ewise._ewise.torch_binary
+    g = torch.Generator(device="cuda").manual_seed(7)
+    for dtype in (torch.float16, torch.bfloat16, torch.float32, torch.int64):
+        def rand(*shape):
+            return torch.randint(-8, 9, shape, generator=g, device="cuda").to(dtype)
+        a = rand(64, 64)
+        cases = [(a, rand(64)), (a, rand(64, 64)), (rand(64), a), (a.t(), rand(64, 64)),
+                 (a.t(), rand(64)), (a[1:, ::2], rand(32)), (a[:, :1].expand(64, 9), rand(9)),
+                 (rand(5, 1, 7), rand(6, 1)), (rand(0, 4), rand(4)), (rand(), rand())]
+        for x, y in cases:
+            want = torch.add(x, y)
+            got = fast("add", x, y, None, None)
+            assert got is not None, (dtype, x.shape, y.shape)
+            assert got.dtype == dtype and got.shape == want.shape and got.device == x.device
+            assert torch.equal(got, want), (dtype, x.shape, y.shape)
+            like = x if got.shape == x.shape else y if got.shape == y.shape else None
+            if like is not None:
+                assert got.stride() == torch.empty_like(like).stride()
+            out = torch.full_like(want, 7)
+            assert fast("max", x, y, out, None) is out
+            assert torch.equal(out, torch.maximum(x, y))
+            assert ewise.sub(x, y, out=out) is out and torch.equal(out, x - y)
+        x, y = rand(64, 64), rand(64)
+        want = x * y
+        assert fast("mul", x, y, x, None) is x and torch.equal(x, want)  # in place
+
+
+def test_torch_fast_path_grad_and_declines(torch):
+    """Tensors that require a gradient take the fast path under no_grad and ewise.torch's
+    autograd otherwise; CPU operands, subclasses and negative views are declined (None)."""
+    fast = ewise._ewise.torch_binary
+    a = torch.randn(64, 64, device="cuda", requires_grad=True)
+    b = torch.randn(64, device="cuda")
+    with torch.no_grad():
+        got = fast("add", a, b, None, None)
+        assert got is not None and not got.requires_grad and torch.equal(got, a + b)
+        assert torch.equal(ewise.add(a, b), a + b)
+    assert fast("add", a, b, None, None) is None
+    got = ewise.add(a, b)
+    assert got.grad_fn is not None
+    got.sum().backward()
+    assert torch.equal(a.grad, torch.ones_like(a))
+    x = a.detach()
+    for y, out in [(b.cpu(), None), (b, x.cpu()), (torch.nn.Parameter(b), None),
+                   (torch._neg_view(b), None), (b.double(), None), (b.to(torch.uint8), None)]:
+        assert fast("add", x, y, out, None) is None
+
+
+def test_torch_fast_path_devices(torch):
+    if torch.cuda.device_count() < 2:
+        pytest.skip("needs 2 GPUs (operands on different devices)")
+    fast = ewise._ewise.torch_binary
+    a = torch.ones(64, 64, device="cuda:0")
+    b1 = torch.ones(64, device="cuda:1")
+    assert fast("add", a, b1, None, None) is None
+    assert fast("add", a, a, torch.empty(64, 64, device="cuda:1"), None) is None
+    with pytest.raises(ValueError, match="different devices"):
+        ewise.add(a, b1)
+    # a call on device 1 while device 0 is current: the result on device 1, on its stream
+    a1 = torch.full((64, 64), 2.0, device="cuda:1")
+    with torch.cuda.device(0):
+        got = fast("add", a1, b1, None, None)
+    assert got is not None and got.device == a1.device and torch.equal(got, a1 + b1)
+    assert torch.cuda.current_device() == 0
+
+
+def test_torch_fast_path_side_stream(torch):
+    """The fast path runs on PyTorch's current stream: queued behind a long kernel on a side
+    stream, after work the same stream queued, and without synchronizing."""
+    a = torch.randn(64, 64, device="cuda")
+    b = torch.zeros(64, device="cuda")
+    torch.cuda.synchronize()
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        torch.cuda._sleep(LONG_KERNEL_CYCLES)
+        b.fill_(3.0)
+        c = ewise.add(a, b)
+        out = torch.empty_like(a)
+        assert ewise.mul(a, b, out=out) is out
+        d = a.clone()
+        ewise.sub(d, b, out=d)
+        assert not s.query(), "ewise synchronized the stream"
+    s.synchronize()
+    assert torch.equal(c, a + 3.0) and torch.equal(out, a * 3.0) and torch.equal(d, a - 3.0)
 
 
 def test_cupy_dense(cupy):

@@ -4,6 +4,7 @@ with fullgraph=True, torch.library.opcheck), and sparse ⊙ dense with autograd.
 checked against torch's own operations (integers and floats exactly: both round once).
 Skips without torch; the same checks on CUDA tensors are in test_gpu.py.
 """
+import gc
 import os
 import sys
 
@@ -221,3 +222,150 @@ def test_sparse_multiply_gradcheck(dense_shape):
     assert torch.autograd.gradcheck(fn, (values, dense))
     with pytest.raises(ValueError, match="drop_zeros"):
         ewise.torch.sparse_multiply(a.detach().requires_grad_(), dense, drop_zeros=True)
+
+
+# The extension's fast path for plain torch tensors (src/torch_binary.cpp). It takes CUDA
+# tensors only (torch_binary returns None for CPU ones); torch_binary_host is the same path for
+# CPU tensors on the CPU backend, so its checks, reads and allocation are tested here.
+fast = ewise._ewise.torch_binary
+host = ewise._ewise.torch_binary_host
+
+
+def test_fast_path_leaves_cpu_tensors_to_the_general_path():
+    a, b = torch.ones(3, 4), torch.ones(4)
+    assert fast("add", a, b, None, None) is None
+    assert fast("add", a, b, torch.empty(3, 4), None) is None
+    assert fast("add", np.ones(4, np.float32), b, None, None) is None
+    assert fast("add", a, np.ones(4, np.float32), None, None) is None
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_fast_path_results(dtype):
+    """Values, dtype, shape and layout of the result against torch's, for every way the result
+    is allocated: like a (a's layout), like b (a broadcasts into b), or new and contiguous; out=
+    and in place; transposed, sliced, expanded (stride 0), 0-d and zero-size operands."""
+    g = torch.Generator().manual_seed(SEED)
+    a = random(g, (6, 8), dtype)
+    cases = [(a, random(g, (6, 8), dtype)), (a.t(), random(g, (8, 6), dtype)),
+             (a, random(g, (8,), dtype)), (random(g, (8,), dtype), a),
+             (a.t(), random(g, (6,), dtype)), (a[1:, ::3], random(g, (3,), dtype)),
+             (a[:, :1].expand(6, 5), random(g, (1, 5), dtype)),
+             (random(g, (5, 1, 7), dtype), random(g, (6, 1), dtype)),
+             (random(g, (), dtype), random(g, (), dtype)), (a, random(g, (), dtype)),
+             (random(g, (0, 4), dtype), random(g, (4,), dtype)),
+             (random(g, (3, 1), dtype), random(g, (0,), dtype))]
+    for x, y in cases:
+        for name, fn in TORCH_OPS.items():
+            op = {"minimum": "min", "maximum": "max"}.get(name, name)
+            want = fn(x, y)
+            got = host(op, x, y, None, None)
+            assert got is not None and got.dtype == dtype and got.shape == want.shape
+            assert torch.equal(got, want), (name, x.shape, y.shape)
+            out = torch.full_like(want, 7)
+            assert host(op, x, y, out, None) is out and torch.equal(out, want)
+            out_t = torch.full_like(want.t() if want.dim() == 2 else want, 7)
+            out_t = out_t.t() if want.dim() == 2 else out_t
+            assert host(op, x, y, out_t, "general") is out_t and torch.equal(out_t, want)
+        got = host("add", x, y, None, None)
+        like = x if got.shape == x.shape else y if got.shape == y.shape else None
+        if like is not None:  # empty_like's layout of that operand
+            assert got.stride() == torch.empty_like(like).stride(), (x.shape, y.shape)
+        else:
+            assert got.is_contiguous()
+    x, y = random(g, (6, 8), dtype), random(g, (8,), dtype)
+    want = x * y
+    assert host("mul", x, y, x, None) is x and torch.equal(x, want)  # in place
+
+
+def test_fast_path_declines():
+    """Every case the fast path leaves to the general path (None), and that ewise.binary then
+    gives the general path's result or error."""
+    a, b = torch.ones(3, 4), torch.ones(4)
+    assert host("add", a, b, None, None) is not None
+
+    class Sub(torch.Tensor):
+        pass
+    declined = [
+        (a.as_subclass(Sub), b, None), (a, b.as_subclass(Sub), None),
+        (a, b, torch.empty(3, 4).as_subclass(Sub)), (torch.nn.Parameter(a.clone()), b, None),
+        (a, b, np.empty((3, 4), np.float32)), (a, 2.0, None), (np.ones(4, np.float32), b, None),
+        (a.clone().requires_grad_(), b, None), (a, b.clone().requires_grad_(), None),
+        (torch._neg_view(a), b, None), (a, torch._neg_view(b), None),
+        (a, b, torch._neg_view(torch.empty(3, 4))),
+        (a.to(torch.uint8), b.to(torch.uint8), None), (a.bool(), b.bool(), None),
+        (a.to(torch.complex64), b.to(torch.complex64), None),
+        (a, b.double(), None), (a, b, torch.empty(3, 4, dtype=torch.float64)),
+        (a, torch.ones(4, device="meta"), None), (a, b, torch.empty(3, 4, device="meta")),
+        (a.to_sparse(), b, None), (a, b.to_sparse(), None),
+        (torch.ones((1,) * 9), torch.ones(1), None),
+    ]
+    for x, y, out in declined:
+        assert host("add", x, y, out, None) is None, (type(x), type(y), type(out))
+    # with no gradient to record, tensors that require one take the fast path
+    with torch.no_grad():
+        got = host("add", a.clone().requires_grad_(), b.clone().requires_grad_(), None, None)
+        assert got is not None and not got.requires_grad and torch.equal(got, a + b)
+    # the general path for a declined call: autograd, and its errors
+    x = a.clone().requires_grad_()
+    got = ewise.add(x, b)
+    assert got.requires_grad and got.grad_fn is not None and torch.equal(got, a + b)
+    with pytest.raises(ValueError, match="dtypes differ"):
+        ewise.add(a, b.double())
+    with pytest.raises(TypeError, match="unsupported dtype"):
+        ewise.add(a.bool(), b.bool())
+
+
+def test_fast_path_errors():
+    """Errors after the checks are the general path's: the broadcast, the kernel name, overlap."""
+    a, b = torch.ones(3, 4), torch.ones(3)
+    for fn in (host, lambda *args: ewise.binary(*args[:3], out=args[3], kernel=args[4])):
+        with pytest.raises(ValueError, match=r"cannot broadcast \(3,4\) with \(3,\)"):
+            fn("add", a, b, None, None)
+        with pytest.raises(ValueError, match="unknown kernel"):
+            fn("add", a, torch.ones(4), None, "no-such-kernel")
+        base = torch.ones(30)
+        with pytest.raises(ValueError, match="partially overlaps"):
+            fn("add", base[:20].view(4, 5), torch.ones(5), base[1:21].view(4, 5), None)
+
+
+def test_fast_path_references():
+    """No reference is kept or lost: the operands', out's, the dtypes' and the result's counts
+    are unchanged over many calls (the declined, allocating, out= and failing forms), and no
+    result is leaked."""
+    a, b, c = torch.ones(8, 4), torch.ones(4), torch.empty(8, 4)
+    x, y = torch.ones(2, 1, 3), torch.ones(5, 1)
+    neg = torch._neg_view(torch.ones(4))
+    watched = [a, b, c, x, y, neg, torch.float32, torch.int64]
+    for _ in range(10):  # the first calls fill the extension's cache
+        host("add", a, b, None, None)
+    gc.collect()
+    before = [sys.getrefcount(o) for o in watched]
+    # Every tensor holds a reference to its type: a leaked result would add one a call.
+    tensors_before = sys.getrefcount(torch.Tensor)
+    for _ in range(2000):
+        r = host("add", a, b, None, None)
+        assert sys.getrefcount(r) == 2  # r and getrefcount's argument
+        host("add", b, a, None, None)
+        host("add", x, y, None, None)
+        host("add", a, b, c, "general")
+        host("add", a, neg, None, None)
+        fast("add", a, b, None, None)
+        with pytest.raises(ValueError):
+            host("add", a, torch.ones(3), None, None)
+    del r
+    gc.collect()
+    assert [sys.getrefcount(o) for o in watched] == before
+    assert sys.getrefcount(torch.Tensor) - tensors_before < 100
+
+
+def test_import_without_torch():
+    """ewise never imports torch for a call without a torch operand, even for an array type
+    named Tensor."""
+    import subprocess
+    code = ("import sys, numpy as np, ewise\n"
+            "class Tensor(np.ndarray): pass\n"
+            "a = np.ones(4, np.float32)\n"
+            "assert ewise._ewise.torch_binary('add', a.view(Tensor), a, None, None) is None\n"
+            "assert (ewise.add(a, a) == 2).all()\n"
+            "assert 'torch' not in sys.modules\n")
+    subprocess.run([sys.executable, "-c", code], check=True)

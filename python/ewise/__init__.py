@@ -55,8 +55,18 @@ def _framework(x):
 
 
 def _array(x):
-    """NumPy scalars (numpy.float32(2)) as 0-d arrays; anything else as it is."""
-    return numpy.asarray(x) if isinstance(x, numpy.generic) else x
+    """An input operand as ewise imports it: NumPy scalars (numpy.float32(2)) as 0-d arrays, a
+    torch tensor with the negative bit (torch._neg_view) as a tensor of its values (DLPack
+    exports the memory without the bit, so the values would arrive with the wrong sign);
+    anything else as it is."""
+    if isinstance(x, numpy.generic):
+        return numpy.asarray(x)
+    return x.resolve_neg() if _negative_view(x) else x
+
+
+def _negative_view(x):
+    """True for a torch tensor whose negative bit is set."""
+    return type(x).__module__.startswith("torch") and x.is_neg()
 
 
 def _device(x, what):
@@ -69,13 +79,17 @@ def _device(x, what):
 
 
 def _check_writable(x, what):
-    """A read-only NumPy array or a JAX array as `out` is a ValueError here, not a failed
-    DLPack import."""
+    """A read-only NumPy array, a JAX array or a torch tensor with the negative bit as `out` is
+    a ValueError here, not a failed DLPack import or values of the wrong sign."""
     if isinstance(x, numpy.ndarray) and not x.flags.writeable:
         raise ValueError(f"ewise: {what} is a read-only array")
     if _framework(x) == "jax":
         raise ValueError(f"ewise: {what} is a JAX array, and JAX arrays are immutable: leave "
                          "out=None for a new one")
+    if _negative_view(x):
+        raise ValueError(f"ewise: {what} is a torch tensor with the negative bit set "
+                         "(torch._neg_view): ewise writes memory as it is and cannot write "
+                         "through the bit; pass a plain tensor (resolve_neg() copies)")
 
 
 def _device_name(device):

@@ -116,7 +116,7 @@ def _operand(x, what):
         # rows = indices[0], cols = indices[1]: 1-D views of stride 1 when indices is
         # contiguous, as torch makes it (no copy); .contiguous() copies only otherwise.
         rows, cols = indices[0].contiguous(), indices[1].contiguous()
-        return _Operand("torch", rows, cols, x._values().contiguous(), tuple(x.shape),
+        return _Operand("torch", rows, cols, _array(x._values()).contiguous(), tuple(x.shape),
                         x.is_coalesced())
     raise TypeError(f"ewise: {what} is a {type(x).__name__}, not a sparse matrix ewise takes "
                     "(scipy.sparse, cupyx.scipy.sparse, or a torch.sparse_coo tensor)")

@@ -369,3 +369,31 @@ def test_import_without_torch():
             "assert (ewise.add(a, a) == 2).all()\n"
             "assert 'torch' not in sys.modules\n")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_negative_views_keep_their_sign():
+    """A tensor with the negative bit (torch._neg_view) holds -x in memory x: DLPack exports the
+    memory without the bit, so ewise takes such an input by its values and refuses it as an
+    output (it would write memory whose values the tensor reads with the other sign)."""
+    g = torch.Generator().manual_seed(SEED)
+    a, b = random(g, (5, 4), torch.float32), random(g, (4,), torch.float32)
+    for x, y in ((a, torch._neg_view(b)), (torch._neg_view(a), b),
+                 (torch._neg_view(a), torch._neg_view(b))):
+        assert torch.equal(ewise.add(x, y), x + y)
+        assert torch.equal(ewise.maximum(x, y, out=torch.empty(5, 4)), torch.maximum(x, y))
+    with pytest.raises(ValueError, match="negative bit"):
+        ewise.add(a, b, out=torch._neg_view(torch.empty(5, 4)))
+    shape = (13, 17)
+    s = random_torch_sparse(torch, g, shape, torch.float32)
+    d = random(g, shape, torch.float32)
+    assert torch.equal(ewise.sparse.multiply(s, torch._neg_view(d)).to_dense(),
+                       s.to_dense() * -d)
+    assert torch.equal(ewise.sparse.add(s, torch._neg_view(d)), s.to_dense() - d)
+    with pytest.raises(ValueError, match="negative bit"):
+        ewise.sparse.add(s, d, out=torch._neg_view(torch.empty(shape)))
+    with pytest.raises(ValueError, match="negative bit"):
+        ewise.sparse.accumulate("add", torch._neg_view(d.clone()), s)
+    negative_values = torch.sparse_coo_tensor(s._indices(), torch._neg_view(s._values()), shape,
+                                              check_invariants=False)
+    assert torch.equal(ewise.sparse.multiply(negative_values, d).to_dense(),
+                       -s.to_dense() * d)

@@ -14,7 +14,8 @@ struct TilePolicy {
   /// Threads per block of every sparse kernel.
   int block_threads;
   /// Entries per thread of a tiled kernel: a tile holds block_threads * items_per_thread
-  /// entries. merge stores positions inside a tile in 16 bits, so a tile holds at most 65535.
+  /// entries. merge and union store positions inside a tile in 15 bits (single_pass.cuh), so a
+  /// tile holds at most 32767.
   int items_per_thread;
   /// The most blocks a grid-stride kernel launches.
   int max_grid_blocks;
@@ -32,7 +33,7 @@ inline constexpr int kItems = kTilePolicy.items_per_thread;
 inline constexpr std::int64_t kTile = std::int64_t{kBlock} * kItems;  ///< entries per tile
 inline constexpr int kWarps = kBlock / 32;
 static_assert(kBlock % 32 == 0, "blocks are whole warps");
-static_assert(kTile <= 0xFFFF, "merge keeps positions inside a tile in 16 bits");
+static_assert(kTile < (1 << 15), "merge and union keep positions inside a tile in 15 bits");
 
 /// Tiles covering n entries.
 constexpr std::int64_t tiles_for(std::int64_t n) { return (n + kTile - 1) / kTile; }

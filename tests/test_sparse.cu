@@ -914,6 +914,107 @@ TEST_F(SparseGpu, NaNValuesLeaveCanonical) {
   }
 }
 
+// ---- multiply: two canonical operands (the single pass) ----------------------------------------
+
+/// multiply(a, b) of two canonical operands against the reference bit for bit: merge (the single
+/// pass) and bitmap_merge (the single pass over the entries its filters keep; up to 2^32 cells,
+/// a bitmap of 512 MiB), both operand orders, keeping and dropping zeros, and unchecked.
+void check_canonical_multiply(const HostCoo& a, const HostCoo& b, const std::string& what) {
+  ASSERT_TRUE(a.desc().canonical && b.desc().canonical) << what;
+  const DeviceCoo da = to_device(a), db = to_device(b);
+  const bool bitmap = a.desc().nrows * a.desc().ncols <= (std::int64_t{1} << 32);
+  for (const CooAlgorithm alg : {CooAlgorithm::merge, CooAlgorithm::bitmap_merge}) {
+    if (alg == CooAlgorithm::bitmap_merge && !bitmap) continue;
+    const std::string tag = what + " " + coo_algorithm_name(alg);
+    for (const bool drop : {false, true}) {
+      SparseOptions o;
+      o.algorithm = alg;
+      o.drop_zeros = drop;
+      const HostCoo want = reference_multiply(a, b, o);
+      const std::string how = drop ? " drop_zeros" : "";
+      expect_same(multiply(da, db, o), want, tag + " a*b" + how);
+      expect_same(multiply(db, da, o), want, tag + " b*a" + how);
+    }
+    SparseOptions trusted;
+    trusted.algorithm = alg;
+    trusted.validate_indices = false;
+    expect_same(multiply(da, db, trusted), reference_multiply(a, b), tag + " unchecked");
+  }
+}
+
+// Two canonical operands around merge-tile edges (merge_tile_sizes: a tile holds 2048 merged
+// entries, so n + n and n + 2n fall before, on and after tile edges) for every dtype, i32 and
+// i64 indices, 32- and 64-bit keys: identical patterns, disjoint ones (empty results), one match
+// at the end, every other key (operands of unequal size), random subsets. Values in [-2, 2] with
+// zeros (integer products of 0 for drop_zeros) and for floats NaNs, infinities and +-0.
+TEST_F(SparseGpu, CanonicalMultiplyTileEdgesDTypesAndKeyWidths) {
+  EWISE_REQUIRE_GPU();
+  std::mt19937_64 rng(seed_);
+  struct Shape {
+    std::int64_t nrows, ncols, stride;  // key k of a pattern is stored at cell k * stride
+    const char* name;
+  };
+  const Shape shapes[] = {{64, 4096, 1, "32-bit keys"},
+                          {std::int64_t{1} << 17, std::int64_t{1} << 17, (1 << 20) + 7, "64-bit keys"}};
+  std::uint64_t s = seed_;
+  for (const IndexType index : {IndexType::i32, IndexType::i64})
+    for (const Shape& sh : shapes)
+      for (const DType t : test::sweep_dtypes()) {
+        const bool floating = t == DType::f16 || t == DType::bf16 || t == DType::f32 || t == DType::f64;
+        verify::CooGenOptions vo;
+        vo.dtype = t;
+        vo.values.lo = -2;
+        vo.values.hi = 2;
+        vo.values.allow_zero = true;
+        HostCoo pool_m = verify::random_coo(1, 20000, 1.0, ++s, vo);
+        if (floating) test::sprinkle_nans(t, pool_m.vals(), pool_m.nnz(), 0.05, rng);
+        const std::vector<Raw> pool = raw_entries(pool_m);
+        const CooDesc shape{sh.nrows, sh.ncols, 0, index, t, true};
+        // Entries at pattern keys `keys`, values from the pool from v0 on.
+        const auto at_keys = [&](const std::vector<std::int64_t>& keys, std::size_t v0) {
+          std::vector<Raw> e;
+          for (const std::int64_t k : keys) {
+            Raw x = pool[(v0 + e.size()) % pool.size()];
+            x.r = k * sh.stride / sh.ncols;
+            x.c = k * sh.stride % sh.ncols;
+            e.push_back(x);
+          }
+          return assemble(shape, e, true);
+        };
+        const auto band = [&](std::int64_t n, std::int64_t first, std::int64_t step, std::size_t v0) {
+          std::vector<std::int64_t> keys;
+          for (std::int64_t k = 0; k < n; ++k) keys.push_back(first + k * step);
+          return at_keys(keys, v0);
+        };
+        const auto subset = [&](std::int64_t n, std::size_t v0) {
+          std::vector<std::int64_t> keys;
+          for (std::int64_t k = 0; k < 3 * n; ++k)
+            if (rng() % 3 != 0) keys.push_back(k);
+          return at_keys(keys, v0);
+        };
+        const std::string kind = std::string(dtype_name(t)) + " " + index_name(index) + " " + sh.name;
+        for (const std::int64_t n : merge_tile_sizes()) {
+          const std::string what = kind + " n=" + std::to_string(n);
+          const HostCoo a = band(n, 0, 1, 0), same = band(n, 0, 1, 7);
+          if (n == merge_tile_sizes().back()) {
+            // The values reach what the checks are for.
+            const HostCoo product = reference_multiply(a, same);
+            if (floating) ASSERT_TRUE(holds_nan(t, product.vals(), product.nnz())) << what;
+            SparseOptions drop;
+            drop.drop_zeros = true;
+            ASSERT_LT(reference_multiply(a, same, drop).nnz(), product.nnz()) << what;
+          }
+          check_canonical_multiply(a, same, what + " identical patterns");
+          const HostCoo odd = band(n, 1, 2, 7), even = band(n, 0, 2, 0);
+          ASSERT_EQ(reference_multiply(even, odd).nnz(), 0) << what;
+          check_canonical_multiply(even, odd, what + " disjoint");
+          check_canonical_multiply(a, band(n, n - 1, 1, 7), what + " one match at the end");
+          check_canonical_multiply(even, band(2 * n, 0, 1, 7), what + " every other key");
+          check_canonical_multiply(subset(n, 0), subset(n, 7), what + " random subsets");
+        }
+      }
+}
+
 // ---- validation --------------------------------------------------------------------------------
 
 
@@ -970,9 +1071,28 @@ TEST_F(SparseGpu, BrokenCanonicalPromiseInMerge) {
   expect_invalid([&] { multiply(g, back, o); }, {"b is marked canonical", "entry 1 "});
   expect_invalid([&] { multiply(back, g, o); }, {"a is marked canonical", "entry 1 "});
   expect_invalid([&] { multiply(back, back, o); }, {"a is marked canonical", "entry 1 "});
+  // Operands of unequal size (the result has room for the smaller one's entries), reversed, and
+  // one whose 3000 entries share one coordinate of `good` (not strictly increasing).
+  const HostCoo few = verify::random_coo(200, 200, 0.05, seed_ + 1);
+  std::vector<Raw> ef = raw_entries(few);
+  std::reverse(ef.begin(), ef.end());
+  const DeviceCoo f = to_device(few), few_back = to_device(assemble(few.desc(), ef, true));
+  std::vector<Raw> ed(3000, e[e.size() / 2]);
+  const DeviceCoo same = to_device(assemble(good.desc(), ed, true));
+  expect_invalid([&] { multiply(f, back, o); }, {"b is marked canonical", "entry 1 "});
+  expect_invalid([&] { multiply(back, f, o); }, {"a is marked canonical", "entry 1 "});
+  expect_invalid([&] { multiply(few_back, g, o); }, {"a is marked canonical", "entry 1 "});
+  expect_invalid([&] { multiply(g, same, o); }, {"b is marked canonical", "entry 1 "});
   // Unchecked, broken input gives some result but stays inside its buffers (memcheck).
   o.validate_indices = false;
-  EXPECT_NO_THROW(multiply(g, back, o));
+  for (const auto& [x, y] : {std::pair{&g, &back}, std::pair{&back, &back}, std::pair{&f, &back},
+                             std::pair{&back, &few_back}, std::pair{&few_back, &back},
+                             std::pair{&same, &g}, std::pair{&same, &same}}) {
+    EXPECT_NO_THROW({
+      const DeviceCoo r = multiply(*x, *y, o);
+      EXPECT_LE(r.nnz(), std::min(x->nnz(), y->nnz()));
+    });
+  }
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
 }
 

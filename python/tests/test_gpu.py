@@ -209,26 +209,6 @@ def test_torch_fast_path_devices(torch):
     assert torch.cuda.current_device() == 0
 
 
-def test_torch_fast_path_side_stream(torch):
-    """The fast path runs on PyTorch's current stream: queued behind a long kernel on a side
-    stream, after work the same stream queued, and without synchronizing."""
-    a = torch.randn(64, 64, device="cuda")
-    b = torch.zeros(64, device="cuda")
-    torch.cuda.synchronize()
-    s = torch.cuda.Stream()
-    with torch.cuda.stream(s):
-        torch.cuda._sleep(LONG_KERNEL_CYCLES)
-        b.fill_(3.0)
-        c = ewise.add(a, b)
-        out = torch.empty_like(a)
-        assert ewise.mul(a, b, out=out) is out
-        d = a.clone()
-        ewise.sub(d, b, out=d)
-        assert not s.query(), "ewise synchronized the stream"
-    s.synchronize()
-    assert torch.equal(c, a + 3.0) and torch.equal(out, a * 3.0) and torch.equal(d, a - 3.0)
-
-
 def test_cupy_dense(cupy):
     """Negative strides included: CuPy's DLPack export gets them wrong (ewise reads them from
     __cuda_array_interface__), so the reference is NumPy's, on the host copies."""
@@ -256,8 +236,9 @@ def test_cupy_dense(cupy):
 
 
 def test_torch_current_stream_without_synchronizing(torch):
-    """Work queued on a side stream behind a long kernel: ewise must run after it on that
-    stream (else it reads b before the fill) and return while the kernel still runs."""
+    """Work queued on a side stream behind a long kernel (plain tensors: the fast path,
+    _ewise.torch_binary): ewise must run after it on that stream (else it reads b before the
+    fill), allocating, into out= and in place, and return while the kernel still runs."""
     a = torch.randn(1024, 512, device="cuda")
     b = torch.zeros(512, device="cuda")
     torch.cuda.synchronize()
@@ -267,10 +248,12 @@ def test_torch_current_stream_without_synchronizing(torch):
         b.fill_(3.0)
         c = ewise.add(a, b)
         out = torch.empty_like(a)
-        ewise.mul(a, b, out=out)
+        assert ewise.mul(a, b, out=out) is out
+        d = a.clone()
+        ewise.sub(d, b, out=d)  # in place
         assert not s.query(), "ewise synchronized the stream of a dense call"
     s.synchronize()
-    assert torch.equal(c, a + 3.0) and torch.equal(out, a * 3.0)
+    assert torch.equal(c, a + 3.0) and torch.equal(out, a * 3.0) and torch.equal(d, a - 3.0)
 
 
 def assert_torch_canonical(torch, c, shape, dtype):

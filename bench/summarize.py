@@ -242,6 +242,8 @@ def kinds_table(rows, peers, suite, title, intro=""):
         op = p["op"] + (f" {dense}" if dense else "")
         if p["op"] == "coo*coo" and r["impl"] != "automatic":
             op += f" ({r['impl']})"
+        if r["impl"].endswith("_novalidate") and p["op"] != "coo*coo":
+            op += " (validate_indices off)"
         peer = pk.get((r["name"], p["op"], dense), {})
         for pattern, g, w, tg, tw, cg, cw in (
                 ("b2b", "median_ms", "wall_ms", "torch_ms", "torch_wall_ms", "cupy_ms",

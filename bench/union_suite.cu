@@ -15,8 +15,11 @@
 //               adding into one working copy of the table.
 //   coo+dense   combine(add, a, dense): a new dense (nrows, ncols) result (CuPy A + D, PyTorch
 //               D + A), same kinds.
-// Every call with default options (index validation on, fills 0). Each is timed in both call
-// patterns (harness.hpp): back to back and synchronizing after each call.
+// Every call with default options (index validation on, fills 0); dense+=coo on a canonical form
+// also without validate_indices (impl accumulate_novalidate: the one in-place pass alone, which
+// is what PyTorch's add_, checking nothing, does), so the record shows what the check costs.
+// Each is timed in both call patterns (harness.hpp): back to back and synchronizing after each
+// call.
 //
 // Bytes moved (the roofline's numerator): coo+coo: both inputs' entries read once and the
 // output's written once (12 bytes an entry); dense+=coo: a's entries read (12 bytes) and the
@@ -140,17 +143,19 @@ std::string check_small(const KindData& s, std::size_t form, Op op, cudaStream_t
                         " entries, ", d.numel(), " dense elements)");
 }
 
-// Verifies and times one operation on one form of the full-size kind.
+// Verifies and times one operation on one form of the full-size kind, with or without the
+// index check.
 void run_case(Bench& bench, const KindData& full, const KindData& small,
-              const std::string& oracle_note, std::size_t form, Op op) {
+              const std::string& oracle_note, std::size_t form, Op op, bool validate = true) {
   const cudaStream_t stream = bench.stream();
   const Form& f = full.forms[form];
   const CooView a = f.a.view(), b = f.b.view();
-  const SparseOptions options;
+  SparseOptions options;
+  options.validate_indices = validate;
   Record r;
   r.suite = "union";
   r.name = form_name(full, form);
-  r.impl = impl_name(op);
+  r.impl = std::string(impl_name(op)) + (validate ? "" : "_novalidate");
   r.dtype = "f32";
   r.params = {param("op", op_name(op)),
               param("kind", kind_name(full.kind)),
@@ -163,7 +168,8 @@ void run_case(Bench& bench, const KindData& full, const KindData& small,
               param("unique_a", full.oa.nnz),
               param("unique_b", full.ob.nnz),
               param("inputs", stem(full, form)),
-              param("generator", full.description)};
+              param("generator", full.description),
+              param("validate_indices", validate)};
   const DeviceTensor* d = nullptr;
   if (op != Op::coo_coo) {
     d = &full.dense.front().t;
@@ -239,6 +245,8 @@ void run_kind(Bench& bench, Kind kind, KindSize size) {
     run_case(bench, full, small, oracle_note, f, Op::coo_coo);
     if (!full.dense.empty()) {
       run_case(bench, full, small, oracle_note, f, Op::accumulate);
+      if (full.forms[f].a.view().desc.canonical)
+        run_case(bench, full, small, oracle_note, f, Op::accumulate, false);
       run_case(bench, full, small, oracle_note, f, Op::coo_dense);
     }
   }

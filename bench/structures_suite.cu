@@ -14,8 +14,10 @@
 //                 64 TiB (graph), 256 GiB (wide) or 488 GiB (words): not run.
 //   values*dense  multiply_values(a, dense, out_vals) into a buffer allocated once, same dense
 //                 operands: the pattern-preserving form.
-// Every call with default options (index validation on). Each is timed in both call patterns
-// (harness.hpp): back to back and synchronizing after each call.
+// Every call with default options (index validation on); values*dense also without
+// validate_indices (impl multiply_values_novalidate: its one pass alone, as the peers' gathers,
+// which check nothing), so the record shows what the check and its synchronization cost. Each is
+// timed in both call patterns (harness.hpp): back to back and synchronizing after each call.
 //
 // Bytes moved (the roofline's numerator): each input's indices and values read once (12 bytes
 // an entry), the dense operand read once (at most one element per entry), the output written
@@ -132,16 +134,18 @@ std::string check_small(const KindData& s, std::size_t form, Op op, std::size_t 
 // Verifies and times one operation on one form of the full-size kind.
 void run_case(Bench& bench, const KindData& full, const KindData& small,
               const std::string& oracle_note, std::size_t form, Op op, std::size_t dense,
-              CooAlgorithm algorithm = CooAlgorithm::automatic) {
+              CooAlgorithm algorithm = CooAlgorithm::automatic, bool validate = true) {
   const cudaStream_t stream = bench.stream();
   const Form& f = full.forms[form];
   const CooView a = f.a.view(), b = f.b.view();
   Record r;
   r.suite = "structures";
   r.name = form_name(full, form);
-  r.impl = impl_name(op, algorithm);
+  r.impl = std::string(impl_name(op, algorithm)) + (validate ? "" : "_novalidate");
   SparseOptions options;
   options.algorithm = algorithm;
+  SparseOptions values_options;  // values*dense: the default options, or unchecked
+  values_options.validate_indices = validate;
   r.dtype = "f32";
   r.params = {param("op", op_name(op)),
               param("kind", kind_name(full.kind)),
@@ -154,7 +158,8 @@ void run_case(Bench& bench, const KindData& full, const KindData& small,
               param("unique_a", full.oa.nnz),
               param("unique_b", full.ob.nnz),
               param("inputs", stem(full, form)),
-              param("generator", full.description)};
+              param("generator", full.description),
+              param("validate_indices", validate)};
   const DeviceTensor* d = nullptr;
   if (op != Op::coo_coo) {
     d = &full.dense[dense].t;
@@ -180,7 +185,7 @@ void run_case(Bench& bench, const KindData& full, const KindData& small,
     } else {
       out_vals = DeviceTensor(DType::f32, {a.desc.nnz}, stream);
       verify::poison(out_vals.view(), stream);
-      multiply_values(a, d->view(), out_vals.view(), {}, stream);
+      multiply_values(a, d->view(), out_vals.view(), values_options, stream);
       device = check_values(a, d->view(), out_vals.view(), stream);
       nnz_out = a.desc.nnz;
     }
@@ -210,7 +215,10 @@ void run_case(Bench& bench, const KindData& full, const KindData& small,
         [&](std::int64_t) { const DeviceCoo c = multiply(a, d->view(), {}, stream); }, 1);
   } else {
     r.stats = bench.time(
-        [&](std::int64_t) { multiply_values(a, d->view(), out_vals.view(), {}, stream); }, 1);
+        [&](std::int64_t) {
+          multiply_values(a, d->view(), out_vals.view(), values_options, stream);
+        },
+        1);
   }
   bench.add(std::move(r), 0);
 }
@@ -240,6 +248,7 @@ void run_kind(Bench& bench, Kind kind, KindSize size) {
     for (std::size_t d = 0; d < full.dense.size(); ++d) {
       run_case(bench, full, small, oracle_note, f, Op::coo_dense, d);
       run_case(bench, full, small, oracle_note, f, Op::values, d);
+      run_case(bench, full, small, oracle_note, f, Op::values, d, CooAlgorithm::automatic, false);
     }
   }
   if (!bench.options().inputs_dir.empty()) write_inputs(bench.options().inputs_dir, full, stream);

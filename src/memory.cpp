@@ -11,6 +11,7 @@
 #include <mutex>
 
 #include "ewise/error.hpp"
+#include "own_allocations.hpp"
 
 namespace ewise {
 namespace {
@@ -74,13 +75,35 @@ class PoolResource final : public MemoryResource {
     EWISE_CUDA_CHECK(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &keep_all));
   }
 
+  /// Records the allocation in detail::own_allocations(), so that the residency check of the
+  /// calls using it asks the driver nothing.
   void* allocate(std::size_t bytes, cudaStream_t stream) override {
     void* p = nullptr;
     EWISE_CUDA_CHECK(cudaMallocFromPoolAsync(&p, bytes, pool_, stream));
+    try {
+      detail::own_allocations().add(p, bytes, device_);
+    } catch (...) {
+      release(p, stream);
+      throw;
+    }
     return p;
   }
 
+  /// Forgets the allocation before its free is issued: from then on the pool may hand its
+  /// address out again, to be recorded anew.
   void deallocate(void* p, std::size_t /*bytes*/, cudaStream_t stream) noexcept override {
+    detail::own_allocations().remove(p);
+    release(p, stream);
+  }
+
+  cudaMemPool_t pool() const noexcept { return pool_; }
+
+ private:
+  int device_;
+  cudaMemPool_t pool_ = nullptr;
+
+  /// Frees p once the work queued on `stream` is done.
+  void release(void* p, cudaStream_t stream) noexcept {
     if (cudaFreeAsync(p, stream) == cudaSuccess) return;
     // The runtime refused the stream (or the context is broken). Clear the failed call's error so
     // that no later call reports it as its own, wait until no work can still use p, and free it
@@ -91,12 +114,6 @@ class PoolResource final : public MemoryResource {
     (void)cudaFreeAsync(p, nullptr);
     (void)cudaGetLastError();
   }
-
-  cudaMemPool_t pool() const noexcept { return pool_; }
-
- private:
-  int device_;
-  cudaMemPool_t pool_ = nullptr;
 };
 
 /// The pools, created on first use and never destroyed: buffers may be freed during static

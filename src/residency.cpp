@@ -1,5 +1,6 @@
 // src/residency.cpp — DeviceOperands (residency.hpp): where each device operand's memory is,
-// asked of the CUDA driver before anything is launched or copied.
+// looked up among ewise's own allocations or asked of the CUDA driver before anything is
+// launched or copied.
 #include "residency.hpp"
 
 #include <cuda.h>
@@ -8,7 +9,9 @@
 #include <iterator>
 #include <ostream>
 
+#include "checked.hpp"
 #include "ewise/error.hpp"
+#include "own_allocations.hpp"
 
 #if CUDART_VERSION < 12080
 #error "ewise needs CUDA 12.8 or newer (cudaStreamGetDevice)"
@@ -85,10 +88,16 @@ Address reservation(Address p) {
   return static_cast<Address>(start);
 }
 
-/// What the driver says about one distinct pointer: one cuPointerGetAttributes call, and for
-/// memory other than cudaMalloc's one cuMemGetAddressRange.
+/// What is known of one distinct pointer: the live allocation of ewise's pools holding it, or
+/// else what the driver says (one cuPointerGetAttributes call, and for memory other than
+/// cudaMalloc's one cuMemGetAddressRange).
 struct Residence {
   const void* data = nullptr;
+  /// In a live allocation of ewise's pools (own_allocations.hpp): `own_allocation` is that
+  /// allocation, exactly, on the current device; the driver was not asked and the fields below
+  /// keep their defaults.
+  bool own = false;
+  Span own_allocation;
   // The attributes asked for (zero where the driver knows nothing of the pointer). Booleans
   // are read into zeroed ints, whatever width the driver writes.
   unsigned memory_type = 0;     ///< CUmemorytype; 0: memory CUDA did not allocate or register
@@ -129,6 +138,27 @@ bool covered(const Residence& r, Address lo, Address hi) {
   return true;
 }
 
+/// The current-device rule for device memory of device `ordinal`.
+void expect_current_device(const DeviceOperands::Operand& o, int ordinal, int current) {
+  EWISE_EXPECTS(ordinal == current, Named{o}, " is memory of device ", ordinal,
+                ", but the current device is ", current,
+                " (ewise runs on the calling thread's current device: call cudaSetDevice(",
+                ordinal, ") first, or copy the operand to device ", current, ")");
+}
+
+/// Looks `o.data` up among the live allocations of ewise's pools; false when none holds it. One
+/// that does is device memory of the allocation's device, so only the current-device rule
+/// applies to the pointer.
+bool find_own(const DeviceOperands::Operand& o, int current, Residence* r) {
+  OwnAllocation a;
+  if (!own_allocations().find(reinterpret_cast<Address>(o.data), &a)) return false;
+  expect_current_device(o, a.device, current);
+  r->data = o.data;
+  r->own = true;
+  r->own_allocation = {a.begin, a.end};
+  return true;
+}
+
 /// Queries `o.data` and applies the rules that depend only on the pointer.
 Residence query(const DeviceOperands::Operand& o, int current) {
   Residence r;
@@ -149,10 +179,7 @@ Residence query(const DeviceOperands::Operand& o, int current) {
   EWISE_EXPECTS(r.memory_type != 0 || r.managed, Named{o},
                 " is host memory, not allocated or registered with CUDA (a device view needs "
                 "device, managed or mapped pinned memory; host memory runs on Memory::host)");
-  EWISE_EXPECTS(!r.device() || r.ordinal == current, Named{o}, " is memory of device ",
-                r.ordinal, ", but the current device is ", current,
-                " (ewise runs on the calling thread's current device: call cudaSetDevice(",
-                r.ordinal, ") first, or copy the operand to device ", current, ")");
+  if (r.device()) expect_current_device(o, r.ordinal, current);
   // Pinned host and managed memory: usable where the current device addresses it at this
   // very pointer (the device pointer is null where it cannot address it at all).
   EWISE_EXPECTS(r.device() || r.device_pointer == static_cast<CUdeviceptr>(p), Named{o}, " is ",
@@ -163,14 +190,21 @@ Residence query(const DeviceOperands::Operand& o, int current) {
   return r;
 }
 
-/// The extent rule for one operand. The driver does not know the extent of every registered
-/// host or managed allocation: those without one are accepted as they are.
+/// The extent rule for one operand: its bytes must lie in the allocation of ewise's pools holding
+/// its pointer (exactly as allocated), else in the allocation or the mapped pieces the driver
+/// names. The driver does not know the extent of every registered host or managed allocation:
+/// those without one are accepted as they are.
 void check_extent(const DeviceOperands::Operand& o, const Residence& r) {
   const auto p = reinterpret_cast<Address>(o.data);
   const Address lo = p + static_cast<Address>(o.begin), hi = p + static_cast<Address>(o.end);
   Span allocation;  // as the message names it
   bool inside = false;
-  if (r.exact_range()) {
+  if (r.own) {
+    allocation = r.own_allocation;
+    const int128 first = static_cast<int128>(p) + o.begin, last = static_cast<int128>(p) + o.end;
+    inside = first >= static_cast<int128>(allocation.begin) &&
+             last <= static_cast<int128>(allocation.end);
+  } else if (r.exact_range()) {
     allocation = r.range();
     inside = lo >= allocation.begin && hi <= allocation.end;
   } else if (r.piece_status == CUDA_SUCCESS) {
@@ -228,19 +262,28 @@ void DeviceOperands::check(cudaStream_t stream) const {
   EWISE_CUDA_CHECK(cudaGetDevice(&current));
   check_stream(stream, current);
   if (count_ == 0) return;
-  // The driver answers for the thread's current context (where the device addresses pinned
-  // memory, and whether it knows the pointer at all): with none current yet, make the current
-  // device's primary context current, as its first launch would.
-  CUcontext context = nullptr;
-  EWISE_CUDA_CHECK(driver().current_context(&context));
-  if (context == nullptr) EWISE_CUDA_CHECK(cudaSetDevice(current));
-  Residence seen[kMaxOperands];  // one query per distinct pointer
+  Residence seen[kMaxOperands];  // one lookup per distinct pointer
   int distinct = 0;
+  bool context_current = false;
   for (int i = 0; i < count_; ++i) {
     const Operand& o = operands_[i];
     int k = 0;
     while (k < distinct && seen[k].data != o.data) ++k;
-    if (k == distinct) seen[distinct++] = query(o, current);
+    if (k == distinct) {
+      Residence& r = seen[distinct++];
+      if (!find_own(o, current, &r)) {
+        // The driver answers for the thread's current context (where the device addresses
+        // pinned memory, and whether it knows the pointer at all): with none current yet, make
+        // the current device's primary context current, as its first launch would.
+        if (!context_current) {
+          CUcontext context = nullptr;
+          EWISE_CUDA_CHECK(driver().current_context(&context));
+          if (context == nullptr) EWISE_CUDA_CHECK(cudaSetDevice(current));
+          context_current = true;
+        }
+        r = query(o, current);
+      }
+    }
     check_extent(o, seen[k]);
   }
 }

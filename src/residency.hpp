@@ -5,14 +5,18 @@
 // A kernel that reads host memory, another device's memory or bytes past the end of an
 // allocation faults with an illegal address: a sticky error that breaks the CUDA context for
 // the whole process. The views' descriptors cannot tell, so before anything is launched or
-// copied the entry point asks the driver about each distinct pointer and throws
-// InvalidArgument instead. It runs after the pure argument checks (which the host tests
-// exercise with fake device pointers). Cost: one cuPointerGetAttributes per distinct pointer
-// (an 8-attribute call took 0.11-0.23 us on an H100, driver 580), which settles plain
-// cudaMalloc memory (PyTorch's and CuPy's caching allocators); for other memory (pools,
-// cuMemMap, pinned, managed) one cuMemGetAddressRange more, and two queries per further piece
-// a view reaches into; plus one cuCtxGetCurrent per check and one cudaStreamGetDevice for a
-// stream other than the default ones.
+// copied the entry point looks each distinct pointer up among the live allocations of ewise's
+// own pools (own_allocations.hpp), else asks the driver about it, and throws InvalidArgument
+// instead. It runs after the pure argument checks (which the host tests exercise with fake
+// device pointers). Cost: one cudaGetDevice per check and one cudaStreamGetDevice for a stream
+// other than the default ones; per distinct pointer in memory of ewise's pools (every ewise
+// result and temporary unless the caller names a MemoryResource of its own) a map search under
+// a shared lock, no driver call and no allocation; per other distinct pointer one
+// cuPointerGetAttributes (an 8-attribute call took 0.11-0.23 us on an H100, driver 580), which
+// settles plain cudaMalloc memory (PyTorch's and CuPy's caching allocators), and for other
+// memory (other pools, cuMemMap, pinned, managed) one cuMemGetAddressRange more and two
+// queries per further piece a view reaches into; plus one cuCtxGetCurrent per check that asks
+// the driver at all.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -32,14 +36,17 @@ namespace ewise::detail {
 ///     device; peer access does not change that);
 ///   * managed memory, and pinned or registered host memory the device addresses at the same
 ///     pointer, are accepted on any device;
-///   * the bytes a view reaches (negative strides included) must lie inside the mapped memory
-///     of the allocation its pointer is in: a cudaMalloc allocation as the driver's range
-///     gives it; other memory by its mapped pieces, since the range the driver gives for pool
-///     and cuMemMap memory is the whole reservation, mapped or not. For memory mapped piece by
-///     piece into one reservation (cuMemMap: PyTorch's expandable segments; pools) the pieces
-///     count as one;
+///   * the bytes a view reaches (negative strides included) must lie inside the allocation its
+///     pointer is in: an allocation of ewise's pools exactly as ewise made it (a view reaching
+///     into a neighbouring allocation of the same pool is rejected too); a cudaMalloc
+///     allocation as the driver's range gives it; other memory by its mapped pieces, since the
+///     range the driver gives for pool and cuMemMap memory is the whole reservation, mapped or
+///     not. For memory mapped piece by piece into one reservation (cuMemMap: PyTorch's
+///     expandable segments; pools not ewise's) the pieces count as one;
 ///   * a stream must belong to the current device (the default streams always do).
-/// A failed query leaves no error pending in the CUDA runtime.
+/// Memory of ewise's pools is device memory of the device the pool belongs to, so of the rules
+/// above only the current-device rule and the extent rule apply to it. A failed query leaves no
+/// error pending in the CUDA runtime.
 class DeviceOperands {
  public:
   /// Adds a tensor view when it is a device view with at least one element. `what` names it

@@ -1,4 +1,5 @@
-// Host tests of the dense half: fast divmod, kernel names, planning and kernel choice, every
+// Host tests of the dense half: fast divmod, kernel names, planning and kernel choice (which,
+// like the residency check's lookup of ewise's own allocations, allocate nothing), every
 // validation error (thrown before anything touches the GPU, so these run without one), and the
 // CPU fallback for host views.
 #include <gtest/gtest.h>
@@ -18,6 +19,7 @@
 #include "ewise/error.hpp"
 #include "ewise/reference.hpp"
 #include "ewise/verify.hpp"
+#include "own_allocations.hpp"
 #include "testing/expect_invalid.hpp"
 
 // Heap allocations made by this thread while counting is on (the planner test below): every
@@ -257,6 +259,23 @@ TEST(DenseHost, PlanningAllocatesNothing) {
   EXPECT_EQ(count([&] { (void)plan(h, hrow, hout); }), 0);
   EXPECT_EQ(count([&] { (void)plan(at, srow, square); }), 0);
   EXPECT_EQ(total, 0);
+}
+
+/// The residency check's lookup of an operand in ewise's own allocations takes no heap
+/// allocation either (1000 lookups of each kind: found, between two allocations, past the last).
+TEST(DenseHost, OwnAllocationLookupAllocatesNothing) {
+  detail::OwnAllocations own;
+  for (std::uintptr_t k = 1; k <= 64; ++k)
+    own.add(reinterpret_cast<const void*>(k * 0x10000), 0x1000, 0);
+  detail::OwnAllocation a;
+  int hits = 0;
+  g_allocations = 0;
+  g_count_allocations = true;
+  for (int i = 0; i < 1000; ++i)
+    hits += own.find(0x20010, &a) + own.find(0x21000, &a) + own.find(0x1000000, &a);
+  g_count_allocations = false;
+  EXPECT_EQ(g_allocations, 0);
+  EXPECT_EQ(hits, 1000);
 }
 
 TEST(DenseHost, PlanDecisions) {

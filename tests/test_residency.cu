@@ -1,6 +1,7 @@
 // GPU tests of the residency check (src/residency.hpp): a device view over memory the current
 // device cannot use at that pointer — plain host memory (heap or stack), bytes before or past
-// the end of an allocation (a cudaMalloc allocation, or the mapped piece of pool memory) —
+// the end of an allocation (a cudaMalloc allocation, an allocation of ewise's own pool exactly as
+// ewise made it, or the mapped piece of other pool memory) —
 // throws InvalidArgument naming the operand from every entry point
 // that launches or copies, writes nothing (outputs poisoned first stay poisoned), and leaves no
 // error behind: the device synchronizes cleanly and the next dense and sparse calls work.
@@ -9,7 +10,9 @@
 // (or, where the device can read pageable memory, a call that does not throw at all).
 // And the other side: memory the device can use is accepted (managed, pinned, registered host
 // memory, reversed and broadcast views, views that end exactly at the allocation's end, memory
-// mapped piece by piece with cuMemMap). Its cost is in docs/design.md, not asserted here.
+// mapped piece by piece with cuMemMap, sub-views of ewise's pool memory, an address the pool
+// hands out again), and memory of a caller's MemoryResource still takes the driver's path. Its
+// cost is in docs/design.md, not asserted here.
 #include <gtest/gtest.h>
 
 #include <cuda.h>
@@ -20,6 +23,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -27,10 +31,12 @@
 #include "ewise/dense.cuh"
 #include "ewise/dense.hpp"
 #include "ewise/error.hpp"
+#include "ewise/memory.hpp"
 #include "ewise/reference.hpp"
 #include "ewise/sparse.hpp"
 #include "ewise/sparse_reference.hpp"
 #include "ewise/verify.hpp"
+#include "own_allocations.hpp"
 #include "residency.hpp"
 #include "testing/expect_invalid.hpp"
 #include "testing/calls_work.hpp"
@@ -83,6 +89,30 @@ template <class F>
 void expect_rejected(F&& call, std::initializer_list<std::string> parts, const std::string& what) {
   expect_invalid(call, parts, what);
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess) << "the context is broken after " << what;
+}
+
+/// How the check names an allocation of `bytes` bytes at `begin` that a view leaves.
+std::string outside(const void* begin, std::size_t bytes) {
+  std::ostringstream s;
+  s << "outside its allocation [" << begin << ", "
+    << static_cast<const void*>(static_cast<const std::byte*>(begin) + bytes) << ") (" << bytes
+    << " bytes)";
+  return s.str();
+}
+
+/// The live allocation of ewise's pools holding `p`, or {0, 0, -1}.
+detail::OwnAllocation own_allocation(const void* p) {
+  detail::OwnAllocation a;
+  return detail::own_allocations().find(reinterpret_cast<std::uintptr_t>(p), &a)
+             ? a
+             : detail::OwnAllocation{};
+}
+
+/// `t` is recorded as an allocation of ewise's pool, exactly.
+void expect_own(const DeviceTensor& t, const std::string& what) {
+  const detail::OwnAllocation a = own_allocation(t.data());
+  EXPECT_EQ(a.begin, reinterpret_cast<std::uintptr_t>(t.data())) << what;
+  EXPECT_EQ(a.end - a.begin, t.bytes()) << what;
 }
 
 struct Halve {
@@ -367,6 +397,84 @@ TEST(Residency, PoolMemoryPastItsMappedPieceThrows) {
   expect_context_works(seed, "pool memory past its mapped piece");
 }
 
+/// The mapped piece of device memory holding `p` (cuMemGetAddressRange).
+std::pair<const std::byte*, std::size_t> mapped_piece(const void* p) {
+  const auto address_range =
+      driver_entry<PFN_cuMemGetAddressRange_v3020>("cuMemGetAddressRange", 3020);
+  CUdeviceptr base = 0;
+  std::size_t size = 0;
+  EXPECT_EQ(address_range(&base, &size, reinterpret_cast<CUdeviceptr>(p)), CUDA_SUCCESS);
+  return {reinterpret_cast<const std::byte*>(base), size};
+}
+
+/// Memory of ewise's own pool (every ewise result and temporary by default): ewise recorded each
+/// allocation, so the check knows its exact extent and asks the driver nothing. A view one
+/// element past an allocation's end throws naming that allocation's exact range although the
+/// bytes past it lie in the same mapped piece of the pool (which the driver alone cannot tell
+/// apart: PoolMemoryPastItsMappedPieceThrows); so does one reaching before its start, and COO
+/// vals that start one element into their array.
+TEST(Residency, OwnPoolMemoryPastItsAllocationThrows) {
+  EWISE_REQUIRE_GPU();
+  const std::uint64_t seed = test_seed();
+  constexpr std::int64_t n = 1000;  // 4000 bytes: the pool packs it into a larger mapped piece
+  DeviceTensor mine(DType::f32, {n}, nullptr, pool_memory_resource());
+  // A neighbour in the same piece, where the pool places it: bytes past `mine` may be its.
+  const DeviceTensor after(DType::f32, {n}, nullptr, pool_memory_resource());
+  verify::poison(mine.view());
+  expect_own(mine, "a tensor of ewise's pool");
+  const std::string range = outside(mine.data(), mine.bytes());
+  const auto [piece, piece_bytes] = mapped_piece(mine.data());
+  const auto* first = static_cast<const std::byte*>(mine.data());
+  std::cout << "[ pool     ] allocation at byte " << first - piece << " of a " << piece_bytes
+            << "-byte mapped piece; the next allocation "
+            << static_cast<const std::byte*>(after.data()) - first << " bytes after it\n";
+  if (first + mine.bytes() + sizeof(float) > piece + piece_bytes)
+    std::cout << "[ note     ] the allocation ends at its mapped piece's end: the case does not "
+                 "tell the allocation from the piece\n";
+
+  const ConstTensorView past = device_view(mine.data(), DType::f32, {n + 1});
+  const TensorView past_out = device_out(mine.data(), DType::f32, {n + 1});
+  const ConstTensorView before{mine.data_as<float>() + 1,
+                               TensorDesc::strided(DType::f32, {3}, {-1}), Memory::device};
+  const DeviceTensor b = to_device(verify::random_tensor(DType::f32, {n + 1}, seed));
+  DeviceTensor out(DType::f32, {n + 1});
+  verify::poison(out.view());
+  const DeviceTensor b_small = to_device(verify::random_tensor(DType::f32, {3}, seed + 1));
+  DeviceTensor out_small(DType::f32, {3});
+  verify::poison(out_small.view());
+
+  expect_rejected([&] { binary(BinaryOp::add, past, b, out.view()); }, {"a at", range},
+                  "binary: a one element past its allocation of ewise's pool");
+  expect_rejected([&] { binary(BinaryOp::add, b, b, past_out); }, {"out at", range},
+                  "binary: out one element past its allocation of ewise's pool");
+  expect_rejected([&] { binary(BinaryOp::add, b_small, before, out_small.view()); },
+                  {"b at", range}, "binary: b reaching before its allocation of ewise's pool");
+  expect_rejected([&] { (void)binary(BinaryOp::mul, past, b); }, {"a at", range},
+                  "allocating binary: a one element past");
+  expect_rejected([&] { (void)to_host(past); }, {"tensor at", range}, "to_host: one element past");
+  expect_rejected([&] { verify::fill_random(past_out, seed); }, {"tensor to fill at", range},
+                  "fill_random: one element past");
+
+  const HostCoo hc = verify::random_coo(kRows, kCols, 0.2, seed + 2);
+  ASSERT_GT(hc.nnz(), 1);
+  const DeviceCoo c = to_device(hc.view());
+  CooView shifted_vals = c.view();
+  shifted_vals.vals = static_cast<const float*>(c.view().vals) + 1;
+  const std::string vals_range =
+      outside(c.view().vals, static_cast<std::size_t>(c.nnz()) * sizeof(float));
+  expect_rejected([&] { (void)multiply(shifted_vals, c.view()); }, {"a vals at", vals_range},
+                  "multiply: a.vals one element past their array");
+  expect_rejected([&] { (void)coalesce(shifted_vals); }, {"a vals at", vals_range},
+                  "coalesce: a.vals one element past their array");
+  expect_rejected([&] { (void)to_host(shifted_vals); }, {"COO matrix vals at", vals_range},
+                  "to_host(COO): vals one element past their array");
+
+  expect_poisoned(mine.view(), "the allocation under the too-long out");
+  expect_poisoned(out.view(), "out after the rejected calls");
+  expect_poisoned(out_small.view(), "out_small after the rejected calls");
+  expect_context_works(seed, "views past their allocation of ewise's pool");
+}
+
 // ---- memory the device can use is accepted -------------------------------------------------
 
 /// out = a + b for device views over any memory, compared with the reference on host copies.
@@ -447,6 +555,167 @@ TEST(Residency, UsableMemoryIsAccepted) {
   EXPECT_EQ(cudaFreeHost(pinned), cudaSuccess);
   EXPECT_EQ(cudaFree(managed), cudaSuccess);
   expect_context_works(seed, "usable memory");
+}
+
+/// Views over ewise's own pool memory that stay inside their allocation: the whole of it, sub-
+/// views at an offset, with negative strides, broadcast, as out, and results of the allocating
+/// form used by the next call (c = add(a, b); d = add(c, b)) compute the right results.
+TEST(Residency, OwnPoolMemoryIsAccepted) {
+  EWISE_REQUIRE_GPU();
+  const std::uint64_t seed = test_seed();
+  DeviceTensor a(DType::f32, {kRows, kCols}, nullptr, pool_memory_resource());
+  verify::fill_random(a.view(), seed);
+  expect_own(a, "a");
+  const DeviceTensor b = to_device(verify::random_tensor(DType::f32, {kCols}, seed + 1));
+  const DeviceTensor b_inner = to_device(verify::random_tensor(DType::f32, {kCols - 1}, seed + 2));
+  DeviceTensor out(DType::f32, {kRows, kCols});
+  DeviceTensor out_inner(DType::f32, {kRows - 1, kCols - 1});
+  const float* p = a.data_as<float>();
+
+  const ConstTensorView reversed{p + kNumel - 1,
+                                 TensorDesc::strided(DType::f32, {kRows, kCols}, {-kCols, -1}),
+                                 Memory::device};
+  // Rows 1.. and columns 1.. of a: starts one row and one element in, ends at a's end.
+  const ConstTensorView inner{p + kCols + 1,
+                              TensorDesc::strided(DType::f32, {kRows - 1, kCols - 1}, {kCols, 1}),
+                              Memory::device};
+  // Rows ..kRows-2 and columns ..kCols-2, both reversed: reaches down to a's first element.
+  const ConstTensorView inner_reversed{
+      p + (kRows - 2) * kCols + kCols - 2,
+      TensorDesc::strided(DType::f32, {kRows - 1, kCols - 1}, {-kCols, -1}), Memory::device};
+  const ConstTensorView broadcast_last{p + kNumel - 1,
+                                       TensorDesc::strided(DType::f32, {kRows, kCols}, {0, 0}),
+                                       Memory::device};
+  const ConstTensorView last_row{p + kNumel - kCols, TensorDesc::contiguous(DType::f32, {kCols}),
+                                 Memory::device};
+  const TensorView out_reversed{out.data_as<float>() + kNumel - 1,
+                                TensorDesc::strided(DType::f32, {kRows, kCols}, {-kCols, -1}),
+                                Memory::device};
+  expect_add_works(a, b, out.view(), "a view of the whole allocation");
+  expect_add_works(reversed, b, out.view(), "a reversed view of the whole allocation");
+  expect_add_works(inner, b_inner, out_inner.view(), "a sub-view at an offset to the end");
+  expect_add_works(inner_reversed, b_inner, out_inner.view(),
+                   "a reversed sub-view down to the start");
+  expect_add_works(broadcast_last, last_row, out.view(),
+                   "a broadcast last element and the last row");
+  expect_add_works(a, b, out_reversed, "a reversed out filling its allocation");
+
+  const DeviceTensor c = binary(BinaryOp::add, a, b);
+  expect_own(c, "the allocating form's result");
+  expect_add_works(c, b, out.view(), "the allocating form's result as the next call's a");
+  expect_context_works(seed, "views of ewise's pool memory");
+}
+
+/// Buffers of ewise's pool freed and allocated again on the same stream, where the pool may
+/// hand out the same address: the check goes by the new allocation's extent, not a freed one's.
+TEST(Residency, OwnPoolAllocationFreedAndAllocatedAgain) {
+  EWISE_REQUIRE_GPU();
+  const std::uint64_t seed = test_seed();
+  constexpr std::int64_t kFirst = 4096, kSmaller = 1024, kLarger = 8192;
+  const DeviceTensor b = to_device(verify::random_tensor(DType::f32, {1}, seed));
+  const void* first = nullptr;
+  {
+    DeviceTensor t(DType::f32, {kFirst}, nullptr, pool_memory_resource());
+    first = t.data();
+  }
+  // Smaller at the same address: one element past it throws although the freed one was larger.
+  {
+    DeviceTensor t(DType::f32, {kSmaller}, nullptr, pool_memory_resource());
+    std::cout << "[ pool     ] the smaller allocation "
+              << (t.data() == first ? "reuses" : "does not reuse") << " the freed one's address\n";
+    expect_own(t, "the smaller allocation");
+    verify::fill_random(t.view(), seed + 1);
+    DeviceTensor out(DType::f32, {kSmaller});
+    expect_add_works(t, b, out.view(), "the smaller allocation");
+    expect_rejected([&] { (void)to_host(device_view(t.data(), DType::f32, {kSmaller + 1})); },
+                    {"tensor at", outside(t.data(), t.bytes())},
+                    "one element past the smaller allocation");
+  }
+  // Larger at the same address: all of it is accepted, one element more is not.
+  {
+    DeviceTensor t(DType::f32, {kLarger}, nullptr, pool_memory_resource());
+    expect_own(t, "the larger allocation");
+    verify::fill_random(t.view(), seed + 2);
+    DeviceTensor out(DType::f32, {kLarger});
+    expect_add_works(t, b, out.view(), "the larger allocation");
+    expect_rejected([&] { (void)to_host(device_view(t.data(), DType::f32, {kLarger + 1})); },
+                    {"tensor at", outside(t.data(), t.bytes())},
+                    "one element past the larger allocation");
+  }
+  expect_context_works(seed, "allocations freed and allocated again");
+}
+
+/// A MemoryResource of the caller's: a cudaMemPool of its own.
+class CallerPool final : public MemoryResource {
+ public:
+  CallerPool() {
+    int device = 0;
+    EWISE_CUDA_CHECK(cudaGetDevice(&device));
+    cudaMemPoolProps props{};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = device;
+    EWISE_CUDA_CHECK(cudaMemPoolCreate(&pool_, &props));
+  }
+  ~CallerPool() override {
+    (void)cudaDeviceSynchronize();
+    (void)cudaMemPoolDestroy(pool_);
+  }
+  CallerPool(const CallerPool&) = delete;
+  CallerPool& operator=(const CallerPool&) = delete;
+  void* allocate(std::size_t bytes, cudaStream_t stream) override {
+    void* p = nullptr;
+    EWISE_CUDA_CHECK(cudaMallocFromPoolAsync(&p, bytes, pool_, stream));
+    return p;
+  }
+  void deallocate(void* p, std::size_t, cudaStream_t stream) noexcept override {
+    (void)cudaFreeAsync(p, stream);
+  }
+
+ private:
+  cudaMemPool_t pool_ = nullptr;
+};
+
+/// Memory of a caller's MemoryResource is not recorded as ewise's, so it takes the driver's path
+/// as before: valid views are accepted (also the allocating form's result in that memory), and
+/// pool memory goes by its mapped piece: one element past the allocation but inside the piece is
+/// accepted (the driver knows no finer extent), one element past the piece throws naming it.
+TEST(Residency, CallerResourceMemoryTakesTheDriverPath) {
+  EWISE_REQUIRE_GPU();
+  const std::uint64_t seed = test_seed();
+  CallerPool pool;  // outlives the tensors below
+  constexpr std::int64_t n = 1000;
+  DeviceTensor t(DType::f32, {n}, nullptr, &pool);
+  verify::fill_random(t.view(), seed);
+  EXPECT_EQ(own_allocation(t.data()).device, -1) << "the caller's memory was recorded as ewise's";
+  const DeviceTensor b = to_device(verify::random_tensor(DType::f32, {n}, seed + 1));
+  DeviceTensor out(DType::f32, {n});
+  expect_add_works(t, b, out.view(), "a tensor of the caller's resource");
+  DenseOptions in_callers;
+  in_callers.memory = &pool;
+  const DeviceTensor c = binary(BinaryOp::add, t, b, in_callers);
+  EXPECT_EQ(own_allocation(c.data()).device, -1) << "the result in the caller's memory was "
+                                                    "recorded as ewise's";
+  expect_add_works(c, b, out.view(), "the allocating form's result in the caller's memory");
+
+  const auto [piece, piece_bytes] = mapped_piece(t.data());
+  const auto* first = static_cast<const std::byte*>(t.data());
+  const auto to_end = static_cast<std::int64_t>((piece + piece_bytes - first) / sizeof(float));
+  if (to_end > n) {
+    try {
+      (void)to_host(device_view(t.data(), DType::f32, {n + 1}));
+    } catch (const Error& e) {
+      ADD_FAILURE() << "one element past the caller's allocation, inside its mapped piece, threw: "
+                    << e.what();
+    }
+  } else {
+    std::cout << "[ note     ] the allocation ends at its mapped piece's end: the case one element "
+                 "past it inside the piece is skipped\n";
+  }
+  expect_rejected([&] { (void)to_host(device_view(t.data(), DType::f32, {to_end + 1})); },
+                  {"tensor at", outside(piece, piece_bytes)},
+                  "one element past the mapped piece of the caller's memory");
+  expect_context_works(seed, "memory of the caller's resource");
 }
 
 /// Two physical pieces mapped side by side into one reservation of three pieces (the last one

@@ -1456,6 +1456,64 @@ TEST_F(SparseGpu, UnionDenseTileEdges) {
     }
 }
 
+// The single pass (two canonical operands, the union and the intersection) at the ends of the
+// merge partition: merged lengths of 1 and 2 (one tile), a tile less one, a tile, a tile and
+// one, and the same around two tiles (a tile holds 2048 merged entries), split between the
+// operands as 0 + all (one operand empty), 1 + the rest, half and half, and the rest + 1; the
+// operands one wholly before the other (every split at an end of its range: all of one
+// operand, none of the other), the same sharing the key at the seam, and interleaved. Both
+// operand orders (the checks swap them), so the operand with fewer entries, the intersection's
+// Q, comes first and last. i32 indices with 32-bit keys (f32), i64 with 64-bit keys (f64);
+// under the sanitizers the first, around one tile.
+TEST_F(SparseGpu, CanonicalSplitsAtTileEdgesAndEnds) {
+  EWISE_REQUIRE_GPU();
+  constexpr std::int64_t kMergeTile = 2048;
+  struct Config {
+    IndexType index;
+    DType dtype;
+    std::int64_t nrows, ncols, stride;  // key k of a pattern is stored at cell k * stride
+    const char* name;
+  };
+  const Config configs[] = {
+      {IndexType::i32, DType::f32, 64, 4096, 1, "i32 32-bit keys"},
+      {IndexType::i64, DType::f64, std::int64_t{1} << 17, std::int64_t{1} << 17, (1 << 20) + 7,
+       "i64 64-bit keys"}};
+  const bool small = test::sanitizer_sizes();
+  std::vector<std::int64_t> totals{kMergeTile - 1, kMergeTile, kMergeTile + 1};
+  if (!small)
+    for (const std::int64_t n : {std::int64_t{1}, std::int64_t{2}, 2 * kMergeTile - 1,
+                                 2 * kMergeTile, 2 * kMergeTile + 1})
+      totals.push_back(n);
+  std::uint64_t s = seed_;
+  for (const Config& c : configs) {
+    if (small && c.index == IndexType::i64) continue;
+    // Pattern keys k, k + step, ... (n of them).
+    const auto band = [&](std::int64_t n, std::int64_t first, std::int64_t step) {
+      std::vector<std::int64_t> keys;
+      for (std::int64_t k = 0; k < n; ++k) keys.push_back((first + k * step) * c.stride);
+      return at_keys(c.nrows, c.ncols, c.dtype, c.index, keys, false, ++s);
+    };
+    for (const std::int64_t total : totals) {
+      std::vector<std::int64_t> splits{0, 1, total / 2, total - 1};
+      std::sort(splits.begin(), splits.end());
+      splits.erase(std::unique(splits.begin(), splits.end()), splits.end());
+      for (const std::int64_t na : splits) {
+        const std::int64_t nb = total - na;
+        const std::string what = std::string(c.name) + " " + std::to_string(na) + " + " +
+                                 std::to_string(nb) + " entries";
+        const auto check = [&](const HostCoo& a, const HostCoo& b, const std::string& how) {
+          check_union_all(a, b, what + " " + how);
+          check_canonical_multiply(a, b, what + " " + how);
+        };
+        check(band(na, 0, 1), band(nb, na, 1), "a wholly before b");
+        if (na == 0) continue;  // a empty: the other patterns are the same
+        check(band(na, 0, 1), band(nb, na - 1, 1), "a before b, the seam's key shared");
+        check(band(na, 0, 2), band(nb, 1, 2), "interleaved until one ends");
+      }
+    }
+  }
+}
+
 TEST_F(SparseGpu, UnionEmptyDisjointAndIdentical) {
   EWISE_REQUIRE_GPU();
   const HostCoo some = verify::random_coo(50, 40, 0.1, seed_);

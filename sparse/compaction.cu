@@ -68,6 +68,18 @@ SinglePassTiles::SinglePassTiles(void* memory, std::int64_t n_tiles) : tiles(n_t
                                                  (state_bytes + 15) / 16 * 16);
 }
 
+namespace {
+
+__global__ void reset_tiles_kernel(SinglePassTiles tiles) { tiles.reset(); }
+
+}  // namespace
+
+void SinglePassTiles::launch_reset(cudaStream_t stream) const {
+  detail::launch("sparse reset_tiles", reset_tiles_kernel,
+                 dim3(static_cast<unsigned>((tiles + kBlock - 1) / kBlock)), dim3(kBlock), 0,
+                 stream, *this);
+}
+
 // ---- run heads -----------------------------------------------------------------------------
 
 namespace {

@@ -166,18 +166,18 @@ struct SinglePassTiles {
 
   /// Device bytes for `tiles` tiles.
   static std::size_t bytes(std::int64_t tiles);
-  /// None (no tiles, no memory): for a kernel that resets tiles only for some callers.
-  SinglePassTiles() = default;
   /// Over `bytes(tiles)` bytes at `memory`; reset() them before the kernel that uses them.
   SinglePassTiles(void* memory, std::int64_t tiles);
 
   /// Marks every tile not yet done and zeroes the ticket. Every thread of a grid of at least
-  /// `tiles` threads calls it once, in a kernel before the one that takes the tiles: the merges'
-  /// partition (merge_partition_kernel), sorted_runs' sort_input_kernel.
+  /// `tiles` threads calls it once, in a kernel before the one that takes the tiles.
   __device__ void reset() {
     state.InitializeStatus(static_cast<int>(tiles));
     if (blockIdx.x == 0 && threadIdx.x == 0) *ticket = 0;
   }
+  /// reset() in a kernel of its own on `stream`, where no kernel before the one that takes the
+  /// tiles has the threads to do it.
+  void launch_reset(cudaStream_t stream) const;
 
   /// The block's tile (block-wide).
   __device__ std::int64_t take() const {

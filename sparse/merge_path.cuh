@@ -1,7 +1,8 @@
 // sparse/merge_path.cuh — the merge-path tiling shared by the intersection (merge.cu) and the
 // union (union.cu) of two sorted key sequences Q and S: the partition of the merge into tiles
-// of kTile entries (a kernel, a warp a split), the staging of a tile's keys in shared memory
-// with the index checks of the entries it holds, and the split of a tile among its threads.
+// of kTile entries (a kernel for every split, or each block its own), the staging of a tile's
+// keys in shared memory with the index checks of the entries it holds, and the split of a tile
+// among its threads.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -9,7 +10,6 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "compaction.cuh"
 #include "ewise/detail/launch.cuh"
 #include "policy.hpp"
 #include "status.cuh"
@@ -47,32 +47,24 @@ __device__ std::int64_t warp_merge_split(QK q, std::int64_t nq, SK s, std::int64
 /// q_split[t] = how many Q entries lie among the first t * kTile entries of the merge of Q and
 /// S (on equal keys Q's entries come first), for t in [0, tiles]: one warp a split
 /// (warp_merge_split). A binary search per thread took 27-40 us for 10k-16k tiles on an H100 (39
-/// to 62 blocks, 25 dependent rounds of loads each); a warp a split takes about 5 rounds. When
-/// `reset` has tiles (the single pass's, `tiles` of them) every thread also resets them
-/// (SinglePassTiles::reset: the grid's 32 threads a split are more than `tiles`, its first block
-/// more than a warp), so that the single pass needs no kernel of its own for that; the two-pass
-/// merges pass none.
+/// to 62 blocks, 25 dependent rounds of loads each); a warp a split takes about 5 rounds.
 template <class QK, class SK>
 __global__ void merge_partition_kernel(QK q, std::int64_t nq, SK s, std::int64_t ns,
-                                       std::int64_t tiles, std::int64_t* q_split,
-                                       SinglePassTiles reset) {
-  if (reset.tiles > 0) reset.reset();  // uniform across the grid
+                                       std::int64_t tiles, std::int64_t* q_split) {
   const std::int64_t t = (blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x) / 32;
   if (t > tiles) return;  // uniform across the warp
   const std::int64_t split = warp_merge_split(q, nq, s, ns, std::min(t * kTile, nq + ns));
   if ((threadIdx.x & 31) == 0) q_split[t] = split;
 }
 
-/// Launches merge_partition_kernel for `tiles` tiles on `stream`, resetting `reset` (tiles
-/// tiles, or none) on the way.
+/// Launches merge_partition_kernel for `tiles` tiles on `stream`.
 template <class QK, class SK>
 void partition_merge(QK q, std::int64_t nq, SK s, std::int64_t ns, std::int64_t tiles,
-                     std::int64_t* q_split, cudaStream_t stream,
-                     const SinglePassTiles& reset = {}) {
+                     std::int64_t* q_split, cudaStream_t stream) {
   constexpr std::int64_t kWarps = kBlock / 32;
   detail::launch("sparse merge_partition", merge_partition_kernel<QK, SK>,
                  dim3(static_cast<unsigned>((tiles + 1 + kWarps - 1) / kWarps)), dim3(kBlock), 0,
-                 stream, q, nq, s, ns, tiles, q_split, reset);
+                 stream, q, nq, s, ns, tiles, q_split);
 }
 
 /// Merge tile t: entries [diag0, diag0 + len) of the merge, Q[q0, q0 + nQ) and S[s0, s0 + nS).
@@ -86,11 +78,17 @@ struct MergeTile {
   /// operands (a broken canonical promise): uniform across the block.
   __device__ bool locate(std::int64_t t, std::int64_t nq, std::int64_t ns,
                          const std::int64_t* q_split) {
+    return locate(t, nq, ns, q_split[t], q_split[t + 1]);
+  }
+
+  /// The same from the Q entries before the tile (q_begin) and before the next (q_end).
+  __device__ bool locate(std::int64_t t, std::int64_t nq, std::int64_t ns, std::int64_t q_begin,
+                         std::int64_t q_end) {
     diag0 = t * kTile;
     const std::int64_t diag1 = std::min(diag0 + kTile, nq + ns);
     len = static_cast<int>(diag1 - diag0);
-    q0 = q_split[t];
-    const std::int64_t q1 = q_split[t + 1];
+    q0 = q_begin;
+    const std::int64_t q1 = q_end;
     if (q1 < q0 || q1 - q0 > len) return false;
     nQ = static_cast<int>(q1 - q0);
     nS = len - nQ;

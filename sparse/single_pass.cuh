@@ -102,7 +102,6 @@ template <class I, class T, class Op>
 struct SinglePassArgs {
   ImplicitKeys<I> q, s;
   std::int64_t nq, ns;
-  const std::int64_t* q_split;  ///< the tiles' splits (merge_partition_kernel), tiles + 1
   const T* qv;
   const T* sv;
   detail::compute_t<T> fill_q, fill_s;  ///< the union's value of an operand without the key
@@ -118,10 +117,9 @@ struct SinglePassArgs {
 };
 
 /// Set operation kSet of Q and S with unique keys in one pass over tiles of kTile merged
-/// entries, taken in launch order (SinglePassTiles). Tile t reads its split, q_split[t] and
-/// q_split[t + 1], which the partition kernel before it found (merge_partition_kernel, which
-/// also reset the tiles), stages its keys (stage_merge_tile, which runs the index checks), marks
-/// its outputs (mark_outputs) and ranks them (block scan). The ranked outputs take
+/// entries, taken in launch order (SinglePassTiles). Tile t finds its own split (one warp at
+/// each end of it, warp_merge_split), stages its keys (stage_merge_tile, which runs the index
+/// checks), marks its outputs (mark_outputs) and ranks them (block scan). The ranked outputs take
 /// the keys' place in shared memory while the tile learns from the tiles before it where its
 /// outputs start (decoupled look-back); then each thread writes every kBlock-th output of the
 /// tile: the indices of the entry that stores the key (Q's when both do) and op(x, y), x Q's
@@ -136,11 +134,14 @@ struct SinglePassArgs {
 /// validating).
 ///
 /// Five blocks an SM (at most 48 registers a thread, not the 56 the compiler picks alone for the
-/// union): the tile's barriers (ticket, staging, scan, look-back) stall its warps, and more
-/// resident blocks hide them. When each tile still searched its own split in this kernel (one
-/// barrier more), warps spent 30% of their cycles at barriers, and five blocks took the union
-/// of canonical 8192 x 12288 10% masks (10M + 10M entries, f32, i32) from 0.417 to 0.371 ms a
-/// call (H100).
+/// union): the tile's barriers (split, staging, scan, look-back) stall its warps for 30% of
+/// their cycles, and more resident blocks hide them. H100, union of canonical 8192 x 12288 10%
+/// masks (10M + 10M entries, f32, i32): 0.417 -> 0.371 ms a call.
+///
+/// Each tile searches its own split rather than reading it from a partition kernel launched
+/// before: while its two warps search, the SM's other blocks work on their tiles. Splits found
+/// by merge_partition_kernel ahead (one barrier a tile fewer) took the canonical intersections
+/// of the structures kinds from 0.26-0.48 to 0.28-0.51 ms, 4-17% slower (H100, same run).
 template <SetOp kSet, class KT, class I, class T, class Op>
 __global__ void __launch_bounds__(kBlock, 5) single_pass_kernel(SinglePassArgs<I, T, Op> a) {
   constexpr bool kUnite = kSet == SetOp::unite;
@@ -148,12 +149,20 @@ __global__ void __launch_bounds__(kBlock, 5) single_pass_kernel(SinglePassArgs<I
     KT keys[kTile + 2];
     TileOutput outputs[kTile];
   } sm;
+  __shared__ std::int64_t split[2];  // the Q entries before tile t and before tile t + 1
   __shared__ typename OutputScan::TempStorage scan_temp;
   const std::int64_t t = a.tiles.take();
+  const int warp = static_cast<int>(threadIdx.x >> 5);
+  if (warp < 2) {
+    const std::int64_t diag = std::min((t + warp) * kTile, a.nq + a.ns);
+    const std::int64_t q_before = warp_merge_split(a.q, a.nq, a.s, a.ns, diag);
+    if ((threadIdx.x & 31) == 0) split[warp] = q_before;
+  }
+  __syncthreads();
   MergeTile m;
   TileOutput found[kItems];
   unsigned mask = 0;
-  if (m.locate(t, a.nq, a.ns, a.q_split)) {  // uniform across the block
+  if (m.locate(t, a.nq, a.ns, split[0], split[1])) {  // uniform across the block
     stage_merge_tile(a.q, a.s, a.ns, m, a.qcheck, a.scheck, sm.keys, static_cast<KT*>(nullptr));
     mask = mark_outputs<kSet>(sm.keys, m, true, true, static_cast<const KT*>(nullptr), found);
   } else if (threadIdx.x == 0) {
@@ -230,12 +239,10 @@ inline void read_merge_status(Status& status, bool validate, const char* what) {
 
 /// Set operation kSet of q and s (both single_pass_operand; qc and sc their checks) in one
 /// pass: op(x, y) for each output, op one of the functors with_op(f) passes to f, the fills as
-/// the union's values of an operand without the key. Two launches: the partition (every tile's
-/// split, merge_partition_kernel, which also resets the look-back tiles), then
-/// single_pass_kernel. The result is allocated before them with room for nnz(q) + nnz(s)
-/// entries (the union) or nnz(q) (the intersection: q must be the operand with fewer entries),
-/// and its nnz is set to the number of outputs read back at the one synchronization, which also
-/// runs the checks (read_merge_status; `what` names the operation).
+/// the union's values of an operand without the key. The result is allocated before the kernel
+/// with room for nnz(q) + nnz(s) entries (the union) or nnz(q) (the intersection: q must be the
+/// operand with fewer entries), and its nnz is set to the number of outputs read back at the one
+/// synchronization, which also runs the checks (read_merge_status; `what` names the operation).
 template <SetOp kSet, class WithOp>
 DeviceCoo single_pass_merge(const CooView& q, const CooView& s, WithOp&& with_op, double fill_q,
                             double fill_s, const EntryCheck& qc, const EntryCheck& sc,
@@ -243,12 +250,9 @@ DeviceCoo single_pass_merge(const CooView& q, const CooView& s, WithOp&& with_op
                             cudaStream_t stream) {
   const std::int64_t n = q.desc.nnz + s.desc.nnz, tiles = tiles_for(n);
   const std::int64_t room = kSet == SetOp::unite ? n : q.desc.nnz;
-  // The look-back tiles and the splits (tiles + 1): one allocation.
-  const Workspace ws({SinglePassTiles::bytes(tiles),
-                      static_cast<std::size_t>(tiles + 1) * sizeof(std::int64_t)},
-                     stream);
+  const Workspace ws({SinglePassTiles::bytes(tiles)}, stream);
   const SinglePassTiles single_pass(ws.get(0), tiles);
-  auto* q_split = ws.get<std::int64_t>(1);
+  single_pass.launch_reset(stream);
   DeviceCoo out(result_desc(q.desc, room), stream);
   detail::dispatch_dtype(q.desc.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -265,7 +269,6 @@ DeviceCoo single_pass_merge(const CooView& q, const CooView& s, WithOp&& with_op
                                             keys(s),
                                             q.desc.nnz,
                                             s.desc.nnz,
-                                            q_split,
                                             static_cast<const T*>(q.vals),
                                             static_cast<const T*>(s.vals),
                                             static_cast<C>(fill_q),
@@ -280,7 +283,6 @@ DeviceCoo single_pass_merge(const CooView& q, const CooView& s, WithOp&& with_op
                                             single_pass,
                                             status.total_slot(kOutputsSlot),
                                             status.total_slot(kBadSplitSlot)};
-        partition_merge(args.q, args.nq, args.s, args.ns, tiles, q_split, stream, single_pass);
         detail::launch(kSet == SetOp::unite ? "sparse union single_pass"
                                             : "sparse merge single_pass",
                        single_pass_kernel<kSet, decltype(ktag), I, T, Op>,

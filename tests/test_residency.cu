@@ -618,30 +618,21 @@ TEST(Residency, OwnPoolAllocationFreedAndAllocatedAgain) {
     DeviceTensor t(DType::f32, {kFirst}, nullptr, pool_memory_resource());
     first = t.data();
   }
-  // Smaller at the same address: one element past it throws although the freed one was larger.
-  {
-    DeviceTensor t(DType::f32, {kSmaller}, nullptr, pool_memory_resource());
-    std::cout << "[ pool     ] the smaller allocation "
-              << (t.data() == first ? "reuses" : "does not reuse") << " the freed one's address\n";
-    expect_own(t, "the smaller allocation");
-    verify::fill_random(t.view(), seed + 1);
-    DeviceTensor out(DType::f32, {kSmaller});
-    expect_add_works(t, b, out.view(), "the smaller allocation");
-    expect_rejected([&] { (void)to_host(device_view(t.data(), DType::f32, {kSmaller + 1})); },
-                    {"tensor at", outside(t.data(), t.bytes())},
-                    "one element past the smaller allocation");
-  }
-  // Larger at the same address: all of it is accepted, one element more is not.
-  {
-    DeviceTensor t(DType::f32, {kLarger}, nullptr, pool_memory_resource());
-    expect_own(t, "the larger allocation");
-    verify::fill_random(t.view(), seed + 2);
-    DeviceTensor out(DType::f32, {kLarger});
-    expect_add_works(t, b, out.view(), "the larger allocation");
-    expect_rejected([&] { (void)to_host(device_view(t.data(), DType::f32, {kLarger + 1})); },
-                    {"tensor at", outside(t.data(), t.bytes())},
-                    "one element past the larger allocation");
-  }
+  // Another allocation, possibly at the freed one's address: all of it is accepted, one element
+  // more is not, whether it is smaller than the freed one or larger.
+  const auto reallocated = [&](std::int64_t n, std::uint64_t salt, const std::string& what) {
+    DeviceTensor t(DType::f32, {n}, nullptr, pool_memory_resource());
+    std::cout << "[ pool     ] " << what << " " << (t.data() == first ? "reuses" : "does not reuse")
+              << " the freed one's address\n";
+    expect_own(t, what);
+    verify::fill_random(t.view(), seed + salt);
+    DeviceTensor out(DType::f32, {n});
+    expect_add_works(t, b, out.view(), what);
+    expect_rejected([&] { (void)to_host(device_view(t.data(), DType::f32, {n + 1})); },
+                    {"tensor at", outside(t.data(), t.bytes())}, "one element past " + what);
+  };
+  reallocated(kSmaller, 1, "the smaller allocation");
+  reallocated(kLarger, 2, "the larger allocation");
   expect_context_works(seed, "allocations freed and allocated again");
 }
 

@@ -258,13 +258,16 @@ namespace {
 
 __global__ void empty_kernel() {}
 
-/// Calls timed for the host cost of one call.
+/// Calls timed for the host cost of one call, in each of kHostRounds rounds.
 constexpr int kHostCalls = 20000;
+constexpr int kHostRounds = 5;
 
 /// Host time of one call of `call`, microseconds: a CPU clock around kHostCalls back-to-back
 /// calls, the stream synchronized before and after but not inside, so it is what the issuing
-/// thread spends (checks, planning, launch). The cases that use it take less GPU time per call
-/// than that, so the launch queue never fills and the GPU never sets the pace.
+/// thread spends (checks, planning, launch) as long as the GPU keeps up with the calls; where a
+/// case's kernels take longer than the host's time a call, the launch queue fills and the
+/// figure includes the waits for it (an upper bound: the 1M-element bias, 5-6 us of GPU time a
+/// call on an H100).
 double host_us_per_call(Bench& bench, const std::function<void()>& call) {
   call();
   EWISE_CUDA_CHECK(cudaStreamSynchronize(bench.stream()));
@@ -273,6 +276,11 @@ double host_us_per_call(Bench& bench, const std::function<void()>& call) {
   const std::chrono::duration<double, std::micro> took = std::chrono::steady_clock::now() - start;
   EWISE_CUDA_CHECK(cudaStreamSynchronize(bench.stream()));
   return took.count() / kHostCalls;
+}
+
+double median(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
 }
 
 }  // namespace
@@ -295,13 +303,18 @@ std::vector<Case> small_suite(Bench& bench) {
       cases.push_back({detail::concat(spec.name, " ", dtype_name(t)), [&bench, spec] {
         const DenseOperands d(bench, spec, kMaxDenseSets);
         const cudaStream_t stream = bench.stream();
-        const double host = host_us_per_call(
-            bench, [&] { binary(spec.op, d.a(0), d.b(0), d.out(0), {}, stream); });
-        const double bare = host_us_per_call(bench, [&] { empty_kernel<<<1, 32, 0, stream>>>(); });
-        EWISE_CUDA_CHECK(cudaGetLastError());
+        // Rounds of the two alternate and each figure is its median over the rounds, so that a
+        // slow spell of the host falls on both alike rather than on one sample of one.
+        std::vector<double> host(kHostRounds), bare(kHostRounds);
+        for (int r = 0; r < kHostRounds; ++r) {
+          host[r] = host_us_per_call(
+              bench, [&] { binary(spec.op, d.a(0), d.b(0), d.out(0), {}, stream); });
+          bare[r] = host_us_per_call(bench, [&] { empty_kernel<<<1, 32, 0, stream>>>(); });
+          EWISE_CUDA_CHECK(cudaGetLastError());
+        }
         time_dense(bench, "small", d, with_kernel(Kernel::automatic),
-                   {param("host_us_per_call", host), param("bare_launch_us", bare),
-                    param("host_calls", kHostCalls)});
+                   {param("host_us_per_call", median(host)), param("bare_launch_us", median(bare)),
+                    param("host_calls", kHostCalls), param("host_rounds", kHostRounds)});
       }});
     }
   return cases;

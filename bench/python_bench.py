@@ -3,13 +3,15 @@
 
   * host overhead: one small call, a (64, 64) + (64,) float32 add (broadcast), timed on the
     host (time.perf_counter) over --calls calls (default 10,000) after 200 warm-up calls;
-    per call: ewise.add(a, b), ewise.add(a, b, out=c), ewise.torch.add(a, b) (the
-    torch.library operator), torch.add(a, b) and torch.add(a, b, out=c). On the GPU the loop
-    only queues kernels (the stream is synchronized once at the end, so the figure is the
-    host's cost per call while the GPU keeps up); on the CPU it includes the computation. The
-    second column times the same calls in batches of --batch (default 200) with a
-    synchronization between batches, outside the timed part (the host's cost with an idle
-    queue);
+    per call: ewise.add(a, b) and ewise.add(a, b, out=c) through each fast path the package
+    has for plain torch tensors ("native": ewise._ewise_torch, built against libtorch;
+    "python-api": ewise._ewise.torch_binary; ewise._torch_path names the one ewise takes),
+    ewise.torch.add(a, b) (the torch.library operator), torch.add(a, b) and
+    torch.add(a, b, out=c). On the GPU the loop only queues kernels (the stream is
+    synchronized once at the end, so the figure is the host's cost per call while the GPU
+    keeps up); on the CPU it includes the computation. The second column times the same
+    calls in batches of --batch (default 200) with a synchronization between batches, outside
+    the timed part (the host's cost with an idle queue);
   * throughput: a large dense broadcast add ((8192, 8192) + (8192,) float32), COO ⊙ dense and
     COO + COO (canonical 16384 x 16384 matrices at 1% density, float32, as coalesced
     torch.sparse_coo tensors; PyTorch's sparse * dense and (A + B) on the same tensors), as
@@ -115,19 +117,32 @@ def main():
     print(f"device: {torch.cuda.get_device_name() if device == 'cuda' else 'cpu'}, "
           f"torch {torch.__version__}, ewise GPU: {ewise.gpu_available()}")
 
+    default = ewise._torch_path()
+    paths = ["python-api"]
+    try:
+        ewise._torch_path(use="native")
+        paths.insert(0, "native")
+    except ImportError as e:
+        print(f"native path unavailable: {e}")
+    print(f"torch fast path taken: {default}")
+
     a = torch.randn(64, 64, generator=g).to(device)
     b = torch.randn(64, generator=g).to(device)
     c = torch.empty_like(a)
-    assert torch.equal(ewise.add(a, b), torch.add(a, b))
-    assert ewise.add(a, b, out=c) is c and torch.equal(c, torch.add(a, b))
-    rows = [("ewise.add(a, b)", lambda: ewise.add(a, b)),
-            ("ewise.add(a, b, out=c)", lambda: ewise.add(a, b, out=c)),
-            ("ewise.torch.add(a, b)", lambda: ewise.torch.add(a, b)),
-            ("torch.add(a, b)", lambda: torch.add(a, b)),
-            ("torch.add(a, b, out=c)", lambda: torch.add(a, b, out=c))]
+    rows = []
+    for path in paths:
+        ewise._torch_path(use=path)
+        assert torch.equal(ewise.add(a, b), torch.add(a, b))
+        assert ewise.add(a, b, out=c) is c and torch.equal(c, torch.add(a, b))
+        rows += [(f"ewise.add(a, b) [{path}]", path, lambda: ewise.add(a, b)),
+                 (f"ewise.add(a, b, out=c) [{path}]", path, lambda: ewise.add(a, b, out=c))]
+    rows += [("ewise.torch.add(a, b)", default, lambda: ewise.torch.add(a, b)),
+             ("torch.add(a, b)", default, lambda: torch.add(a, b)),
+             ("torch.add(a, b, out=c)", default, lambda: torch.add(a, b, out=c))]
     print(f"\nhost overhead: (64, 64) + (64,) float32, {args.calls} calls")
     print(f"| call | us/call | us/call (batches of {args.batch}) |\n| --- | ---: | ---: |")
-    for name, fn in rows:
+    for name, path, fn in rows:
+        ewise._torch_path(use=path)
         flat = host_overhead(fn, args.calls, sync)
         batched = host_overhead_batched(fn, args.calls, args.batch, sync)
         print(f"| {name} | {flat * 1e6:.2f} | {batched * 1e6:.2f} |")

@@ -276,6 +276,48 @@ def _torch_parts():
     return _torch_fast
 
 
+# The fast path for plain CUDA torch tensors (see binary): _ewise_torch.binary, built against
+# libtorch (src/torch_native.cpp), where the package has it and it imports with the torch of
+# this process; else _ewise.torch_binary (src/torch_binary.cpp, through PyTorch's Python API,
+# whose attribute reads and allocation put a small call about 5 us above torch.add's on an H100
+# host). Chosen at the first call once torch is imported (ewise never imports torch), None
+# until then; _torch_native_error: why _ewise_torch did not import.
+_torch_binary = None
+_torch_native_error = None
+
+
+def _choose_torch_path():
+    """The fast path's function: chosen once torch is imported; before, _ewise.torch_binary (no
+    operand can be a torch tensor)."""
+    global _torch_binary, _torch_native_error
+    if "torch" not in sys.modules:
+        return _ewise.torch_binary
+    try:
+        from . import _ewise_torch
+        _torch_binary = _ewise_torch.binary
+    except ImportError as e:  # not built, or built against another torch
+        _torch_native_error = str(e)
+        _torch_binary = _ewise.torch_binary
+    return _torch_binary
+
+
+def _torch_path(use=None):
+    """Which fast path plain CUDA torch tensors take: "native" (_ewise_torch.binary, built
+    against libtorch) or "python-api" (_ewise.torch_binary; also while torch is not imported).
+    use="native" or "python-api" makes that path the one taken (the benchmark times both);
+    "native" raises ImportError where _ewise_torch does not import."""
+    global _torch_binary
+    if use == "native":
+        from . import _ewise_torch
+        _torch_binary = _ewise_torch.binary
+    elif use == "python-api":
+        _torch_binary = _ewise.torch_binary
+    elif use is not None:
+        raise ValueError(f"ewise: unknown torch path {use!r}: expected 'native' or 'python-api'")
+    fast = _torch_binary or _choose_torch_path()
+    return "python-api" if fast is _ewise.torch_binary else "native"
+
+
 def binary(op, a, b, out=None, kernel=None):
     """out = a op b with broadcasting. op: "add", "sub", "mul", "div", "minimum" ("min"),
     "maximum" ("max"). kernel: a name from kernels() (GPU; checked, not run, on the CPU).
@@ -284,9 +326,9 @@ def binary(op, a, b, out=None, kernel=None):
     records."""
     op = _op(op)
     # Plain CUDA torch tensors with no gradient to record, on one device: checked, allocated
-    # and run in the extension (src/torch_binary.cpp) on PyTorch's current stream; None when
-    # the call needs the path below, which gives every error its message.
-    result = _ewise.torch_binary(op, a, b, out, kernel)
+    # and run in an extension (_torch_path) on PyTorch's current stream; None when the call
+    # needs the path below, which gives every error its message.
+    result = (_torch_binary or _choose_torch_path())(op, a, b, out, kernel)
     if result is not None:
         return result
     a, b = _array(a), _array(b)

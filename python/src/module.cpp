@@ -107,23 +107,7 @@ NB_MODULE(_ewise, m) {
   using namespace ewise::python;
   m.doc() = "ewise's C++ library, as the ewise package calls it (see ewise/__init__.py)";
 
-  // ewise::InvalidArgument -> ValueError, ewise::CudaError -> RuntimeError, the message as is.
-  // (Translators run most recent first: the base class ewise::Error is registered first.)
-  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
-    try {
-      std::rethrow_exception(p);
-    } catch (const ewise::Error& e) {
-      PyErr_SetString(PyExc_RuntimeError, e.what());
-    }
-  });
-  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
-    try {
-      std::rethrow_exception(p);
-    } catch (const ewise::InvalidArgument& e) {
-      PyErr_SetString(PyExc_ValueError, e.what());
-    }
-  });
-
+  register_error_translators();
   m.def("binary", &binary, nb::arg("op"), nb::arg("a"), nb::arg("b"), nb::arg("out"),
         nb::arg("kernel").none(), nb::arg("stream"),
         "out = a op b with broadcasting; op and kernel by their C++ names");

@@ -5,21 +5,19 @@
 // of one of ewise's dtypes and without the negative bit, torch_binary reads each tensor's
 // pointer, shape and strides with a few attribute calls, allocates the result through
 // PyTorch's own Python callables, and calls ewise::binary on PyTorch's current raw stream of
-// that device. For anything else it returns None and the Python layer runs the general path
-// (DLPack), which also gives every such case its error message. The PyTorch objects it needs
-// are taken from sys.modules["torch"] on the first call that sees a tensor: ewise never
-// imports torch.
+// that device (torch_call.hpp: the part shared with _ewise_torch, which reads and allocates
+// through libtorch instead). For anything else it returns None and the Python layer runs the
+// general path (DLPack), which also gives every such case its error message. The PyTorch
+// objects it needs are taken from sys.modules["torch"] on the first call that sees a tensor:
+// ewise never imports torch.
 #include <nanobind/nanobind.h>
 
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
-#include <string_view>
 
-#include "ewise/broadcast.hpp"
-#include "ewise/dense.hpp"
-#include "ewise/error.hpp"
-#include "views.hpp"
+#include "ewise/tensor.hpp"
+#include "torch_call.hpp"
 
 namespace ewise::python {
 namespace {
@@ -188,17 +186,9 @@ bool read_pointer(PyObject* x, void*& data) {
   return !PyErr_Occurred() || fail();
 }
 
-// A tensor as the call needs it: checked for the device and its flags, then read.
-struct Tensor {
-  void* data = nullptr;
-  int device = -1;
-  DType dtype = DType::f32;
-  Dims shape, strides;
-};
-
 // True when x is on the wanted device type (CUDA, or the CPU for the host variant), with ewise's
 // dtypes and without the negative bit; fills everything but data, shape and strides.
-bool check(PyObject* x, bool host, Tensor& t) {
+bool check(PyObject* x, bool host, TorchTensor& t) {
   const Names& n = names();
   bool on_device = false, negative = false;
   if (!read_flag(x, host ? n.is_cpu : n.is_cuda, on_device) || !on_device) return false;
@@ -218,15 +208,8 @@ bool check(PyObject* x, bool host, Tensor& t) {
   return true;
 }
 
-bool read(PyObject* x, Tensor& t) {
+bool read(PyObject* x, TorchTensor& t) {
   return read_shape(x, t.shape) && read_strides(x, t.strides) && read_pointer(x, t.data);
-}
-
-std::string_view text(nb::handle s) {
-  Py_ssize_t size = 0;
-  const char* data = PyUnicode_AsUTF8AndSize(s.ptr(), &size);
-  if (data == nullptr) throw nb::python_error();
-  return {data, static_cast<std::size_t>(size)};
 }
 
 nb::object call(PyObject* callable, PyObject* arg) {
@@ -236,37 +219,36 @@ nb::object call(PyObject* callable, PyObject* arg) {
   return nb::steal(r);
 }
 
-// The result tensor of shape `shape` for a and b (both read), with its strides. Like a (its
-// layout: torch.empty_like) when it has a's shape, else like b when it has b's; else a new
-// contiguous tensor (a.new_empty). On the CPU here: empty_like 2.3 us, new_empty 4.2,
-// torch.empty(shape, dtype=, device=) 5.5.
-nb::object allocate(PyObject* a, const Tensor& ta, PyObject* b, const Tensor& tb,
-                    const Dims& shape, Dims& strides) {
-  const auto like = [&](PyObject* x, const Tensor& t) {
-    nb::object r = call(g_torch.empty_like, x);
+// The new result `r` for a and b (both read), with its strides: like a or b as r says (its
+// layout: torch.empty_like), else a new contiguous tensor (a.new_empty). On the CPU here:
+// empty_like 2.3 us, new_empty 4.2, torch.empty(shape, dtype=, device=) 5.5.
+nb::object allocate(PyObject* a, const TorchTensor& ta, PyObject* b, const TorchTensor& tb,
+                    const NewResult& r, Dims& strides) {
+  const auto like = [&](PyObject* x, const TorchTensor& t) {
+    nb::object result = call(g_torch.empty_like, x);
     // empty_like keeps a dense layout as it is: a contiguous operand gives a contiguous result.
-    const Dims contiguous = TensorDesc::contiguous(t.dtype, shape).strides;
+    const Dims contiguous = TensorDesc::contiguous(t.dtype, r.shape).strides;
     if (t.strides == contiguous)
       strides = contiguous;
-    else if (!read_strides(r.ptr(), strides))
+    else if (!read_strides(result.ptr(), strides))
       throw std::runtime_error("ewise: cannot read the strides of torch.empty_like's result");
-    return r;
+    return result;
   };
-  if (shape == ta.shape) return like(a, ta);
-  if (shape == tb.shape) return like(b, tb);
-  nb::object extents = nb::steal(PyTuple_New(shape.size()));
+  if (r.like == Like::a) return like(a, ta);
+  if (r.like == Like::b) return like(b, tb);
+  nb::object extents = nb::steal(PyTuple_New(r.shape.size()));
   if (!extents.is_valid()) throw nb::python_error();
-  for (int i = 0; i < shape.size(); ++i) {
-    PyObject* v = PyLong_FromLongLong(shape[i]);
+  for (int i = 0; i < r.shape.size(); ++i) {
+    PyObject* v = PyLong_FromLongLong(r.shape[i]);
     if (v == nullptr) throw nb::python_error();
     PyTuple_SET_ITEM(extents.ptr(), i, v);
   }
   PyObject* args[] = {a, extents.ptr()};
-  PyObject* r = PyObject_VectorcallMethod(names().new_empty, args,
-                                          2 | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr);
-  if (r == nullptr) throw nb::python_error();
-  strides = TensorDesc::contiguous(ta.dtype, shape).strides;
-  return nb::steal(r);
+  PyObject* result = PyObject_VectorcallMethod(names().new_empty, args,
+                                               2 | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr);
+  if (result == nullptr) throw nb::python_error();
+  strides = TensorDesc::contiguous(ta.dtype, r.shape).strides;
+  return nb::steal(result);
 }
 
 // out = a op b (out None: a new tensor) for plain torch tensors; None when the general path
@@ -290,11 +272,10 @@ nb::object torch_binary(nb::handle op, nb::handle a, nb::handle b, nb::handle ou
     Py_DECREF(enabled);
     if (on) return nb::none();
   }
-  Tensor ta, tb, to;
-  if (!check(a.ptr(), host, ta) || !check(b.ptr(), host, tb) || tb.device != ta.device ||
-      tb.dtype != ta.dtype)
-    return nb::none();
-  if (has_out && (!check(out.ptr(), host, to) || to.device != ta.device || to.dtype != ta.dtype))
+  TorchTensor ta, tb, to;
+  if (!check(a.ptr(), host, ta) || !check(b.ptr(), host, tb) ||
+      (has_out && !check(out.ptr(), host, to)) ||
+      !same_device_and_dtype(ta, tb, has_out ? &to : nullptr))
     return nb::none();
   if (!host && g_torch.current_stream == nullptr) return nb::none();
   if (!read(a.ptr(), ta) || !read(b.ptr(), tb) || (has_out && !read(out.ptr(), to)))
@@ -304,10 +285,9 @@ nb::object torch_binary(nb::handle op, nb::handle a, nb::handle b, nb::handle ou
   if (has_out) {
     result = nb::borrow(out);
   } else {
-    // The general path reports a failed broadcast with this same message.
-    const Dims shape = ta.shape == tb.shape ? ta.shape : broadcast_shapes(ta.shape, tb.shape);
-    result = allocate(a.ptr(), ta, b.ptr(), tb, shape, to.strides);
-    to.shape = shape;
+    const NewResult r = new_result(ta, tb);
+    result = allocate(a.ptr(), ta, b.ptr(), tb, r, to.strides);
+    to.shape = r.shape;
     to.dtype = ta.dtype;
     if (!read_pointer(result.ptr(), to.data))
       throw std::runtime_error("ewise: cannot read the data pointer of a new torch tensor");
@@ -318,23 +298,7 @@ nb::object torch_binary(nb::handle op, nb::handle a, nb::handle b, nb::handle ou
     stream = static_cast<std::uintptr_t>(PyLong_AsUnsignedLongLong(handle.ptr()));
     if (PyErr_Occurred()) throw nb::python_error();
   }
-
-  DenseOptions options;
-  if (!kernel.is_none()) options.kernel = parse_kernel(text(kernel));
-  const BinaryOp parsed = parse_op(text(op));
-  const Memory memory = host ? Memory::host : Memory::device;
-  const ConstTensorView va(ta.data, TensorDesc::strided(ta.dtype, ta.shape, ta.strides), memory);
-  const ConstTensorView vb(tb.data, TensorDesc::strided(tb.dtype, tb.shape, tb.strides), memory);
-  const TensorView vo{to.data, TensorDesc::strided(to.dtype, to.shape, to.strides), memory};
-  {
-    nb::gil_scoped_release release;
-    if (host) {
-      ewise::binary(parsed, va, vb, vo, options, nullptr);
-    } else {
-      const CurrentDevice current(ta.device);
-      ewise::binary(parsed, va, vb, vo, options, as_stream(stream));
-    }
-  }
+  run_binary(op, kernel, ta, tb, to, host, stream);
   return result;
 }
 

@@ -1,6 +1,7 @@
 // python/src/views.cpp — DLPack arrays as ewise views (see views.hpp).
 #include "views.hpp"
 
+#include <exception>
 #include <iterator>
 #include <string>
 
@@ -68,6 +69,24 @@ CurrentDevice::CurrentDevice(int device) {
 
 CurrentDevice::~CurrentDevice() {
   if (restore_) (void)cudaSetDevice(previous_);
+}
+
+void register_error_translators() {
+  // Translators run most recent first: the base class ewise::Error is registered first.
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const Error& e) {
+      PyErr_SetString(PyExc_RuntimeError, e.what());
+    }
+  });
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const InvalidArgument& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    }
+  });
 }
 
 TensorDesc desc_of(const InArray& a) {

@@ -1,4 +1,6 @@
-// python/src/views.hpp — ewise views over the arrays nanobind imports through DLPack.
+// python/src/views.hpp — ewise views over the arrays nanobind imports through DLPack, and what
+// both extension modules (_ewise, _ewise_torch) need besides: the device guard and the error
+// translation.
 //
 // A DLPack tensor is a pointer (plus a byte offset, which nanobind folds into data()), a dtype,
 // a device, a shape and strides counted in elements (never bytes: NumPy's byte strides are
@@ -49,6 +51,10 @@ class CurrentDevice {
   int previous_ = 0;
   bool restore_ = false;
 };
+
+/// Registers the translation of ewise's exceptions into Python's, the message as is:
+/// ewise::InvalidArgument -> ValueError, any other ewise::Error (CudaError) -> RuntimeError.
+void register_error_translators();
 
 TensorDesc desc_of(const InArray& a);
 ConstTensorView const_view(const InArray& a);

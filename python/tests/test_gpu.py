@@ -6,6 +6,7 @@ is missing; with EWISE_REQUIRE_GPU=1 (GPU machines) they fail instead.
 """
 import gc
 import importlib
+import importlib.util
 import os
 
 import numpy as np
@@ -59,6 +60,32 @@ def jax():
     return require("jax")
 
 
+# The two fast paths for plain CUDA torch tensors (test_torch.py has their CPU tests): python-api
+# (_ewise.torch_binary) and native (_ewise_torch.binary, where the package was built with it).
+NATIVE_BUILT = importlib.util.find_spec("ewise._ewise_torch") is not None
+NOT_BUILT = "ewise._ewise_torch was not built (EWISE_TORCH_NATIVE, python/CMakeLists.txt)"
+
+
+@pytest.fixture(params=["python-api", "native"])
+def torch_path(request, torch):
+    """Each fast path made the one ewise.binary takes for the test; yields its function. The
+    path chosen before is restored after."""
+    if request.param == "native" and not NATIVE_BUILT:
+        pytest.skip(NOT_BUILT)
+    before = ewise._torch_path()
+    ewise._torch_path(use=request.param)
+    yield (ewise._ewise.torch_binary if request.param == "python-api"
+           else importlib.import_module("ewise._ewise_torch").binary)
+    ewise._torch_path(use=before)
+
+
+def test_torch_native_path_is_active(torch):
+    """Where the package has _ewise_torch, it imports with this torch and ewise.binary takes it."""
+    if not NATIVE_BUILT:
+        pytest.skip(NOT_BUILT)
+    assert ewise._torch_path() == "native", ewise._torch_native_error
+
+
 # torch.cuda._sleep's cycles: about 0.5 s on an H100 (1.98 GHz boost), long enough for every
 # call of a test to return while the kernel still runs.
 LONG_KERNEL_CYCLES = 1_000_000_000
@@ -76,7 +103,7 @@ def test_torch_dense(torch):
             assert torch.equal(got, fn(a, b))
 
 
-def test_torch_stream_out_and_in_place(torch):
+def test_torch_stream_out_and_in_place(torch, torch_path):
     a = torch.randn(512, 256, device="cuda")
     b = torch.randn(256, device="cuda")
     s = torch.cuda.Stream()
@@ -91,10 +118,10 @@ def test_torch_stream_out_and_in_place(torch):
         assert torch.equal(x, a - b)
 
 
-def test_torch_tensors_of_every_layout(torch):
-    """Plain torch CUDA tensors take ewise's pointer path (src/torch_binary.cpp):
-    strided, transposed, sliced (storage offsets), expanded (stride 0) and empty operands,
-    out= and in place, every dtype, against torch's own result."""
+def test_torch_tensors_of_every_layout(torch, torch_path):
+    """Plain torch CUDA tensors through each fast path (torch_path): strided, transposed,
+    sliced (storage offsets), expanded (stride 0) and empty operands, out= and in place, every
+    dtype, against torch's own result; the errors are the general path's."""
     g = torch.Generator(device="cuda").manual_seed(5)
     for dtype in (torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.int32,
                   torch.int64):
@@ -139,11 +166,11 @@ def test_torch_device_checks(torch):
         ewise.add(a.to(torch.complex64), a.to(torch.complex64))
 
 
-def test_torch_fast_path(torch):
-    """The extension's path for plain CUDA torch tensors (src/torch_binary.cpp): taken (not
-    None) for every dtype and layout, and its results against torch's: values, dtype, shape,
-    the result's layout (empty_like of the operand whose shape it has), out= and in place."""
-    fast = ewise._ewise.torch_binary
+def test_torch_fast_path(torch, torch_path):
+    """A fast path for plain CUDA torch tensors: taken (not None) for every dtype and layout, and
+    its results against torch's and the python-api path's: values, dtype, shape, the result's
+    layout (empty_like of the operand whose shape it has), out= and in place."""
+    fast = torch_path
     g = torch.Generator(device="cuda").manual_seed(7)
     for dtype in (torch.float16, torch.bfloat16, torch.float32, torch.int64):
         def rand(*shape):
@@ -161,6 +188,7 @@ def test_torch_fast_path(torch):
             like = x if got.shape == x.shape else y if got.shape == y.shape else None
             if like is not None:
                 assert got.stride() == torch.empty_like(like).stride()
+            assert got.stride() == ewise._ewise.torch_binary("add", x, y, None, None).stride()
             out = torch.full_like(want, 7)
             assert fast("max", x, y, out, None) is out
             assert torch.equal(out, torch.maximum(x, y))
@@ -170,10 +198,10 @@ def test_torch_fast_path(torch):
         assert fast("mul", x, y, x, None) is x and torch.equal(x, want)  # in place
 
 
-def test_torch_fast_path_grad_and_declines(torch):
+def test_torch_fast_path_grad_and_declines(torch, torch_path):
     """Tensors that require a gradient take the fast path under no_grad and ewise.torch's
     autograd otherwise; CPU operands, subclasses and negative views are declined (None)."""
-    fast = ewise._ewise.torch_binary
+    fast = torch_path
     a = torch.randn(64, 64, device="cuda", requires_grad=True)
     b = torch.randn(64, device="cuda")
     with torch.no_grad():
@@ -191,10 +219,10 @@ def test_torch_fast_path_grad_and_declines(torch):
         assert fast("add", x, y, out, None) is None
 
 
-def test_torch_fast_path_devices(torch):
+def test_torch_fast_path_devices(torch, torch_path):
     if torch.cuda.device_count() < 2:
         pytest.skip("needs 2 GPUs (operands on different devices)")
-    fast = ewise._ewise.torch_binary
+    fast = torch_path
     a = torch.ones(64, 64, device="cuda:0")
     b1 = torch.ones(64, device="cuda:1")
     assert fast("add", a, b1, None, None) is None
@@ -235,10 +263,10 @@ def test_cupy_dense(cupy):
         ewise.add(a, np.ones((300, 200), np.float32))
 
 
-def test_torch_current_stream_without_synchronizing(torch):
-    """Work queued on a side stream behind a long kernel (plain tensors: the fast path,
-    _ewise.torch_binary): ewise must run after it on that stream (else it reads b before the
-    fill), allocating, into out= and in place, and return while the kernel still runs."""
+def test_torch_current_stream_without_synchronizing(torch, torch_path):
+    """Work queued on a side stream behind a long kernel (plain tensors: each fast path,
+    torch_path): ewise must run after it on that stream (else it reads b before the fill),
+    allocating, into out= and in place, and return while the kernel still runs."""
     a = torch.randn(1024, 512, device="cuda")
     b = torch.zeros(512, device="cuda")
     torch.cuda.synchronize()

@@ -5,7 +5,9 @@ checked against torch's own operations (integers and floats exactly: both round 
 Skips without torch; the same checks on CUDA tensors are in test_gpu.py.
 """
 import gc
+import importlib.util
 import os
+import subprocess
 import sys
 
 import numpy as np
@@ -224,14 +226,50 @@ def test_sparse_multiply_gradcheck(dense_shape):
         ewise.torch.sparse_multiply(a.detach().requires_grad_(), dense, drop_zeros=True)
 
 
-# The extension's fast path for plain torch tensors (src/torch_binary.cpp). It takes CUDA
-# tensors only (torch_binary returns None for CPU ones); torch_binary_host is the same path for
-# CPU tensors on the CPU backend, so its checks, reads and allocation are tested here.
-fast = ewise._ewise.torch_binary
-host = ewise._ewise.torch_binary_host
+# The extensions' fast paths for plain torch tensors: "python-api", _ewise.torch_binary
+# (src/torch_binary.cpp), and "native", _ewise_torch.binary (src/torch_native.cpp, against
+# libtorch) where the package was built with it. They take CUDA tensors only (None for CPU
+# ones); each has a host form, the same path for CPU tensors on the CPU backend, so that their
+# checks, reads and allocation are tested here. Every test of a path runs for both.
+NATIVE_BUILT = importlib.util.find_spec("ewise._ewise_torch") is not None
+NOT_BUILT = "ewise._ewise_torch was not built (EWISE_TORCH_NATIVE, python/CMakeLists.txt)"
 
 
-def test_fast_path_leaves_cpu_tensors_to_the_general_path():
+@pytest.fixture(params=["python-api", "native"])
+def path(request):
+    """The path's (fast, host) functions."""
+    if request.param == "python-api":
+        return ewise._ewise.torch_binary, ewise._ewise.torch_binary_host
+    if not NATIVE_BUILT:
+        pytest.skip(NOT_BUILT)
+    from ewise import _ewise_torch
+    return _ewise_torch.binary, _ewise_torch.binary_host
+
+
+def test_native_path_is_active():
+    """Where the package has _ewise_torch, it imports with this torch and ewise.binary takes it."""
+    if not NATIVE_BUILT:
+        pytest.skip(NOT_BUILT)
+    assert ewise._torch_path() == "native", ewise._torch_native_error
+
+
+def test_native_path_refuses_another_torch():
+    """Under a torch of another version than the one it was built against, _ewise_torch does
+    not import and ewise.binary keeps the python-api path."""
+    if not NATIVE_BUILT:
+        pytest.skip(NOT_BUILT)
+    code = ("import torch\n"
+            "torch.__version__ = '0.0.0'\n"
+            "import ewise\n"
+            "assert ewise._torch_path() == 'python-api'\n"
+            "assert 'built against torch' in ewise._torch_native_error, "
+            "ewise._torch_native_error\n"
+            "assert torch.equal(ewise.add(torch.ones(3), torch.ones(3)), torch.full((3,), 2.0))\n")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_fast_path_leaves_cpu_tensors_to_the_general_path(path):
+    fast, _ = path
     a, b = torch.ones(3, 4), torch.ones(4)
     assert fast("add", a, b, None, None) is None
     assert fast("add", a, b, torch.empty(3, 4), None) is None
@@ -239,22 +277,46 @@ def test_fast_path_leaves_cpu_tensors_to_the_general_path():
     assert fast("add", a, np.ones(4, np.float32), None, None) is None
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_fast_path_results(dtype):
-    """Values, dtype, shape and layout of the result against torch's, for every way the result
-    is allocated: like a (a's layout), like b (a broadcasts into b), or new and contiguous; out=
-    and in place; transposed, sliced, expanded (stride 0), 0-d and zero-size operands."""
+def layout_cases(dtype):
+    """Operand pairs for every way the result is allocated: like a (a's layout), like b (a
+    broadcasts into b), or new and contiguous; transposed, sliced, expanded (stride 0), 0-d and
+    zero-size operands."""
     g = torch.Generator().manual_seed(SEED)
     a = random(g, (6, 8), dtype)
-    cases = [(a, random(g, (6, 8), dtype)), (a.t(), random(g, (8, 6), dtype)),
-             (a, random(g, (8,), dtype)), (random(g, (8,), dtype), a),
-             (a.t(), random(g, (6,), dtype)), (a[1:, ::3], random(g, (3,), dtype)),
-             (a[:, :1].expand(6, 5), random(g, (1, 5), dtype)),
-             (random(g, (5, 1, 7), dtype), random(g, (6, 1), dtype)),
-             (random(g, (), dtype), random(g, (), dtype)), (a, random(g, (), dtype)),
-             (random(g, (0, 4), dtype), random(g, (4,), dtype)),
-             (random(g, (3, 1), dtype), random(g, (0,), dtype))]
-    for x, y in cases:
+    return [(a, random(g, (6, 8), dtype)), (a.t(), random(g, (8, 6), dtype)),
+            (a, random(g, (8,), dtype)), (random(g, (8,), dtype), a),
+            (a.t(), random(g, (6,), dtype)), (a[1:, ::3], random(g, (3,), dtype)),
+            (a[:, :1].expand(6, 5), random(g, (1, 5), dtype)),
+            (random(g, (5, 1, 7), dtype), random(g, (6, 1), dtype)),
+            (random(g, (), dtype), random(g, (), dtype)), (a, random(g, (), dtype)),
+            (random(g, (0, 4), dtype), random(g, (4,), dtype)),
+            (random(g, (3, 1), dtype), random(g, (0,), dtype))]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_native_path_matches_python_api(dtype):
+    """The two paths' results are the same: values, dtype, shape and strides, allocating and
+    into out=."""
+    if not NATIVE_BUILT:
+        pytest.skip(NOT_BUILT)
+    from ewise import _ewise_torch
+    for x, y in layout_cases(dtype):
+        for op in ("add", "sub", "mul", "min", "max"):
+            got = _ewise_torch.binary_host(op, x, y, None, None)
+            want = ewise._ewise.torch_binary_host(op, x, y, None, None)
+            assert torch.equal(got, want) and got.stride() == want.stride(), (op, x.shape)
+            out = torch.full_like(want, 7)
+            assert _ewise_torch.binary_host(op, x, y, out, None) is out
+            assert torch.equal(out, want)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_fast_path_results(path, dtype):
+    """Values, dtype, shape and layout of the result against torch's for layout_cases; out= and
+    in place."""
+    _, host = path
+    g = torch.Generator().manual_seed(SEED)
+    for x, y in layout_cases(dtype):
         for name, fn in TORCH_OPS.items():
             op = {"minimum": "min", "maximum": "max"}.get(name, name)
             want = fn(x, y)
@@ -277,9 +339,10 @@ def test_fast_path_results(dtype):
     assert host("mul", x, y, x, None) is x and torch.equal(x, want)  # in place
 
 
-def test_fast_path_declines():
+def test_fast_path_declines(path):
     """Every case the fast path leaves to the general path (None), and that ewise.binary then
     gives the general path's result or error."""
+    _, host = path
     a, b = torch.ones(3, 4), torch.ones(4)
     assert host("add", a, b, None, None) is not None
 
@@ -315,8 +378,9 @@ def test_fast_path_declines():
         ewise.add(a.bool(), b.bool())
 
 
-def test_fast_path_errors():
+def test_fast_path_errors(path):
     """Errors after the checks are the general path's: the broadcast, the kernel name, overlap."""
+    _, host = path
     a, b = torch.ones(3, 4), torch.ones(3)
     for fn in (host, lambda *args: ewise.binary(*args[:3], out=args[3], kernel=args[4])):
         with pytest.raises(ValueError, match=r"cannot broadcast \(3,4\) with \(3,\)"):
@@ -328,10 +392,11 @@ def test_fast_path_errors():
             fn("add", base[:20].view(4, 5), torch.ones(5), base[1:21].view(4, 5), None)
 
 
-def test_fast_path_references():
+def test_fast_path_references(path):
     """No reference is kept or lost: the operands', out's, the dtypes' and the result's counts
     are unchanged over many calls (the declined, allocating, out= and failing forms), and no
     result is leaked."""
+    fast, host = path
     a, b, c = torch.ones(8, 4), torch.ones(4), torch.empty(8, 4)
     x, y = torch.ones(2, 1, 3), torch.ones(5, 1)
     neg = torch._neg_view(torch.ones(4))
@@ -361,13 +426,13 @@ def test_fast_path_references():
 def test_import_without_torch():
     """ewise never imports torch for a call without a torch operand, even for an array type
     named Tensor."""
-    import subprocess
     code = ("import sys, numpy as np, ewise\n"
             "class Tensor(np.ndarray): pass\n"
             "a = np.ones(4, np.float32)\n"
             "assert ewise._ewise.torch_binary('add', a.view(Tensor), a, None, None) is None\n"
             "assert (ewise.add(a, a) == 2).all()\n"
-            "assert 'torch' not in sys.modules\n")
+            "assert ewise._torch_path() == 'python-api'\n"
+            "assert 'torch' not in sys.modules and 'ewise._ewise_torch' not in sys.modules\n")
     subprocess.run([sys.executable, "-c", code], check=True)
 
 

@@ -1,0 +1,49 @@
+// python/src/torch_call.hpp — what the two fast paths of ewise.binary for plain torch tensors
+// share: _ewise.torch_binary (torch_binary.cpp, through PyTorch's Python API) and
+// _ewise_torch.binary (torch_native.cpp, built against libtorch). They differ only in how they
+// read a tensor and allocate the result; from the fields read to the C++ call, this is the one
+// implementation.
+#pragma once
+
+#include <nanobind/nanobind.h>
+
+#include <cstdint>
+
+#include "ewise/tensor.hpp"
+
+namespace ewise::python {
+
+namespace nb = nanobind;
+
+/// A torch tensor as the fast paths read it: data pointer, CUDA device index (-1 on the CPU),
+/// dtype, shape and strides in elements.
+struct TorchTensor {
+  void* data = nullptr;
+  int device = -1;
+  DType dtype = DType::f32;
+  Dims shape, strides;
+};
+
+/// True when b and out (null when there is none) have a's device and dtype; else the call is
+/// the general path's, which reports the mismatch.
+bool same_device_and_dtype(const TorchTensor& a, const TorchTensor& b, const TorchTensor* out);
+
+/// The operand whose layout a new result takes (empty_like), if any.
+enum class Like { a, b, none };
+
+/// The new result of a op b (no out=): its shape, broadcast (a failed broadcast throws the
+/// general path's error), and its layout: like a when it has a's shape, else like b when it has
+/// b's, else new and contiguous.
+struct NewResult {
+  Dims shape;
+  Like like = Like::none;
+};
+NewResult new_result(const TorchTensor& a, const TorchTensor& b);
+
+/// out = a op b (op and kernel: the C++ names as Python strings, kernel None for automatic)
+/// with the GIL released: on the CPU backend when `host`, else on `stream` (PyTorch's current
+/// one of a's device) with a's device made current.
+void run_binary(nb::handle op, nb::handle kernel, const TorchTensor& a, const TorchTensor& b,
+                const TorchTensor& out, bool host, std::uintptr_t stream);
+
+}  // namespace ewise::python

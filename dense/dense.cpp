@@ -19,12 +19,13 @@ namespace detail {
 
 DensePlan prepare_dense(const ConstTensorView& a, const ConstTensorView& b, const TensorView& out,
                         const DenseOptions& options, cudaStream_t stream) {
-  const DenseCall call = check_dense(a, b, out, options);
+  DensePlan plan = check_dense(a, b, out, options);
   EWISE_EXPECTS(out.memory == Memory::device, "dense kernels need device views, got ",
                 memory_name(out.memory), " memory");
-  if (call.numel == 0) return plan_dense(call, host_device_props());  // nothing to launch
+  if (plan.numel == 0) return plan;  // nothing to launch
   DeviceOperands().add(a, "a").add(b, "b").add(out, "out").check(stream);
-  return plan_dense(call, current_device_props());
+  plan_launch(plan, current_device_props());
+  return plan;
 }
 
 DeviceTensor allocate_dense_output(const ConstTensorView& a, const ConstTensorView& b,

@@ -51,25 +51,18 @@ std::string describe(const BroadcastPlan& p) {
                 p.strides[1].str(), " b ", p.strides[2].str());
 }
 
-/// The plan with dims ordered by the output's |stride|, largest first (stable): a permutation of
-/// the dims changes no offset, and it makes the output's innermost dim the plan's innermost.
-BroadcastPlan sort_by_output(const BroadcastPlan& p) {
+/// The order of p's dims by the output's |stride|, largest first (stable), into order[0..rank):
+/// a permutation of the dims changes no offset, and it makes the output's innermost dim the
+/// plan's innermost.
+void sort_by_output(const BroadcastPlan& p, int* order) {
   // A stable insertion sort of at most kMaxRank dims: std::stable_sort would take a heap buffer
   // on every call.
-  int order[kMaxRank];
   for (int d = 0; d < p.rank(); ++d) {
     int j = d;
     for (; j > 0 && std::llabs(p.strides[0][order[j - 1]]) < std::llabs(p.strides[0][d]); --j)
       order[j] = order[j - 1];
     order[j] = d;
   }
-  BroadcastPlan s;
-  for (int d = 0; d < p.rank(); ++d) {
-    s.shape.push_back(p.shape[order[d]]);
-    for (int k = 0; k < BroadcastPlan::kOperands; ++k)
-      s.strides[k].push_back(p.strides[k][order[d]]);
-  }
-  return s;
 }
 
 /// Largest |offset| operand k reaches over the plan.
@@ -89,6 +82,10 @@ std::int64_t ceil_div(std::int64_t x, std::int64_t y) { return x / y + (x % y !=
 std::int64_t element_bytes(const DenseCall& c) {
   return static_cast<std::int64_t>(dtype_size(c.dtype));
 }
+
+/// Whether x is a multiple of v, a power of two (the elements in 16 bytes): a mask, where `%`
+/// by a value known only at run time is a division.
+bool multiple_of(std::int64_t x, std::int64_t v) { return (x & (v - 1)) == 0; }
 
 // ---- what each kernel accepts: from the sorted, coalesced plan alone --------------------
 
@@ -193,12 +190,12 @@ int row_vector_width(const DenseCall& c) {
   const BroadcastPlan& p = c.plan;
   const std::int64_t V = kVectorBytes / element_bytes(c);
   const int r = p.rank() - 1;
-  bool vector = p.shape[r] % V == 0;
+  bool vector = multiple_of(p.shape[r], V);
   const void* ptrs[3] = {c.out, c.a, c.b};
   for (int k = 0; k < 3 && vector; ++k) {
     if (p.strides[k][r] != 1) continue;
     vector = aligned(ptrs[k], kVectorBytes);
-    for (int dim = 0; dim < r && vector; ++dim) vector = p.strides[k][dim] % V == 0;
+    for (int dim = 0; dim < r && vector; ++dim) vector = multiple_of(p.strides[k][dim], V);
   }
   return vector ? static_cast<int>(V) : 1;
 }
@@ -292,21 +289,19 @@ int block_threads(const DenseCall& c, const DeviceProps& d) {
   return c.options.threads > 0 ? c.options.threads : dense_policy(d.cc).threads;
 }
 
-/// The plan of call c launched with `threads` per block and a grid of `need` blocks (capped).
-DensePlan make_plan(const DenseCall& c, int threads, std::int64_t need, const DeviceProps& d) {
-  DensePlan plan;
-  static_cast<DenseCall&>(plan) = c;
+/// The plan's launch: `threads` per block and a grid of `need` blocks (capped).
+void set_launch(DensePlan& plan, int threads, std::int64_t need, const DeviceProps& d) {
   plan.threads = threads;
-  plan.grid = {need, c.options.blocks, d.sm_count};
-  return plan;
+  plan.grid = {need, plan.options.blocks, d.sm_count};
 }
 
-DensePlan plan_general(const DenseCall& c, const DeviceProps& d) {
-  const int threads = block_threads(c, d);
-  return make_plan(c, threads, ceil_div(c.numel, threads), d);
+void plan_general(DensePlan& plan, const DeviceProps& d) {
+  const int threads = block_threads(plan, d);
+  set_launch(plan, threads, ceil_div(plan.numel, threads), d);
 }
 
-DensePlan plan_vectorized(const DenseCall& c, const DeviceProps& d) {
+void plan_vectorized(DensePlan& plan, const DeviceProps& d) {
+  const DenseCall& c = plan;
   const std::int64_t elem = element_bytes(c), V = kVectorBytes / elem;
   // Scalar head up to the output's first 16-byte boundary, then vectors.
   VectorizedPlan v;
@@ -319,13 +314,13 @@ DensePlan plan_vectorized(const DenseCall& c, const DeviceProps& d) {
   // Threads: one per vector_unroll vectors, at least V (for the head and the tail).
   const std::int64_t work = std::max(ceil_div(v.vectors, vector_unroll(elem)), V);
   const int threads = block_threads(c, d);
-  DensePlan plan = make_plan(c, threads, ceil_div(work, threads), d);
+  set_launch(plan, threads, ceil_div(work, threads), d);
   plan.grid.covers_work = kVectorGridCoversWork;
   plan.vectorized = v;
-  return plan;
 }
 
-DensePlan plan_row_vectorized(const DenseCall& c, const DeviceProps& d) {
+void plan_row_vectorized(DensePlan& plan, const DeviceProps& d) {
+  const DenseCall& c = plan;
   const BroadcastPlan& p = c.plan;
   const std::int64_t elem = element_bytes(c);
   const int r = p.rank() - 1;
@@ -341,10 +336,9 @@ DensePlan plan_row_vectorized(const DenseCall& c, const DeviceProps& d) {
   row.a_full = p.strides[1][r] == 1;
   row.b_full = p.strides[2][r] == 1;
   const int threads = block_threads(c, d);
-  DensePlan plan = make_plan(c, threads, ceil_div(row.chunks * 32, threads), d);
+  set_launch(plan, threads, ceil_div(row.chunks * 32, threads), d);
   plan.grid.covers_work = kVectorGridCoversWork;
   plan.row = row;
-  return plan;
 }
 
 /// Whether the tiled kernel can use 16-byte units on call c with tiles `t` (tile dim and staged
@@ -353,7 +347,8 @@ bool tile_units_ok(const DenseCall& c, const TiledPlan& t) {
   const BroadcastPlan& p = c.plan;
   const std::int64_t V = kVectorBytes / element_bytes(c);
   const int r = p.rank() - 1;
-  if (p.shape[r] % V != 0 || p.shape[t.tile_dim] % V != 0 || p.strides[0][r] != 1) return false;
+  if (!multiple_of(p.shape[r], V) || !multiple_of(p.shape[t.tile_dim], V) || p.strides[0][r] != 1)
+    return false;
   if (t.staged_a && t.staged_b) return false;  // the vector path stages one input
   const void* ptrs[3] = {c.out, c.a, c.b};
   const bool staged[3] = {false, t.staged_a, t.staged_b};
@@ -371,12 +366,13 @@ bool tile_units_ok(const DenseCall& c, const TiledPlan& t) {
     if (unit_dim < 0) continue;
     if (!aligned(ptrs[k], kVectorBytes)) return false;
     for (int dim = 0; dim <= r; ++dim)
-      if (dim != unit_dim && p.strides[k][dim] % V != 0) return false;
+      if (dim != unit_dim && !multiple_of(p.strides[k][dim], V)) return false;
   }
   return true;
 }
 
-DensePlan plan_tiled(const DenseCall& c, const DeviceProps& d) {
+void plan_tiled(DensePlan& plan, const DeviceProps& d) {
+  const DenseCall& c = plan;
   const BroadcastPlan& p = c.plan;
   const int r = p.rank() - 1, elem = static_cast<int>(element_bytes(c));
   TiledPlan t;
@@ -408,17 +404,16 @@ DensePlan plan_tiled(const DenseCall& c, const DeviceProps& d) {
     EWISE_EXPECTS(c.options.kernel == Kernel::automatic, "kernel tiled needs ", t.shared_bytes,
                   " bytes of shared memory per block for this plan; device ", d.ordinal,
                   " allows ", d.max_shared, " (", describe(p), ")");
-    DenseCall general = c;
-    general.kernel = Kernel::general;
-    return plan_general(general, d);
+    plan.kernel = Kernel::general;
+    return plan_general(plan, d);
   }
-  DensePlan plan = make_plan(c, kTileThreads, t.tiles, d);
+  set_launch(plan, kTileThreads, t.tiles, d);
   plan.tiled = t;
-  return plan;
 }
 
 /// sliding and sliding_shared: 2-d grids of block tiles, no grid-stride cap.
-DensePlan plan_sliding(const DenseCall& c, const DeviceProps& d) {
+void plan_sliding(DensePlan& plan, const DeviceProps& d) {
+  const DenseCall& c = plan;
   const VectorOperand v = find_vector(c.plan, false);
   MatrixVectorPlan mv;
   mv.vector_operand = v.operand;
@@ -443,28 +438,26 @@ DensePlan plan_sliding(const DenseCall& c, const DeviceProps& d) {
   mv.grid_x = static_cast<unsigned>(
       std::min<std::int64_t>(mv.tiles_x, std::numeric_limits<int>::max()));
   mv.grid_y = static_cast<unsigned>(std::min<std::int64_t>(mv.tiles_y, 65535));
-  DensePlan plan = make_plan(c, threads, 1, d);
+  set_launch(plan, threads, 1, d);
   plan.matrix_vector = mv;
-  return plan;
 }
 
 /// continuous, alternate, baseline: grid-stride over the contiguous matrix.
-DensePlan plan_schedule(const DenseCall& c, const DeviceProps& d) {
-  const VectorOperand v = find_vector(c.plan, true);
-  const int threads = block_threads(c, d);
-  DensePlan plan = make_plan(c, threads, ceil_div(c.numel, threads), d);
+void plan_schedule(DensePlan& plan, const DeviceProps& d) {
+  const VectorOperand v = find_vector(plan.plan, true);
+  const int threads = block_threads(plan, d);
+  set_launch(plan, threads, ceil_div(plan.numel, threads), d);
   plan.matrix_vector.vector_operand = v.operand;
   plan.matrix_vector.row_vector = v.row_vector;
-  return plan;
 }
 
 }  // namespace
 
-DenseCall check_dense(const ConstTensorView& a, const ConstTensorView& b, const TensorView& out,
+DensePlan check_dense(const ConstTensorView& a, const ConstTensorView& b, const TensorView& out,
                       const DenseOptions& options) {
   const BroadcastPlan raw = plan_binary(a, b, out);
   check_options(options);
-  DenseCall c;
+  DensePlan c;
   c.dtype = out.desc.dtype;
   c.out = out.data;
   c.a = a.data;
@@ -484,12 +477,16 @@ DenseCall check_dense(const ConstTensorView& a, const ConstTensorView& b, const 
     c.plan = raw;
     return c;
   }
-  BroadcastPlan p = coalesce(sort_by_output(raw));
+  int order[kMaxRank];
+  sort_by_output(raw, order);
+  BroadcastPlan& p = c.plan;
+  coalesce(raw, order, p);
   if (p.rank() == 0) {  // one element: a rank-1 plan of extent 1
-    p.shape = Dims{1};
-    p.strides = {Dims{1}, Dims{0}, Dims{0}};
+    p.shape.push_back(1);
+    p.strides[0].push_back(1);
+    p.strides[1].push_back(0);
+    p.strides[2].push_back(0);
   }
-  c.plan = p;
   c.kernel = options.kernel == Kernel::automatic ? select(c) : options.kernel;
   const std::string why = kernel_rejects(c.kernel, p);
   EWISE_EXPECTS(why.empty(), "kernel ", kernel_name(c.kernel), " cannot run out ",
@@ -503,38 +500,35 @@ DenseCall check_dense(const ConstTensorView& a, const ConstTensorView& b, const 
   return c;
 }
 
-DensePlan plan_dense(const DenseCall& call, const DeviceProps& props) {
-  if (call.numel == 0) {
-    DensePlan plan;
-    static_cast<DenseCall&>(plan) = call;
-    return plan;
-  }
-  switch (call.kernel) {
+void plan_launch(DensePlan& plan, const DeviceProps& props) {
+  if (plan.numel == 0) return;
+  switch (plan.kernel) {
     case Kernel::general:
-      return plan_general(call, props);
+      return plan_general(plan, props);
     case Kernel::vectorized:
-      return plan_vectorized(call, props);
+      return plan_vectorized(plan, props);
     case Kernel::row_vectorized:
-      return plan_row_vectorized(call, props);
+      return plan_row_vectorized(plan, props);
     case Kernel::tiled:
-      return plan_tiled(call, props);
+      return plan_tiled(plan, props);
     case Kernel::sliding:
     case Kernel::sliding_shared:
-      return plan_sliding(call, props);
+      return plan_sliding(plan, props);
     case Kernel::continuous:
     case Kernel::alternate:
     case Kernel::baseline:
-      return plan_schedule(call, props);
+      return plan_schedule(plan, props);
     case Kernel::automatic:
       break;
   }
-  EWISE_EXPECTS(false, "plan_dense: kernel ", kernel_name(call.kernel), " was not resolved");
-  return {};
+  EWISE_EXPECTS(false, "plan_launch: kernel ", kernel_name(plan.kernel), " was not resolved");
 }
 
 DensePlan plan_dense(const ConstTensorView& a, const ConstTensorView& b, const TensorView& out,
                      const DenseOptions& options, const DeviceProps& props) {
-  return plan_dense(check_dense(a, b, out, options), props);
+  DensePlan plan = check_dense(a, b, out, options);
+  plan_launch(plan, props);
+  return plan;
 }
 
 }  // namespace detail
@@ -546,7 +540,7 @@ Kernel select_kernel(const ConstTensorView& a, const ConstTensorView& b, const T
 bool kernel_supports(Kernel kernel, const ConstTensorView& a, const ConstTensorView& b,
                      const TensorView& out) {
   EWISE_EXPECTS(valid_kernel(kernel), "unknown kernel ", static_cast<int>(kernel));
-  const detail::DenseCall c = detail::check_dense(a, b, out, DenseOptions{});
+  const detail::DensePlan c = detail::check_dense(a, b, out, DenseOptions{});
   return c.numel == 0 || detail::kernel_rejects(kernel, c.plan).empty();
 }
 

@@ -1,6 +1,7 @@
 #include "ewise/broadcast.hpp"
 
 #include <algorithm>
+#include <numeric>
 
 #include "checked.hpp"
 #include "ewise/error.hpp"
@@ -9,14 +10,14 @@ namespace ewise {
 
 Dims broadcast_shapes(const Dims& a, const Dims& b) {
   const int rank = std::max(a.size(), b.size());
-  Dims out = Dims::of_rank(rank, 1);
+  Dims out;
   for (int i = 0; i < rank; ++i) {
     // i counts dims of the result from the left; each operand is right-aligned.
     const int ia = i - (rank - a.size()), ib = i - (rank - b.size());
     const std::int64_t x = ia >= 0 ? a[ia] : 1, y = ib >= 0 ? b[ib] : 1;
     EWISE_EXPECTS(x == y || x == 1 || y == 1, "cannot broadcast ", a.str(), " with ", b.str(),
                   ": dim ", i, " is ", x, " vs ", y);
-    out[i] = x == 1 ? y : x;
+    out.push_back(x == 1 ? y : x);
   }
   return out;
 }
@@ -25,12 +26,13 @@ Dims broadcast_strides(const TensorDesc& in, const Dims& out_shape) {
   EWISE_EXPECTS(in.rank() <= out_shape.size(), "cannot broadcast ", in.shape.str(), " to ",
                 out_shape.str(), ": rank ", in.rank(), " > ", out_shape.size());
   const int lead = out_shape.size() - in.rank();
-  Dims s = Dims::of_rank(out_shape.size(), 0);
+  Dims s;
+  for (int i = 0; i < lead; ++i) s.push_back(0);
   for (int i = 0; i < in.rank(); ++i) {
     const std::int64_t x = in.shape[i], y = out_shape[lead + i];
     EWISE_EXPECTS(x == y || x == 1, "cannot broadcast ", in.shape.str(), " to ",
                   out_shape.str(), ": dim ", lead + i, " is ", x, " vs ", y);
-    s[lead + i] = (x == 1 && y != 1) ? 0 : in.strides[i];
+    s.push_back((x == 1 && y != 1) ? 0 : in.strides[i]);
   }
   return s;
 }
@@ -52,9 +54,8 @@ BroadcastPlan make_plan(const TensorDesc& out, const TensorDesc& a, const Tensor
   EWISE_EXPECTS(out.shape == shape, "output shape ", out.shape.str(),
                 " is not the broadcast shape ", shape.str(), " of ", a.shape.str(), " and ",
                 b.shape.str());
-  BroadcastPlan p;
-  p.shape = shape;
-  p.strides = {out.strides, broadcast_strides(a, shape), broadcast_strides(b, shape)};
+  // Built from its parts (not assigned into a default plan: that would clear it first).
+  BroadcastPlan p{shape, {out.strides, broadcast_strides(a, shape), broadcast_strides(b, shape)}};
   // Extent-1 dims of the output may carry any stride; normalise to 0 so coalescing can drop them.
   for (int d = 0; d < shape.size(); ++d)
     if (shape[d] == 1)
@@ -63,14 +64,21 @@ BroadcastPlan make_plan(const TensorDesc& out, const TensorDesc& a, const Tensor
 }
 
 BroadcastPlan coalesce(const BroadcastPlan& plan) {
+  int order[kMaxRank];
+  std::iota(order, order + plan.rank(), 0);
   BroadcastPlan out;
-  for (auto& s : out.strides) s = Dims{};
+  coalesce(plan, order, out);
+  return out;
+}
+
+void coalesce(const BroadcastPlan& plan, const int* order, BroadcastPlan& out) {
   if (plan.numel() == 0) {  // nothing to address: keep one empty dim
-    out.shape = Dims{0};
-    for (auto& s : out.strides) s = Dims{0};
-    return out;
+    out.shape.push_back(0);
+    for (auto& s : out.strides) s.push_back(0);
+    return;
   }
-  for (int d = 0; d < plan.rank(); ++d) {
+  for (int j = 0; j < plan.rank(); ++j) {
+    const int d = order[j];
     const std::int64_t n = plan.shape[d];
     if (n == 1) continue;
     const int last = out.shape.size() - 1;
@@ -85,7 +93,6 @@ BroadcastPlan coalesce(const BroadcastPlan& plan) {
       for (int k = 0; k < BroadcastPlan::kOperands; ++k) out.strides[k].push_back(plan.strides[k][d]);
     }
   }
-  return out;
 }
 
 void check_no_partial_overlap(const ConstTensorView& out, const ConstTensorView& in,

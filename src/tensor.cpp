@@ -10,17 +10,8 @@
 
 namespace ewise {
 
-std::size_t dtype_size(DType t) {
-  switch (t) {
-    case DType::f16:
-    case DType::bf16: return 2;
-    case DType::f32:
-    case DType::i32: return 4;
-    case DType::f64:
-    case DType::i64: return 8;
-  }
+void detail::throw_unknown_dtype(DType t) {
   EWISE_EXPECTS(false, "unknown dtype ", static_cast<int>(t));
-  return 0;
 }
 
 const char* dtype_name(DType t) {
@@ -68,19 +59,12 @@ Dims Dims::from(const std::int64_t* values, int rank) {
   return d;
 }
 
-void Dims::push_back(std::int64_t value) {
-  EWISE_EXPECTS(rank_ < kMaxRank, "rank ", rank_ + 1, " exceeds the maximum rank ", kMaxRank);
-  v_[static_cast<std::size_t>(rank_++)] = value;
+void Dims::throw_full() const {
+  EWISE_EXPECTS(false, "rank ", rank_ + 1, " exceeds the maximum rank ", kMaxRank);
 }
 
-std::int64_t Dims::product() const {
-  std::int64_t p = 1;
-  for (int i = 0; i < rank_; ++i) {
-    if (v_[i] == 0) return 0;
-    EWISE_EXPECTS(!detail::mul_overflows(p, v_[i], &p), "the product of ", str(),
-                  " overflows int64");
-  }
-  return p;
+void Dims::throw_overflow() const {
+  EWISE_EXPECTS(false, "the product of ", str(), " overflows int64");
 }
 
 std::string Dims::str() const {
@@ -88,10 +72,6 @@ std::string Dims::str() const {
   for (int i = 0; i < rank_; ++i) s += (i ? "," : "") + std::to_string(v_[i]);
   if (rank_ == 1) s += ",";
   return s + ")";
-}
-
-bool operator==(const Dims& a, const Dims& b) noexcept {
-  return a.rank_ == b.rank_ && std::equal(a.begin(), a.end(), b.begin());
 }
 
 std::ostream& operator<<(std::ostream& os, const Dims& d) { return os << d.str(); }
@@ -129,20 +109,6 @@ bool TensorDesc::is_contiguous() const noexcept {
     expected *= shape[i];
   }
   return true;
-}
-
-std::int64_t TensorDesc::min_offset() const noexcept {
-  std::int64_t off = 0;
-  for (int i = 0; i < rank(); ++i)
-    if (strides[i] < 0) off += (shape[i] - 1) * strides[i];
-  return off;
-}
-
-std::int64_t TensorDesc::max_offset() const noexcept {
-  std::int64_t off = 0;
-  for (int i = 0; i < rank(); ++i)
-    if (strides[i] > 0) off += (shape[i] - 1) * strides[i];
-  return off;
 }
 
 bool TensorDesc::is_non_overlapping() const {

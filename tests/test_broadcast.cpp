@@ -2,7 +2,9 @@
 // coalesced plan gives every output index the same operand offsets as the original).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
+#include <string>
 
 #include "ewise/broadcast.hpp"
 #include "ewise/error.hpp"
@@ -107,26 +109,37 @@ Dims random_strides(std::mt19937_64& rng, const Dims& shape) {
   return strides;
 }
 
+/// A random plan out = a op b: random shapes (broadcast, extent-1 dims, fewer dims for b) and
+/// layouts of each operand.
+BroadcastPlan random_plan(std::mt19937_64& rng) {
+  const Dims out_shape = random_shape(rng, kMaxRank);
+  Dims a_shape = out_shape, b_shape = out_shape;
+  for (int d = 0; d < out_shape.size(); ++d) {  // knock dims down to 1 for broadcasting
+    if (rng() % 3 == 0) a_shape[d] = 1;
+    if (rng() % 3 == 0) b_shape[d] = 1;
+  }
+  // drop leading dims of b sometimes (right alignment)
+  const int drop = out_shape.size() ? static_cast<int>(rng() % static_cast<unsigned>(out_shape.size() + 1)) : 0;
+  Dims b_short = Dims::from(b_shape.begin() + drop, b_shape.size() - drop);
+  Dims full = broadcast_shapes(a_shape, b_short);
+  // full may be smaller than out_shape where both operands were knocked to 1: use it
+  const TensorDesc out = TensorDesc::strided(DType::f32, full, random_strides(rng, full));
+  const TensorDesc a = TensorDesc::strided(DType::f32, a_shape, random_strides(rng, a_shape));
+  const TensorDesc b = TensorDesc::strided(DType::f32, b_short, random_strides(rng, b_short));
+  return make_plan(out, a, b);
+}
+
+std::string describe(const BroadcastPlan& p) {
+  return "shape " + p.shape.str() + " strides out " + p.strides[0].str() + " a " +
+         p.strides[1].str() + " b " + p.strides[2].str();
+}
+
 TEST(Coalesce, PropertySameOffsetsForEveryIndex) {
   const std::uint64_t seed = verify::seed_from_env_or_random();
   SCOPED_TRACE("EWISE_SEED=" + std::to_string(seed));
   std::mt19937_64 rng(seed);
   for (int iter = 0; iter < 3000; ++iter) {
-    const Dims out_shape = random_shape(rng, kMaxRank);
-    Dims a_shape = out_shape, b_shape = out_shape;
-    for (int d = 0; d < out_shape.size(); ++d) {  // knock dims down to 1 for broadcasting
-      if (rng() % 3 == 0) a_shape[d] = 1;
-      if (rng() % 3 == 0) b_shape[d] = 1;
-    }
-    // drop leading dims of b sometimes (right alignment)
-    const int drop = out_shape.size() ? static_cast<int>(rng() % static_cast<unsigned>(out_shape.size() + 1)) : 0;
-    Dims b_short = Dims::from(b_shape.begin() + drop, b_shape.size() - drop);
-    Dims full = broadcast_shapes(a_shape, b_short);
-    // full may be smaller than out_shape where both operands were knocked to 1: use it
-    const TensorDesc out = TensorDesc::strided(DType::f32, full, random_strides(rng, full));
-    const TensorDesc a = TensorDesc::strided(DType::f32, a_shape, random_strides(rng, a_shape));
-    const TensorDesc b = TensorDesc::strided(DType::f32, b_short, random_strides(rng, b_short));
-    const BroadcastPlan plan = make_plan(out, a, b);
+    const BroadcastPlan plan = random_plan(rng);
     const BroadcastPlan c = coalesce(plan);
     ASSERT_EQ(c.numel(), plan.numel());
     ASSERT_LE(c.rank(), plan.rank() == 0 ? 0 : plan.rank());
@@ -134,8 +147,32 @@ TEST(Coalesce, PropertySameOffsetsForEveryIndex) {
     for (std::int64_t i = 0; i < plan.numel(); ++i)
       for (int k = 0; k < BroadcastPlan::kOperands; ++k)
         ASSERT_EQ(c.offset(k, i), plan.offset(k, i))
-            << "operand " << k << " index " << i << " out " << out.str() << " a " << a.str()
-            << " b " << b.str();
+            << "operand " << k << " index " << i << " " << describe(plan);
+  }
+}
+
+/// coalesce(plan, order, out) is coalesce() of the plan with its dims permuted by order.
+TEST(Coalesce, PermutedEqualsCoalesceOfThePermutedPlan) {
+  const std::uint64_t seed = verify::seed_from_env_or_random();
+  SCOPED_TRACE("EWISE_SEED=" + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  for (int iter = 0; iter < 3000; ++iter) {
+    const BroadcastPlan plan = random_plan(rng);
+    int order[kMaxRank];
+    for (int d = 0; d < plan.rank(); ++d) order[d] = d;
+    std::shuffle(order, order + plan.rank(), rng);
+    BroadcastPlan permuted;
+    for (int j = 0; j < plan.rank(); ++j) {
+      permuted.shape.push_back(plan.shape[order[j]]);
+      for (int k = 0; k < BroadcastPlan::kOperands; ++k)
+        permuted.strides[k].push_back(plan.strides[k][order[j]]);
+    }
+    BroadcastPlan got;
+    coalesce(plan, order, got);
+    const BroadcastPlan want = coalesce(permuted);
+    ASSERT_EQ(got.shape, want.shape) << describe(permuted);
+    for (int k = 0; k < BroadcastPlan::kOperands; ++k)
+      ASSERT_EQ(got.strides[k], want.strides[k]) << "operand " << k << " " << describe(permuted);
   }
 }
 

@@ -41,6 +41,11 @@ BroadcastPlan make_plan(const TensorDesc& out, const TensorDesc& a, const Tensor
 /// Equivalent plan of lowest rank: same offsets for every output index.
 BroadcastPlan coalesce(const BroadcastPlan& plan);
 
+/// coalesce() of `plan` with its dims permuted (dim j taken from plan's dim order[j]; a
+/// permutation changes no offset), written into `out`, a default-constructed plan: the dense
+/// planner orders and coalesces each call's plan in place, without a temporary plan.
+void coalesce(const BroadcastPlan& plan, const int* order, BroadcastPlan& out);
+
 /// Throws InvalidArgument when `out` overlaps `in` other than exactly (same data, same
 /// descriptor: in-place use). Memory spans are compared, so interleaved views of one buffer
 /// count as overlapping. `what` names the input ("a" or "b").

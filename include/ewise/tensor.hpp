@@ -24,7 +24,22 @@ enum class DType : std::uint8_t { f16, bf16, f32, f64, i32, i64 };
 inline constexpr DType kAllDTypes[] = {DType::f16, DType::bf16, DType::f32,
                                        DType::f64, DType::i32,  DType::i64};
 
-std::size_t dtype_size(DType t);
+namespace detail {
+[[noreturn]] void throw_unknown_dtype(DType t);  ///< InvalidArgument for a value outside DType
+}  // namespace detail
+
+/// Bytes per element (inline: a dense call's checks and plan ask for it many times).
+inline std::size_t dtype_size(DType t) {
+  switch (t) {
+    case DType::f16:
+    case DType::bf16: return 2;
+    case DType::f32:
+    case DType::i32: return 4;
+    case DType::f64:
+    case DType::i64: return 8;
+  }
+  detail::throw_unknown_dtype(t);
+}
 const char* dtype_name(DType t);  ///< "f16", "bf16", "f32", "f64", "i32", "i64"
 bool is_floating(DType t);
 /// Parses a dtype name as printed by dtype_name; throws InvalidArgument otherwise.
@@ -33,7 +48,8 @@ DType parse_dtype(std::string_view name);
 /// Highest supported rank.
 inline constexpr int kMaxRank = 8;
 
-/// A fixed-capacity list of up to kMaxRank int64 values: a shape or a list of strides.
+/// A fixed-capacity list of up to kMaxRank int64 values: a shape or a list of strides. The
+/// members a dense call's checks and plan use per call are inline, their errors out of line.
 class Dims {
  public:
   Dims() = default;
@@ -46,17 +62,36 @@ class Dims {
   std::int64_t& operator[](int i) noexcept { return v_[static_cast<std::size_t>(i)]; }
   const std::int64_t* begin() const noexcept { return v_.data(); }
   const std::int64_t* end() const noexcept { return v_.data() + rank_; }
-  void push_back(std::int64_t value);  ///< throws when full
+  /// Appends a value; throws InvalidArgument when full.
+  void push_back(std::int64_t value) {
+    if (rank_ == kMaxRank) throw_full();
+    v_[static_cast<std::size_t>(rank_++)] = value;
+  }
   /// Product of the values (1 for rank 0); throws InvalidArgument if it overflows int64.
-  std::int64_t product() const;
+  std::int64_t product() const {
+    std::int64_t p = 1;
+    for (int i = 0; i < rank_; ++i) {
+      if (v_[static_cast<std::size_t>(i)] == 0) return 0;
+      if (__builtin_mul_overflow(p, v_[static_cast<std::size_t>(i)], &p)) throw_overflow();
+    }
+    return p;
+  }
   std::string str() const;  ///< "(3,4)", "()" for rank 0, "(5,)" for rank 1
 
-  friend bool operator==(const Dims& a, const Dims& b) noexcept;
+  friend bool operator==(const Dims& a, const Dims& b) noexcept {
+    if (a.rank_ != b.rank_) return false;
+    for (int i = 0; i < a.rank_; ++i)
+      if (a[i] != b[i]) return false;
+    return true;
+  }
   friend bool operator!=(const Dims& a, const Dims& b) noexcept { return !(a == b); }
 
  private:
   int rank_ = 0;
   std::array<std::int64_t, kMaxRank> v_{};
+
+  [[noreturn]] void throw_full() const;      ///< push_back's InvalidArgument
+  [[noreturn]] void throw_overflow() const;  ///< product's InvalidArgument
 };
 
 std::ostream& operator<<(std::ostream& os, const Dims& d);
@@ -76,8 +111,18 @@ struct TensorDesc {
   std::int64_t numel() const { return shape.product(); }
   bool is_contiguous() const noexcept;  ///< row-major dense (dims of extent 1 may have any stride)
   /// Lowest and highest element offset the tensor reaches (numel() must be > 0).
-  std::int64_t min_offset() const noexcept;
-  std::int64_t max_offset() const noexcept;
+  std::int64_t min_offset() const noexcept {
+    std::int64_t off = 0;
+    for (int i = 0; i < rank(); ++i)
+      if (strides[i] < 0) off += (shape[i] - 1) * strides[i];
+    return off;
+  }
+  std::int64_t max_offset() const noexcept {
+    std::int64_t off = 0;
+    for (int i = 0; i < rank(); ++i)
+      if (strides[i] > 0) off += (shape[i] - 1) * strides[i];
+    return off;
+  }
   /// True when no two coordinates can map to the same element (required of an output), by a
   /// conservative test: with the dims of extent > 1 sorted by |stride|, each |stride| must
   /// exceed the reach of the inner ones (sum of |stride| * (extent - 1)). Some layouts whose

@@ -4,14 +4,14 @@
 // (dense/dense.cpp) and on host views (the CPU backend runs the plan's BroadcastPlan), by the
 // functor entry (ewise/dense.cuh), select_kernel, kernel_supports and the plan fuzz target.
 //
-// Two steps, both pure:
+// Two steps, both pure, filling one DensePlan in place (a call's host cost: no plan is copied):
 //   check_dense  every check binary() makes (plan_binary, options, device alignment), the plan's
 //                dims sorted by the output's |stride| (outermost first, so a transposed output
 //                still writes along its innermost dim) and coalesced, the index width, and the
 //                kernel: automatic's choice, or the named one once the plan is within what it
 //                accepts (else InvalidArgument naming the kernel, the operands and why). Nothing
-//                here depends on the device.
-//   plan_dense   the kernel's plan_<kernel> rule (dense/plan.cpp) gives its family's fields,
+//                here depends on the device: it sets the plan's DenseCall part.
+//   plan_launch  the kernel's plan_<kernel> rule (dense/plan.cpp) gives its family's fields,
 //                threads and grid from the checked call and the device's properties.
 // The device entry checks before it asks CUDA for the device's properties, so an invalid call
 // throws InvalidArgument even on a machine without a GPU.
@@ -145,20 +145,21 @@ struct DensePlan : DenseCall {
   MatrixVectorPlan matrix_vector;
 };
 
-/// Every check binary() makes and the device-independent decisions; throws InvalidArgument.
-DenseCall check_dense(const ConstTensorView& a, const ConstTensorView& b, const TensorView& out,
+/// Every check binary() makes and the device-independent decisions: a plan whose DenseCall
+/// part is set and whose launch fields are left to plan_launch; throws InvalidArgument.
+DensePlan check_dense(const ConstTensorView& a, const ConstTensorView& b, const TensorView& out,
                       const DenseOptions& options);
 
-/// The complete plan of a checked call on a device with `props`.
-DensePlan plan_dense(const DenseCall& call, const DeviceProps& props);
+/// Completes a plan from check_dense for a device with `props`: the launch fields of its kernel.
+void plan_launch(DensePlan& plan, const DeviceProps& props);
 
-/// check_dense, then plan_dense.
+/// check_dense, then plan_launch.
 DensePlan plan_dense(const ConstTensorView& a, const ConstTensorView& b, const TensorView& out,
                      const DenseOptions& options, const DeviceProps& props);
 
 /// The device entry's plan (dense/dense.cpp): check_dense, device views required, then (when
 /// there is work) the operands' memory and `stream` checked against the current device (no
-/// view may fault the kernel: see src/residency.hpp) and plan_dense with the current device's
+/// view may fault the kernel: see src/residency.hpp) and plan_launch with the current device's
 /// cached properties.
 DensePlan prepare_dense(const ConstTensorView& a, const ConstTensorView& b, const TensorView& out,
                         const DenseOptions& options, cudaStream_t stream);

@@ -136,9 +136,10 @@ struct SinglePassArgs {
 /// Set operation kSet of Q and S with unique keys in one pass over tiles of kTile merged
 /// entries, taken in launch order (SinglePassTiles). Tile t finds its own split (one warp at
 /// each end of it, warp_merge_split), stages its keys (stage_merge_tile, which runs the index
-/// checks), marks its outputs (mark_outputs) and ranks them (block scan). The ranked outputs take
-/// the keys' place in shared memory while the tile learns from the tiles before it where its
-/// outputs start (decoupled look-back); then each thread writes every kBlock-th output of the
+/// checks), marks its outputs (mark_outputs) and ranks them (block scan). The ranked outputs go
+/// to shared memory of their own (over the keys they would wait at a barrier for every thread's
+/// last key read) while the tile learns from the tiles before it where its outputs start
+/// (decoupled look-back); then each thread writes every kBlock-th output of the
 /// tile: the indices of the entry that stores the key (Q's when both do) and op(x, y), x Q's
 /// value or fill_q, y S's value or fill_s, in the compute type, rounded once. The last tile
 /// writes the number of outputs to *total. A split that cannot come from sorted operands (a
@@ -162,10 +163,8 @@ struct SinglePassArgs {
 template <SetOp kSet, class KT, class I, class T, class Op>
 __global__ void __launch_bounds__(kBlock, 5) single_pass_kernel(SinglePassArgs<I, T, Op> a) {
   constexpr bool kUnite = kSet == SetOp::unite;
-  __shared__ union {
-    KT keys[kTile + 2];
-    TileOutput outputs[kTile];
-  } sm;
+  __shared__ TileOutput outputs[kTile];  // first: the scatter's addresses take no offset
+  __shared__ KT keys[kTile + 2];
   __shared__ std::int64_t split[2];  // the Q entries before tile t and before tile t + 1
   __shared__ typename OutputScan::TempStorage scan_temp;
   const std::int64_t t = a.tiles.take();
@@ -180,17 +179,16 @@ __global__ void __launch_bounds__(kBlock, 5) single_pass_kernel(SinglePassArgs<I
   TileOutput found[kItems];
   unsigned mask = 0;
   if (m.locate(t, a.nq, a.ns, split[0], split[1])) {  // uniform across the block
-    stage_merge_tile(a.q, a.s, a.ns, m, a.qcheck, a.scheck, sm.keys, static_cast<KT*>(nullptr));
-    mask = mark_outputs<kSet>(sm.keys, m, true, true, static_cast<const KT*>(nullptr), found);
+    stage_merge_tile(a.q, a.s, a.ns, m, a.qcheck, a.scheck, keys, static_cast<KT*>(nullptr));
+    mask = mark_outputs<kSet>(keys, m, true, true, static_cast<const KT*>(nullptr), found);
   } else if (threadIdx.x == 0) {
     *a.bad_split = 1;
   }
   unsigned before, count;
   OutputScan(scan_temp).ExclusiveSum(static_cast<unsigned>(__popc(mask)), before, count);
-  __syncthreads();  // every thread is done with the keys
 #pragma unroll
   for (int k = 0; k < kItems; ++k)
-    if ((mask >> k) & 1u) sm.outputs[before + __popc(mask & ((1u << k) - 1u))] = found[k];
+    if ((mask >> k) & 1u) outputs[before + __popc(mask & ((1u << k) - 1u))] = found[k];
   const std::int64_t first = a.tiles.exclusive(t, count);  // its barrier publishes the outputs
   if (t == a.tiles.tiles - 1 && threadIdx.x == 0) *a.total = first + count;
   // The union's room holds every output: only the intersection's writes need the bound.
@@ -208,7 +206,7 @@ __global__ void __launch_bounds__(kBlock, 5) single_pass_kernel(SinglePassArgs<I
     row[k] = col[k] = 0;
     val[k] = T{};
     if (u < n) {
-      const TileOutput o = sm.outputs[u];
+      const TileOutput o = outputs[u];
       const std::int64_t qp = m.q0 + (o & kPositionMask);
       const std::int64_t sp = m.s0 + ((o >> kPositionBits) & kPositionMask);
       detail::compute_t<T> x = a.fill_q, y = a.fill_s;

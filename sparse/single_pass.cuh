@@ -111,6 +111,20 @@ __device__ __forceinline__ unsigned mark_outputs(const KT* sm, const MergeTile& 
   return live < kItems ? mask & ((1u << live) - 1u) : mask;
 }
 
+/// p, hidden from the compiler. A tile's base pointer (an array + the tile's first position)
+/// indexed by a 32-bit position in the tile is otherwise folded into every access as a 64-bit
+/// sum of the two positions, shifted and added to the array's address reloaded from constant
+/// memory; hidden, an access takes one IMAD.WIDE or two adds. An output's loads in
+/// single_pass_kernel took 29 and 44 static SASS instructions (f32 intersection and union,
+/// sm_90) against 20 and 33. The assumption keeps the loads global (LDG, not generic LD), as the
+/// compiler knows them for the kernel's pointer arguments.
+template <class T>
+__device__ __forceinline__ const T* opaque_global(const T* p) {
+  asm("" : "+l"(p));
+  __builtin_assume(__isGlobal(p));
+  return p;
+}
+
 using OutputScan = cub::BlockScan<unsigned, kBlock, cub::BLOCK_SCAN_WARP_SCANS>;
 
 /// What single_pass_kernel reads and writes: Q and S in storage order with unique keys
@@ -151,10 +165,11 @@ struct SinglePassArgs {
 /// past `room` are not written (the host clamps the count; that result is thrown away when
 /// validating).
 ///
-/// Five blocks an SM (at most 48 registers a thread, not the 56 the compiler picks alone for the
-/// union): the tile's barriers (split, staging, scan, look-back) stall its warps for 30% of
-/// their cycles, and more resident blocks hide them. H100, union of canonical 8192 x 12288 10%
-/// masks (10M + 10M entries, f32, i32): 0.417 -> 0.371 ms a call.
+/// Five blocks an SM (at most 48 registers a thread; with f32 values and i32 indices the
+/// intersection takes 44 and the union 46, the 40 of six blocks spill 8-24 bytes; sm_90): the
+/// tile's barriers (ticket, split, staging, scan, look-back) stall its warps, 30% of their
+/// cycles at four blocks, and more resident blocks hide them. H100, union of canonical
+/// 8192 x 12288 10% masks (10M + 10M entries, f32, i32): 0.417 -> 0.371 ms a call.
 ///
 /// Each tile searches its own split rather than reading it from a partition kernel launched
 /// before: while its two warps search, the SM's other blocks work on their tiles. Splits found
@@ -197,28 +212,33 @@ __global__ void __launch_bounds__(kBlock, 5) single_pass_kernel(SinglePassArgs<I
              : static_cast<unsigned>(std::min<std::int64_t>(
                    count, std::max<std::int64_t>(a.room - first, 0)));
   // Every load before any store: the compiler cannot move a load past a store to the result,
-  // which it cannot tell apart from the operands.
+  // which it cannot tell apart from the operands. The entries are read by their 32-bit
+  // positions in the tile, from pointers to its first Q and S entries; a register is written
+  // only for an output, and read only for one.
+  const I* const qr = opaque_global(a.q.r + m.q0);
+  const I* const qc = opaque_global(a.q.c + m.q0);
+  const T* const qv = opaque_global(a.qv + m.q0);
+  const I* const sr = opaque_global(a.s.r + m.s0);
+  const I* const sc = opaque_global(a.s.c + m.s0);
+  const T* const sv = opaque_global(a.sv + m.s0);
   I row[kItems], col[kItems];
   T val[kItems];
 #pragma unroll
   for (int k = 0; k < kItems; ++k) {
     const unsigned u = k * kBlock + threadIdx.x;
-    row[k] = col[k] = 0;
-    val[k] = T{};
     if (u < n) {
       const TileOutput o = outputs[u];
-      const std::int64_t qp = m.q0 + (o & kPositionMask);
-      const std::int64_t sp = m.s0 + ((o >> kPositionBits) & kPositionMask);
+      const unsigned qp = o & kPositionMask, sp = (o >> kPositionBits) & kPositionMask;
       detail::compute_t<T> x = a.fill_q, y = a.fill_s;
       if (!kUnite || (o & kHasQ)) {
-        row[k] = a.q.r[qp];
-        col[k] = a.q.c[qp];
-        x = detail::to_compute(a.qv[qp]);
+        row[k] = qr[qp];
+        col[k] = qc[qp];
+        x = detail::to_compute(qv[qp]);
       } else {
-        row[k] = a.s.r[sp];
-        col[k] = a.s.c[sp];
+        row[k] = sr[sp];
+        col[k] = sc[sp];
       }
-      if (!kUnite || (o & kHasS)) y = detail::to_compute(a.sv[sp]);
+      if (!kUnite || (o & kHasS)) y = detail::to_compute(sv[sp]);
       val[k] = detail::from_compute<T>(a.op(x, y));
     }
   }

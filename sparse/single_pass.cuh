@@ -35,7 +35,8 @@ enum class SetOp : std::uint8_t { unite, intersect };
 /// An output of tile t: its Q position in the tile in bits 0-14, its S position in bits 15-29,
 /// bit 30 set when Q stores the key and bit 31 when S does. Q position q_split[t] + ..., S
 /// position t * kTile - q_split[t] + .... For a Q output the S position is the S entry the merge
-/// stands at: its lower bound in S, which may be the entry after the tile (position nS).
+/// stands at: its lower bound in S, which may be the entry after the tile (position nS); for an S
+/// output the Q position is the Q entry the merge stands at.
 using TileOutput = std::uint32_t;
 inline constexpr int kPositionBits = 15;
 inline constexpr TileOutput kPositionMask = (1u << kPositionBits) - 1, kHasQ = 1u << 30,
@@ -48,50 +49,80 @@ inline constexpr int kOutputsSlot = 0, kBadSplitSlot = 2;
 
 /// The outputs of set operation kSet among the calling thread's kItems positions of a tile that
 /// stage_merge_tile has staged in sm (*s_before = S[s0 - 1], read only for the union when S is
-/// not unique): found[k] for each set bit k of the mask returned, in merge order. Each thread
-/// merges its positions serially from its split (thread_merge_split; on equal keys Q comes
-/// first). A Q entry that heads its run of equal Q keys is an output of the union, and of the
-/// intersection when the S entry the merge stands at (its lower bound) has its key; an S entry
-/// that heads its run is an output of the union when the Q entry before it has another key (Q
-/// stores the key only before it). At most one output per position.
+/// not unique): found[k] for each set bit k of the mask returned, in merge order (found[k] of an
+/// unset bit is unspecified). Each thread merges its positions serially from its split
+/// (thread_merge_split; on equal keys Q comes first). A Q entry that heads its run of equal Q
+/// keys is an output of the union, and of the intersection when the S entry the merge stands at
+/// (its lower bound) has its key; an S entry that heads its run is an output of the union when
+/// the Q entry before it has another key (Q stores the key only before it). At most one output
+/// per position.
+///
+/// The merge holds Q[i], S[j] and the keys before them in registers: a step compares and
+/// selects with predicates, advances i or j and reads the one key that comes next, so it has no
+/// branch and one shared-memory read. Reading Q[i], S[j] and the key before them from shared
+/// memory at every step, behind branches, compiled to 358 static SASS instructions with 65
+/// branches from the split search to the block scan (single_pass_kernel, f32 intersection,
+/// sm_90), against 208 with 3 (the search loop's); the union 458 with 59, against 252 with 3. A
+/// position past the tile's end (in the last tile) reads the entry after the tile again and is
+/// not an output.
 template <SetOp kSet, class KT>
 __device__ __forceinline__ unsigned mark_outputs(const KT* sm, const MergeTile& m, bool q_unique,
                                                  bool s_unique, const KT* s_before,
                                                  TileOutput (&found)[kItems]) {
+  constexpr bool kUnite = kSet == SetOp::unite;
   const int len = m.len, nQ = m.nQ, nS = m.nS;
-  const KT* Q = sm + 1;  // Q[-1] is the Q entry before the tile
-  const KT* S = sm + 1 + nQ;  // S[nS] is the S entry after the tile
-  auto [d0, i, j] = thread_merge_split(Q, nQ, S, nS);
+  const KT* Q = sm + 1;  // Q[-1] is the Q entry before the tile, Q[nQ + j] is S[j]
+  const auto [d0, i0, j0] = thread_merge_split(Q, nQ, Q + nQ, nS);
+  const int lowest = m.has_prev ? -1 : 0;  // Q[i - 1] exists for i > lowest
+  int i = i0, js = nQ + j0;  // js: S[j]'s index in Q
+  KT q = Q[i], s = Q[js], q_prev = Q[i - 1], s_prev{};
+  if (kUnite && !s_unique) s_prev = j0 > 0 ? Q[js - 1] : *s_before;
   unsigned mask = 0;
 #pragma unroll
   for (int k = 0; k < kItems; ++k) {
-    found[k] = 0;
-    if (d0 + k >= len) continue;
-    if (i < nQ && (j >= nS || Q[i] <= S[j])) {
-      const KT key = Q[i];
-      if (q_unique || m.q0 + i == 0 || Q[i - 1] != key) {
-        const bool in_s = (j < nS || m.has_next) && S[j] == key;
-        if (kSet == SetOp::unite || in_s) {
-          found[k] = static_cast<TileOutput>(i) | static_cast<TileOutput>(j) << kPositionBits |
-                     kHasQ | (in_s ? kHasS : 0u);
-          mask |= 1u << k;
-        }
-      }
+    const bool take_q = i < nQ && (js >= len || q <= s);
+    // A Q step: the head of its run, and whether S stores its key.
+    const bool q_head = q_unique || i <= lowest || q_prev != q;
+    const bool in_s = (js < len || m.has_next) && s == q;
+    // An S step (the union's): the head of its run, and whether Q stored its key.
+    const bool s_head = s_unique || (js == nQ && m.s0 == 0) || s_prev != s;
+    const bool in_q = i > lowest && q_prev == s;
+    const bool out = take_q ? q_head && (kUnite || in_s) : kUnite && s_head && !in_q;
+    mask |= static_cast<unsigned>(out) << k;
+    // The intersection's outputs are all Q steps with in_s: their flags need no select.
+    const TileOutput flags =
+        kUnite ? (take_q ? (in_s ? kHasQ | kHasS : kHasQ) : kHasS) : kHasQ | kHasS;
+    found[k] = static_cast<TileOutput>(i) | static_cast<TileOutput>(js - nQ) << kPositionBits |
+               flags;
+    if (take_q) {
+      q_prev = q;
       ++i;
     } else {
-      if constexpr (kSet == SetOp::unite) {
-        const KT key = S[j];
-        const bool head = s_unique || m.s0 + j == 0 || (j > 0 ? S[j - 1] : *s_before) != key;
-        const bool in_q = m.q0 + i > 0 && Q[i - 1] == key;
-        if (head && !in_q) {
-          found[k] = static_cast<TileOutput>(j) << kPositionBits | kHasS;
-          mask |= 1u << k;
-        }
-      }
-      ++j;
+      s_prev = s;
+      ++js;
+    }
+    if (k + 1 < kItems) {
+      const KT next = Q[std::min(take_q ? i : js, len)];  // len: the entry after the tile
+      if (take_q) q = next;
+      else s = next;
     }
   }
-  return mask;
+  const int live = len - d0;  // the thread's positions in the tile
+  return live < kItems ? mask & ((1u << live) - 1u) : mask;
+}
+
+/// p, hidden from the compiler. A tile's base pointer (an array + the tile's first position)
+/// indexed by a 32-bit position in the tile is otherwise folded into every access as a 64-bit
+/// sum of the two positions, shifted and added to the array's address reloaded from constant
+/// memory; hidden, an access takes one IMAD.WIDE or two adds. An output's loads in
+/// single_pass_kernel took 29 and 44 static SASS instructions (f32 intersection and union,
+/// sm_90) against 20 and 33. The assumption keeps the loads global (LDG, not generic LD), as the
+/// compiler knows them for the kernel's pointer arguments.
+template <class T>
+__device__ __forceinline__ const T* opaque_global(const T* p) {
+  asm("" : "+l"(p));
+  __builtin_assume(__isGlobal(p));
+  return p;
 }
 
 using OutputScan = cub::BlockScan<unsigned, kBlock, cub::BLOCK_SCAN_WARP_SCANS>;
@@ -119,9 +150,10 @@ struct SinglePassArgs {
 /// Set operation kSet of Q and S with unique keys in one pass over tiles of kTile merged
 /// entries, taken in launch order (SinglePassTiles). Tile t finds its own split (one warp at
 /// each end of it, warp_merge_split), stages its keys (stage_merge_tile, which runs the index
-/// checks), marks its outputs (mark_outputs) and ranks them (block scan). The ranked outputs take
-/// the keys' place in shared memory while the tile learns from the tiles before it where its
-/// outputs start (decoupled look-back); then each thread writes every kBlock-th output of the
+/// checks), marks its outputs (mark_outputs) and ranks them (block scan). The ranked outputs go
+/// to shared memory of their own (over the keys they would wait at a barrier for every thread's
+/// last key read) while the tile learns from the tiles before it where its outputs start
+/// (decoupled look-back); then each thread writes every kBlock-th output of the
 /// tile: the indices of the entry that stores the key (Q's when both do) and op(x, y), x Q's
 /// value or fill_q, y S's value or fill_s, in the compute type, rounded once. The last tile
 /// writes the number of outputs to *total. A split that cannot come from sorted operands (a
@@ -133,10 +165,11 @@ struct SinglePassArgs {
 /// past `room` are not written (the host clamps the count; that result is thrown away when
 /// validating).
 ///
-/// Five blocks an SM (at most 48 registers a thread, not the 56 the compiler picks alone for the
-/// union): the tile's barriers (split, staging, scan, look-back) stall its warps for 30% of
-/// their cycles, and more resident blocks hide them. H100, union of canonical 8192 x 12288 10%
-/// masks (10M + 10M entries, f32, i32): 0.417 -> 0.371 ms a call.
+/// Five blocks an SM (at most 48 registers a thread; with f32 values and i32 indices the
+/// intersection takes 44 and the union 46, the 40 of six blocks spill 8-24 bytes; sm_90): the
+/// tile's barriers (ticket, split, staging, scan, look-back) stall its warps, 30% of their
+/// cycles at four blocks, and more resident blocks hide them. H100, union of canonical
+/// 8192 x 12288 10% masks (10M + 10M entries, f32, i32): 0.417 -> 0.371 ms a call.
 ///
 /// Each tile searches its own split rather than reading it from a partition kernel launched
 /// before: while its two warps search, the SM's other blocks work on their tiles. Splits found
@@ -145,10 +178,8 @@ struct SinglePassArgs {
 template <SetOp kSet, class KT, class I, class T, class Op>
 __global__ void __launch_bounds__(kBlock, 5) single_pass_kernel(SinglePassArgs<I, T, Op> a) {
   constexpr bool kUnite = kSet == SetOp::unite;
-  __shared__ union {
-    KT keys[kTile + 2];
-    TileOutput outputs[kTile];
-  } sm;
+  __shared__ TileOutput outputs[kTile];  // first: the scatter's addresses take no offset
+  __shared__ KT keys[kTile + 2];
   __shared__ std::int64_t split[2];  // the Q entries before tile t and before tile t + 1
   __shared__ typename OutputScan::TempStorage scan_temp;
   const std::int64_t t = a.tiles.take();
@@ -163,17 +194,16 @@ __global__ void __launch_bounds__(kBlock, 5) single_pass_kernel(SinglePassArgs<I
   TileOutput found[kItems];
   unsigned mask = 0;
   if (m.locate(t, a.nq, a.ns, split[0], split[1])) {  // uniform across the block
-    stage_merge_tile(a.q, a.s, a.ns, m, a.qcheck, a.scheck, sm.keys, static_cast<KT*>(nullptr));
-    mask = mark_outputs<kSet>(sm.keys, m, true, true, static_cast<const KT*>(nullptr), found);
+    stage_merge_tile(a.q, a.s, a.ns, m, a.qcheck, a.scheck, keys, static_cast<KT*>(nullptr));
+    mask = mark_outputs<kSet>(keys, m, true, true, static_cast<const KT*>(nullptr), found);
   } else if (threadIdx.x == 0) {
     *a.bad_split = 1;
   }
   unsigned before, count;
   OutputScan(scan_temp).ExclusiveSum(static_cast<unsigned>(__popc(mask)), before, count);
-  __syncthreads();  // every thread is done with the keys
 #pragma unroll
   for (int k = 0; k < kItems; ++k)
-    if ((mask >> k) & 1u) sm.outputs[before + __popc(mask & ((1u << k) - 1u))] = found[k];
+    if ((mask >> k) & 1u) outputs[before + __popc(mask & ((1u << k) - 1u))] = found[k];
   const std::int64_t first = a.tiles.exclusive(t, count);  // its barrier publishes the outputs
   if (t == a.tiles.tiles - 1 && threadIdx.x == 0) *a.total = first + count;
   // The union's room holds every output: only the intersection's writes need the bound.
@@ -182,28 +212,33 @@ __global__ void __launch_bounds__(kBlock, 5) single_pass_kernel(SinglePassArgs<I
              : static_cast<unsigned>(std::min<std::int64_t>(
                    count, std::max<std::int64_t>(a.room - first, 0)));
   // Every load before any store: the compiler cannot move a load past a store to the result,
-  // which it cannot tell apart from the operands.
+  // which it cannot tell apart from the operands. The entries are read by their 32-bit
+  // positions in the tile, from pointers to its first Q and S entries; a register is written
+  // only for an output, and read only for one.
+  const I* const qr = opaque_global(a.q.r + m.q0);
+  const I* const qc = opaque_global(a.q.c + m.q0);
+  const T* const qv = opaque_global(a.qv + m.q0);
+  const I* const sr = opaque_global(a.s.r + m.s0);
+  const I* const sc = opaque_global(a.s.c + m.s0);
+  const T* const sv = opaque_global(a.sv + m.s0);
   I row[kItems], col[kItems];
   T val[kItems];
 #pragma unroll
   for (int k = 0; k < kItems; ++k) {
     const unsigned u = k * kBlock + threadIdx.x;
-    row[k] = col[k] = 0;
-    val[k] = T{};
     if (u < n) {
-      const TileOutput o = sm.outputs[u];
-      const std::int64_t qp = m.q0 + (o & kPositionMask);
-      const std::int64_t sp = m.s0 + ((o >> kPositionBits) & kPositionMask);
+      const TileOutput o = outputs[u];
+      const unsigned qp = o & kPositionMask, sp = (o >> kPositionBits) & kPositionMask;
       detail::compute_t<T> x = a.fill_q, y = a.fill_s;
       if (!kUnite || (o & kHasQ)) {
-        row[k] = a.q.r[qp];
-        col[k] = a.q.c[qp];
-        x = detail::to_compute(a.qv[qp]);
+        row[k] = qr[qp];
+        col[k] = qc[qp];
+        x = detail::to_compute(qv[qp]);
       } else {
-        row[k] = a.s.r[sp];
-        col[k] = a.s.c[sp];
+        row[k] = sr[sp];
+        col[k] = sc[sp];
       }
-      if (!kUnite || (o & kHasS)) y = detail::to_compute(a.sv[sp]);
+      if (!kUnite || (o & kHasS)) y = detail::to_compute(sv[sp]);
       val[k] = detail::from_compute<T>(a.op(x, y));
     }
   }

@@ -171,6 +171,12 @@ struct SinglePassArgs {
 /// cycles at four blocks, and more resident blocks hide them. H100, union of canonical
 /// 8192 x 12288 10% masks (10M + 10M entries, f32, i32): 0.417 -> 0.371 ms a call.
 ///
+/// The outputs' own shared array (one barrier a tile fewer) with the branch-free merge of
+/// mark_outputs and 32-bit positions in the write phase, against the outputs over the keys and a
+/// merge with a branch a step (H100, same run, bench/results/h100/structures/ab_branch_free):
+/// the canonical intersections of the structures kinds took 0.87-0.94 of the time (mask 0.261
+/// -> 0.228 ms, graph 0.469 -> 0.443), the canonical unions of the union kinds 0.91-0.94.
+///
 /// Each tile searches its own split rather than reading it from a partition kernel launched
 /// before: while its two warps search, the SM's other blocks work on their tiles. Splits found
 /// by merge_partition_kernel ahead (one barrier a tile fewer) took the canonical intersections

@@ -305,25 +305,12 @@ nb::object torch_binary(nb::handle op, nb::handle a, nb::handle b, nb::handle ou
 }  // namespace
 
 void bind_torch(nb::module_& m) {
-  m.def(
-      "torch_binary",
-      [](nb::handle op, nb::handle a, nb::handle b, nb::handle out, nb::handle kernel) {
-        return torch_binary(op, a, b, out, kernel, false);
-      },
-      nb::arg("op"), nb::arg("a"), nb::arg("b"), nb::arg("out").none(),
-      nb::arg("kernel").none(),
-      "out = a op b (op and kernel by their C++ names) for plain CUDA torch tensors on one "
-      "device with no gradient to record, on PyTorch's current stream; returns out (a new "
-      "tensor when None), or None when the call needs the general path");
-  m.def(
-      "torch_binary_host",
-      [](nb::handle op, nb::handle a, nb::handle b, nb::handle out, nb::handle kernel) {
-        return torch_binary(op, a, b, out, kernel, true);
-      },
-      nb::arg("op"), nb::arg("a"), nb::arg("b"), nb::arg("out").none(),
-      nb::arg("kernel").none(),
-      "torch_binary for CPU torch tensors, on the CPU backend: the same checks, reads and "
-      "allocation, for the tests");
+  def_binary(m, "torch_binary", "torch_binary_host", &torch_binary,
+             "out = a op b (op and kernel by their C++ names) for plain CUDA torch tensors on "
+             "one device with no gradient to record, on PyTorch's current stream; returns out (a "
+             "new tensor when None), or None when the call needs the general path",
+             "torch_binary for CPU torch tensors, on the CPU backend: the same checks, reads and "
+             "allocation, for the tests");
 }
 
 }  // namespace ewise::python

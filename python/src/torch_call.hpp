@@ -46,4 +46,22 @@ NewResult new_result(const TorchTensor& a, const TorchTensor& b);
 void run_binary(nb::handle op, nb::handle kernel, const TorchTensor& a, const TorchTensor& b,
                 const TorchTensor& out, bool host, std::uintptr_t stream);
 
+/// Defines `name`(op, a, b, out, kernel) as f(op, a, b, out, kernel, false), the CUDA path, and
+/// `host_name`(...) as f(..., true), its CPU form for the tests; out and kernel may be None.
+template <class F>
+void def_binary(nb::module_& m, const char* name, const char* host_name, F f, const char* doc,
+                const char* host_doc) {
+  const auto define = [&](const char* def_name, bool host, const char* def_doc) {
+    m.def(
+        def_name,
+        [f, host](nb::handle op, nb::handle a, nb::handle b, nb::handle out, nb::handle kernel) {
+          return f(op, a, b, out, kernel, host);
+        },
+        nb::arg("op"), nb::arg("a"), nb::arg("b"), nb::arg("out").none(),
+        nb::arg("kernel").none(), def_doc);
+  };
+  define(name, false, doc);
+  define(host_name, true, host_doc);
+}
+
 }  // namespace ewise::python

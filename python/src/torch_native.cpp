@@ -149,24 +149,11 @@ NB_MODULE(_ewise_torch, m) {
     }
   });
 
-  m.def(
-      "binary",
-      [](nb::handle op, nb::handle a, nb::handle b, nb::handle out, nb::handle kernel) {
-        return binary(op, a, b, out, kernel, false);
-      },
-      nb::arg("op"), nb::arg("a"), nb::arg("b"), nb::arg("out").none(),
-      nb::arg("kernel").none(),
-      "_ewise.torch_binary through libtorch: out = a op b (op and kernel by their C++ names) "
-      "for plain CUDA torch tensors on one device with no gradient to record, on PyTorch's "
-      "current stream; returns out (a new tensor when None), or None when the call needs the "
-      "general path");
-  m.def(
-      "binary_host",
-      [](nb::handle op, nb::handle a, nb::handle b, nb::handle out, nb::handle kernel) {
-        return binary(op, a, b, out, kernel, true);
-      },
-      nb::arg("op"), nb::arg("a"), nb::arg("b"), nb::arg("out").none(),
-      nb::arg("kernel").none(),
-      "binary for CPU torch tensors, on the CPU backend: the same checks, reads and "
-      "allocation, for the tests");
+  def_binary(m, "binary", "binary_host", &binary,
+             "_ewise.torch_binary through libtorch: out = a op b (op and kernel by their C++ "
+             "names) for plain CUDA torch tensors on one device with no gradient to record, on "
+             "PyTorch's current stream; returns out (a new tensor when None), or None when the "
+             "call needs the general path",
+             "binary for CPU torch tensors, on the CPU backend: the same checks, reads and "
+             "allocation, for the tests");
 }

@@ -33,7 +33,7 @@ __global__ void __launch_bounds__(kBlock)
                        TileOutput* staging, std::int64_t* counts, std::int64_t* bad_split) {
   __shared__ KT sm[kTile + 2];
   const std::int64_t t = blockIdx.x;
-  MergeTile m;
+  MergeTile<kItems> m;
   if (!begin_counted_tile(t, tiles, nq, ns, q_split, counts, bad_split, m)) return;
   stage_merge_tile(q, s, ns, m, qcheck, scheck, sm, static_cast<KT*>(nullptr));
   TileOutput found[kItems];

@@ -1,6 +1,7 @@
 // sparse/merge_path.cuh — the merge-path tiling shared by the intersection (merge.cu) and the
 // union (union.cu) of two sorted key sequences Q and S: the partition of the merge into tiles
-// of kTile entries (a kernel for every split, or each block its own), the staging of a tile's
+// (MergeTile: kTile entries in the two-pass kernels, whose splits a kernel finds; more in the
+// single pass, where each block finds its own), the staging of a tile's
 // keys in shared memory with the index checks of the entries it holds, and the split of a tile
 // among its threads.
 #pragma once
@@ -67,8 +68,13 @@ void partition_merge(QK q, std::int64_t nq, SK s, std::int64_t ns, std::int64_t 
                  stream, q, nq, s, ns, tiles, q_split);
 }
 
-/// Merge tile t: entries [diag0, diag0 + len) of the merge, Q[q0, q0 + nQ) and S[s0, s0 + nS).
+/// Merge tile t of kEntries = kBlock * kPerThread merged entries (kPerThread a thread): entries
+/// [diag0, diag0 + len) of the merge, Q[q0, q0 + nQ) and S[s0, s0 + nS).
+template <int kPerThread>
 struct MergeTile {
+  static constexpr std::int64_t kEntries = std::int64_t{kBlock} * kPerThread;
+  static_assert(kEntries < (1 << 15), "merge and union keep positions inside a tile in 15 bits");
+
   std::int64_t diag0 = 0, q0 = 0, s0 = 0, s1 = 0;
   int len = 0, nQ = 0, nS = 0;
   bool has_prev = false;  ///< Q[q0 - 1] exists
@@ -84,8 +90,8 @@ struct MergeTile {
   /// The same from the Q entries before the tile (q_begin) and before the next (q_end).
   __device__ bool locate(std::int64_t t, std::int64_t nq, std::int64_t ns, std::int64_t q_begin,
                          std::int64_t q_end) {
-    diag0 = t * kTile;
-    const std::int64_t diag1 = std::min(diag0 + kTile, nq + ns);
+    diag0 = t * kEntries;
+    const std::int64_t diag1 = std::min(diag0 + kEntries, nq + ns);
     len = static_cast<int>(diag1 - diag0);
     q0 = q_begin;
     const std::int64_t q1 = q_end;
@@ -105,11 +111,12 @@ struct MergeTile {
 /// the total; m takes the tile's bounds. A split that cannot come from sorted operands (a broken
 /// canonical promise) sets *bad_split and counts[t] = 0 and returns false: the tile does nothing.
 /// Uniform across the block.
+template <int kPerThread>
 __device__ __forceinline__ bool begin_counted_tile(std::int64_t t, std::int64_t tiles,
                                                    std::int64_t nq, std::int64_t ns,
                                                    const std::int64_t* q_split,
                                                    std::int64_t* counts, std::int64_t* bad_split,
-                                                   MergeTile& m) {
+                                                   MergeTile<kPerThread>& m) {
   if (t == tiles - 1 && threadIdx.x == 0) counts[tiles] = 0;
   if (m.locate(t, nq, ns, q_split)) return true;
   if (threadIdx.x == 0) {
@@ -123,16 +130,16 @@ __device__ __forceinline__ bool begin_counted_tile(std::int64_t t, std::int64_t 
 /// part), sm[1 + len] = S[s1] (every load is issued before any is used), and, when s_prev is
 /// given, *s_prev = S[s0 - 1] (when s0 > 0). Runs the index checks of the entries the tile
 /// holds: range, and for a canonical operand the order, on neighbouring keys. Block-wide; sm
-/// holds kTile + 2 keys; ends with the keys visible to the whole block.
-template <class QK, class SK, class KT>
-__device__ __forceinline__ void stage_merge_tile(QK q, SK s, std::int64_t ns, const MergeTile& m,
+/// holds m.kEntries + 2 keys; ends with the keys visible to the whole block.
+template <class QK, class SK, class KT, int kPerThread>
+__device__ __forceinline__ void stage_merge_tile(QK q, SK s, std::int64_t ns, const MergeTile<kPerThread>& m,
                                                  const EntryCheck& qcheck,
                                                  const EntryCheck& scheck, KT* sm, KT* s_prev) {
   const int nQ = m.nQ, len = m.len;
-  typename QK::Raw qr[kItems];
-  typename SK::Raw sr[kItems];
+  typename QK::Raw qr[kPerThread];
+  typename SK::Raw sr[kPerThread];
 #pragma unroll
-  for (int k = 0; k < kItems; ++k) {
+  for (int k = 0; k < kPerThread; ++k) {
     const int e = k * kBlock + static_cast<int>(threadIdx.x);
     if (e < nQ) qr[k] = q.load(m.q0 + e);
     else if (e < len) sr[k] = s.load(m.s0 + (e - nQ));
@@ -143,7 +150,7 @@ __device__ __forceinline__ void stage_merge_tile(QK q, SK s, std::int64_t ns, co
   if (threadIdx.x == 0 && m.has_next) snext = s.load(m.s1);
   if (s_prev && threadIdx.x == 0 && m.s0 > 0) sprev = s.load(m.s0 - 1);
 #pragma unroll
-  for (int k = 0; k < kItems; ++k) {
+  for (int k = 0; k < kPerThread; ++k) {
     const int e = k * kBlock + static_cast<int>(threadIdx.x);
     if (e < nQ) {
       if (qcheck.words && !q.in_range(qr[k], qcheck.nrows, qcheck.ncols))
@@ -168,7 +175,7 @@ __device__ __forceinline__ void stage_merge_tile(QK q, SK s, std::int64_t ns, co
   const bool s_order = scheck.words && scheck.canonical;
   if (q_order || s_order) {
 #pragma unroll
-    for (int k = 0; k < kItems; ++k) {
+    for (int k = 0; k < kPerThread; ++k) {
       const int e = k * kBlock + static_cast<int>(threadIdx.x);
       if (e < nQ) {
         if (q_order && m.q0 + e > 0 && sm[e] >= sm[1 + e])
@@ -182,16 +189,16 @@ __device__ __forceinline__ void stage_merge_tile(QK q, SK s, std::int64_t ns, co
   }
 }
 
-/// The calling thread's part of a staged tile of nQ + nS entries: the kItems positions of the
-/// merge from d0 = min(threadIdx.x * kItems, nQ + nS) on, which start at Q[i] and S[j] with
+/// The calling thread's part of a staged tile of nQ + nS entries: the kPerThread positions of the
+/// merge from d0 = min(threadIdx.x * kPerThread, nQ + nS) on, which start at Q[i] and S[j] with
 /// i + j = d0 (the merge-path diagonal search, on the tile's Q[0, nQ) and S[0, nS) in
 /// shared memory).
 struct ThreadMerge {
   int d0, i, j;
 };
-template <class KT>
+template <int kPerThread, class KT>
 __device__ __forceinline__ ThreadMerge thread_merge_split(const KT* Q, int nQ, const KT* S, int nS) {
-  const int d0 = std::min(static_cast<int>(threadIdx.x) * kItems, nQ + nS);
+  const int d0 = std::min(static_cast<int>(threadIdx.x) * kPerThread, nQ + nS);
   int lo = std::max(0, d0 - nS), hi = std::min(d0, nQ);
   while (lo < hi) {
     const int mid = (lo + hi) >> 1;

@@ -14,18 +14,16 @@ struct TilePolicy {
   /// Threads per block of every sparse kernel.
   int block_threads;
   /// Entries per thread of a tiled kernel: a tile holds block_threads * items_per_thread
-  /// entries. merge and union store positions inside a tile in 15 bits (single_pass.cuh), so a
-  /// tile holds at most 32767.
+  /// entries (the single pass of the merge paths has its own count, kSinglePassItems).
   int items_per_thread;
   /// The most blocks a grid-stride kernel launches.
   int max_grid_blocks;
 };
 
-/// 256 x 8 (2048-entry tiles) is the only shape measured; no sweep is recorded. The pipelines
-/// at this shape, H200, 16384², f32, i32 indices (bench/results/h200-542e119): merge of two
-/// canonical operands 0.0419 ms at density 1e-4, 0.0776 ms at 1e-2, 0.502 ms at 1e-1;
-/// bitmap_merge of two unsorted ones 0.376 ms at 1e-2, 2.19 ms at 1e-1. The grid cap was not
-/// measured.
+/// 256 x 8 (2048-entry tiles) is the only shape measured for the kernels other than the single
+/// pass (whose items a thread are kSinglePassItems, below); no sweep of it is recorded. At this
+/// shape, H200, 16384², f32, i32 indices (bench/results/h200-542e119): bitmap_merge of two
+/// unsorted operands 0.376 ms at density 1e-2, 2.19 ms at 1e-1. The grid cap was not measured.
 inline constexpr TilePolicy kTilePolicy{256, 8, 65536};
 
 inline constexpr int kBlock = kTilePolicy.block_threads;
@@ -33,10 +31,28 @@ inline constexpr int kItems = kTilePolicy.items_per_thread;
 inline constexpr std::int64_t kTile = std::int64_t{kBlock} * kItems;  ///< entries per tile
 inline constexpr int kWarps = kBlock / 32;
 static_assert(kBlock % 32 == 0, "blocks are whole warps");
-static_assert(kTile < (1 << 15), "merge and union keep positions inside a tile in 15 bits");
 
-/// Tiles covering n entries.
-constexpr std::int64_t tiles_for(std::int64_t n) { return (n + kTile - 1) / kTile; }
+/// Tiles of `tile` entries covering n entries.
+constexpr std::int64_t tiles_for(std::int64_t n, std::int64_t tile = kTile) {
+  return (n + tile - 1) / tile;
+}
+
+/// Merged positions a thread of single_pass_kernel (single_pass.cuh), the intersection and
+/// union of two canonical operands, by their index type I; its tile holds kBlock times as many
+/// (MergeTile, which keeps positions inside a tile in 15 bits). A tile's fixed work is its
+/// ticket, the search for its split (two warps, about five rounds of dependent loads for
+/// 10M-entry operands, while the other six wait) and the look-back for its output offset: under
+/// Nsight Compute (H100, 8 a thread, the intersection of two canonical 10% masks) 26% of the
+/// warps' stall samples sat at the barrier after the split search and 17% at the look-back's.
+/// Larger tiles spread it over more entries. H100, same run, medians of two rounds, i32
+/// indices, f32: 8 -> 10 took the intersection of two 10% masks (8192 x 12288, 10.1M entries
+/// each) from 0.235-0.237 to 0.209-0.217 ms and of two 2^20 x 2^20 matrices (16.8M entries each,
+/// 80% shared) from 0.443-0.448 to 0.407-0.413 ms, their unions from 0.351-0.355 to 0.340-0.343
+/// and from 0.489-0.495 to 0.468-0.475 ms; 12 was no faster on the intersections and slower on
+/// the unions (20 bytes a thread spilled at the kernel's five blocks an SM). With i64 indices
+/// 10 spills 184-392 bytes a thread against 40-140 at 8 (ptxas, sm_90; not timed), so 8.
+template <class I>
+inline constexpr int kSinglePassItems = sizeof(I) == 4 ? 10 : 8;
 
 /// The tiles of combine(op, COO, dense) (coo_dense_union.cu): a block writes kCellTile
 /// consecutive cells of the row-major table, kCellItems a thread, with the tile's entries staged

@@ -34,20 +34,19 @@ enum class SetOp : std::uint8_t { unite, intersect };
 
 /// An output of tile t: its Q position in the tile in bits 0-14, its S position in bits 15-29,
 /// bit 30 set when Q stores the key and bit 31 when S does. Q position q_split[t] + ..., S
-/// position t * kTile - q_split[t] + .... For a Q output the S position is the S entry the merge
+/// position t * kEntries - q_split[t] + ... (kEntries: the tile's MergeTile). For a Q output the S position is the S entry the merge
 /// stands at: its lower bound in S, which may be the entry after the tile (position nS); for an S
 /// output the Q position is the Q entry the merge stands at.
 using TileOutput = std::uint32_t;
 inline constexpr int kPositionBits = 15;
 inline constexpr TileOutput kPositionMask = (1u << kPositionBits) - 1, kHasQ = 1u << 30,
                             kHasS = 1u << 31;
-static_assert(kTile < (1 << kPositionBits), "positions inside a tile take 15 bits");
 
 /// Status total slots of the merge pipelines: the number of outputs, and a split that sorted
 /// operands cannot give (not -1).
 inline constexpr int kOutputsSlot = 0, kBadSplitSlot = 2;
 
-/// The outputs of set operation kSet among the calling thread's kItems positions of a tile that
+/// The outputs of set operation kSet among the calling thread's kPerThread positions of a tile that
 /// stage_merge_tile has staged in sm (*s_before = S[s0 - 1], read only for the union when S is
 /// not unique): found[k] for each set bit k of the mask returned, in merge order (found[k] of an
 /// unset bit is unspecified). Each thread merges its positions serially from its split
@@ -65,21 +64,21 @@ inline constexpr int kOutputsSlot = 0, kBadSplitSlot = 2;
 /// sm_90), against 208 with 3 (the search loop's); the union 458 with 59, against 252 with 3. A
 /// position past the tile's end (in the last tile) reads the entry after the tile again and is
 /// not an output.
-template <SetOp kSet, class KT>
-__device__ __forceinline__ unsigned mark_outputs(const KT* sm, const MergeTile& m, bool q_unique,
+template <SetOp kSet, class KT, int kPerThread>
+__device__ __forceinline__ unsigned mark_outputs(const KT* sm, const MergeTile<kPerThread>& m, bool q_unique,
                                                  bool s_unique, const KT* s_before,
-                                                 TileOutput (&found)[kItems]) {
+                                                 TileOutput (&found)[kPerThread]) {
   constexpr bool kUnite = kSet == SetOp::unite;
   const int len = m.len, nQ = m.nQ, nS = m.nS;
   const KT* Q = sm + 1;  // Q[-1] is the Q entry before the tile, Q[nQ + j] is S[j]
-  const auto [d0, i0, j0] = thread_merge_split(Q, nQ, Q + nQ, nS);
+  const auto [d0, i0, j0] = thread_merge_split<kPerThread>(Q, nQ, Q + nQ, nS);
   const int lowest = m.has_prev ? -1 : 0;  // Q[i - 1] exists for i > lowest
   int i = i0, js = nQ + j0;  // js: S[j]'s index in Q
   KT q = Q[i], s = Q[js], q_prev = Q[i - 1], s_prev{};
   if (kUnite && !s_unique) s_prev = j0 > 0 ? Q[js - 1] : *s_before;
   unsigned mask = 0;
 #pragma unroll
-  for (int k = 0; k < kItems; ++k) {
+  for (int k = 0; k < kPerThread; ++k) {
     const bool take_q = i < nQ && (js >= len || q <= s);
     // A Q step: the head of its run, and whether S stores its key.
     const bool q_head = q_unique || i <= lowest || q_prev != q;
@@ -101,14 +100,14 @@ __device__ __forceinline__ unsigned mark_outputs(const KT* sm, const MergeTile& 
       s_prev = s;
       ++js;
     }
-    if (k + 1 < kItems) {
+    if (k + 1 < kPerThread) {
       const KT next = Q[std::min(take_q ? i : js, len)];  // len: the entry after the tile
       if (take_q) q = next;
       else s = next;
     }
   }
   const int live = len - d0;  // the thread's positions in the tile
-  return live < kItems ? mask & ((1u << live) - 1u) : mask;
+  return live < kPerThread ? mask & ((1u << live) - 1u) : mask;
 }
 
 /// p, hidden from the compiler. A tile's base pointer (an array + the tile's first position)
@@ -147,8 +146,8 @@ struct SinglePassArgs {
   std::int64_t* bad_split;
 };
 
-/// Set operation kSet of Q and S with unique keys in one pass over tiles of kTile merged
-/// entries, taken in launch order (SinglePassTiles). Tile t finds its own split (one warp at
+/// Set operation kSet of Q and S with unique keys in one pass over tiles of
+/// kBlock * kSinglePassItems<I> merged entries, taken in launch order (SinglePassTiles). Tile t finds its own split (one warp at
 /// each end of it, warp_merge_split), stages its keys (stage_merge_tile, which runs the index
 /// checks), marks its outputs (mark_outputs) and ranks them (block scan). The ranked outputs go
 /// to shared memory of their own (over the keys they would wait at a barrier for every thread's
@@ -184,20 +183,22 @@ struct SinglePassArgs {
 template <SetOp kSet, class KT, class I, class T, class Op>
 __global__ void __launch_bounds__(kBlock, 5) single_pass_kernel(SinglePassArgs<I, T, Op> a) {
   constexpr bool kUnite = kSet == SetOp::unite;
-  __shared__ TileOutput outputs[kTile];  // first: the scatter's addresses take no offset
-  __shared__ KT keys[kTile + 2];
+  constexpr int kPerThread = kSinglePassItems<I>;
+  using Tile = MergeTile<kPerThread>;
+  __shared__ TileOutput outputs[Tile::kEntries];  // first: the scatter's addresses take no offset
+  __shared__ KT keys[Tile::kEntries + 2];
   __shared__ std::int64_t split[2];  // the Q entries before tile t and before tile t + 1
   __shared__ typename OutputScan::TempStorage scan_temp;
   const std::int64_t t = a.tiles.take();
   const int warp = static_cast<int>(threadIdx.x >> 5);
   if (warp < 2) {
-    const std::int64_t diag = std::min((t + warp) * kTile, a.nq + a.ns);
+    const std::int64_t diag = std::min((t + warp) * Tile::kEntries, a.nq + a.ns);
     const std::int64_t q_before = warp_merge_split(a.q, a.nq, a.s, a.ns, diag);
     if ((threadIdx.x & 31) == 0) split[warp] = q_before;
   }
   __syncthreads();
-  MergeTile m;
-  TileOutput found[kItems];
+  Tile m;
+  TileOutput found[kPerThread];
   unsigned mask = 0;
   if (m.locate(t, a.nq, a.ns, split[0], split[1])) {  // uniform across the block
     stage_merge_tile(a.q, a.s, a.ns, m, a.qcheck, a.scheck, keys, static_cast<KT*>(nullptr));
@@ -208,7 +209,7 @@ __global__ void __launch_bounds__(kBlock, 5) single_pass_kernel(SinglePassArgs<I
   unsigned before, count;
   OutputScan(scan_temp).ExclusiveSum(static_cast<unsigned>(__popc(mask)), before, count);
 #pragma unroll
-  for (int k = 0; k < kItems; ++k)
+  for (int k = 0; k < kPerThread; ++k)
     if ((mask >> k) & 1u) outputs[before + __popc(mask & ((1u << k) - 1u))] = found[k];
   const std::int64_t first = a.tiles.exclusive(t, count);  // its barrier publishes the outputs
   if (t == a.tiles.tiles - 1 && threadIdx.x == 0) *a.total = first + count;
@@ -227,10 +228,10 @@ __global__ void __launch_bounds__(kBlock, 5) single_pass_kernel(SinglePassArgs<I
   const I* const sr = opaque_global(a.s.r + m.s0);
   const I* const sc = opaque_global(a.s.c + m.s0);
   const T* const sv = opaque_global(a.sv + m.s0);
-  I row[kItems], col[kItems];
-  T val[kItems];
+  I row[kPerThread], col[kPerThread];
+  T val[kPerThread];
 #pragma unroll
-  for (int k = 0; k < kItems; ++k) {
+  for (int k = 0; k < kPerThread; ++k) {
     const unsigned u = k * kBlock + threadIdx.x;
     if (u < n) {
       const TileOutput o = outputs[u];
@@ -249,7 +250,7 @@ __global__ void __launch_bounds__(kBlock, 5) single_pass_kernel(SinglePassArgs<I
     }
   }
 #pragma unroll
-  for (int k = 0; k < kItems; ++k) {
+  for (int k = 0; k < kPerThread; ++k) {
     const unsigned u = k * kBlock + threadIdx.x;
     if (u < n) {
       a.out_rows[first + u] = row[k];
@@ -289,7 +290,10 @@ DeviceCoo single_pass_merge(const CooView& q, const CooView& s, WithOp&& with_op
                             double fill_s, const EntryCheck& qc, const EntryCheck& sc,
                             bool validate, const char* what, Status& status,
                             cudaStream_t stream) {
-  const std::int64_t n = q.desc.nnz + s.desc.nnz, tiles = tiles_for(n);
+  const int per_thread = q.desc.index == IndexType::i64 ? kSinglePassItems<std::int64_t>
+                                                        : kSinglePassItems<std::int32_t>;
+  const std::int64_t n = q.desc.nnz + s.desc.nnz,
+                     tiles = tiles_for(n, std::int64_t{kBlock} * per_thread);
   const std::int64_t room = kSet == SetOp::unite ? n : q.desc.nnz;
   const Workspace ws({SinglePassTiles::bytes(tiles)}, stream);
   const SinglePassTiles single_pass(ws.get(0), tiles);

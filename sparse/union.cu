@@ -37,7 +37,7 @@ __global__ void __launch_bounds__(kBlock)
   __shared__ KT sm[kTile + 2];
   __shared__ KT s_before;
   const std::int64_t t = blockIdx.x;
-  MergeTile m;
+  MergeTile<kItems> m;
   if (!begin_counted_tile(t, tiles, nq, ns, q_split, counts, bad_split, m)) return;
   stage_merge_tile(q, s, ns, m, qcheck, scheck, sm, &s_before);
   TileOutput found[kItems];

@@ -22,6 +22,7 @@
 #include "ewise/sparse.hpp"
 #include "ewise/sparse_reference.hpp"
 #include "ewise/verify.hpp"
+#include "sparse/policy.hpp"
 #include "testing/expect_invalid.hpp"
 #include "testing/gpu_test.hpp"
 #include "testing/nan_bits.hpp"
@@ -380,15 +381,27 @@ TEST_F(SparseGpu, KeyWidths) {
   check_multiply_all(last, last, "last coordinate");
 }
 
-// Merge tiles hold 2048 entries of both operands together: overlaps whose merged length falls
-// just before, on and after tile edges, matches at the last position of a tile (looked up in
-// the next tile's first S entry), runs of duplicates across tile edges.
-/// Entries per operand around one and two merge tiles (a tile holds 2048 merged entries), for
-/// the tile-edge tests of the intersection and the union; under the sanitizers one tile exactly,
-/// one entry over, two tiles and one over.
+// Merge tiles hold kTile entries of both operands together (the two-pass kernels; the single
+// pass, for two canonical operands, kBlock * kSinglePassItems<I>): overlaps whose merged length
+// falls just before, on and after tile edges, matches at the last position of a tile (looked up
+// in the next tile's first S entry), runs of duplicates across tile edges.
+/// Entries per operand around one and two merge tiles of each size (sparse/policy.hpp), for
+/// the tile-edge tests of the intersection and the union, ascending: n + n merged entries
+/// around one tile and around two, and four tiles and two; under the sanitizers one tile
+/// exactly, one tile and two, and two tiles and two.
 std::vector<std::int64_t> merge_tile_sizes() {
-  if (test::sanitizer_sizes()) return {1, 1024, 1025, 2049};
-  return {1, 1023, 1024, 1025, 2047, 2048, 2049, 3000, 4097};
+  using namespace sparse_detail;
+  std::vector<std::int64_t> sizes{1};
+  for (const std::int64_t tile :
+       {kTile, std::int64_t{kBlock} * kSinglePassItems<std::int32_t>,
+        std::int64_t{kBlock} * kSinglePassItems<std::int64_t>}) {
+    const std::int64_t half = tile / 2;
+    if (test::sanitizer_sizes()) sizes.insert(sizes.end(), {half, half + 1, tile + 1});
+    else sizes.insert(sizes.end(), {half - 1, half, half + 1, tile - 1, tile, tile + 1, 2 * tile + 1});
+  }
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  return sizes;
 }
 
 TEST_F(SparseGpu, MergeTileEdges) {
@@ -942,8 +955,8 @@ void check_canonical_multiply(const HostCoo& a, const HostCoo& b, const std::str
   }
 }
 
-// Two canonical operands around merge-tile edges (merge_tile_sizes: a tile holds 2048 merged
-// entries, so n + n and n + 2n fall before, on and after tile edges) for every dtype, i32 and
+// Two canonical operands around merge-tile edges (merge_tile_sizes: n + n and n + 2n merged
+// entries fall before, on and after the single pass's tile edges) for every dtype, i32 and
 // i64 indices, 32- and 64-bit keys: identical patterns, disjoint ones (empty results), one match
 // at the end, every other key (operands of unequal size), random subsets. Values in [-2, 2] with
 // zeros (integer products of 0 for drop_zeros) and for floats NaNs, infinities and +-0.
@@ -1458,7 +1471,7 @@ TEST_F(SparseGpu, UnionDenseTileEdges) {
 
 // The single pass (two canonical operands, the union and the intersection) at the ends of the
 // merge partition: merged lengths of 1 and 2 (one tile), a tile less one, a tile, a tile and
-// one, and the same around two tiles (a tile holds 2048 merged entries), split between the
+// one, and the same around two tiles (kBlock * kSinglePassItems<I> merged entries), split between the
 // operands as 0 + all (one operand empty), 1 + the rest, half and half, and the rest + 1; the
 // operands one wholly before the other (every split at an end of its range: all of one
 // operand, none of the other), the same sharing the key at the seam, and interleaved. Both
@@ -1467,7 +1480,6 @@ TEST_F(SparseGpu, UnionDenseTileEdges) {
 // under the sanitizers the first, around one tile.
 TEST_F(SparseGpu, CanonicalSplitsAtTileEdgesAndEnds) {
   EWISE_REQUIRE_GPU();
-  constexpr std::int64_t kMergeTile = 2048;
   struct Config {
     IndexType index;
     DType dtype;
@@ -1479,14 +1491,18 @@ TEST_F(SparseGpu, CanonicalSplitsAtTileEdgesAndEnds) {
       {IndexType::i64, DType::f64, std::int64_t{1} << 17, std::int64_t{1} << 17, (1 << 20) + 7,
        "i64 64-bit keys"}};
   const bool small = test::sanitizer_sizes();
-  std::vector<std::int64_t> totals{kMergeTile - 1, kMergeTile, kMergeTile + 1};
-  if (!small)
-    for (const std::int64_t n : {std::int64_t{1}, std::int64_t{2}, 2 * kMergeTile - 1,
-                                 2 * kMergeTile, 2 * kMergeTile + 1})
-      totals.push_back(n);
   std::uint64_t s = seed_;
   for (const Config& c : configs) {
     if (small && c.index == IndexType::i64) continue;
+    const std::int64_t tile =
+        sparse_detail::kBlock * (c.index == IndexType::i32
+                                     ? sparse_detail::kSinglePassItems<std::int32_t>
+                                     : sparse_detail::kSinglePassItems<std::int64_t>);
+    std::vector<std::int64_t> totals{tile - 1, tile, tile + 1};
+    if (!small)
+      for (const std::int64_t n : {std::int64_t{1}, std::int64_t{2}, 2 * tile - 1, 2 * tile,
+                                   2 * tile + 1})
+        totals.push_back(n);
     // Pattern keys k, k + step, ... (n of them).
     const auto band = [&](std::int64_t n, std::int64_t first, std::int64_t step) {
       std::vector<std::int64_t> keys;

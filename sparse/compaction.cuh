@@ -155,7 +155,9 @@ class Compaction {
 /// CUB's decoupled look-back (cub::ScanTileState and cub::TilePrefixCallbackOp, as in CUB's
 /// single-pass scan and select). Tiles are taken in launch order from a ticket, so every tile
 /// a block waits for is already running: no deadlock whatever order the hardware starts
-/// blocks in.
+/// blocks in. CUB's default delays stay: without them (no sleep before the look-back or between
+/// polls) and without the ticket (tiles by blockIdx) the single pass was no faster (H100,
+/// bench/results/h100/structures/single_pass_tiles).
 struct SinglePassTiles {
   using State = cub::ScanTileState<std::int64_t>;
   using LookBack = cub::TilePrefixCallbackOp<std::int64_t, ::cuda::std::plus<>, State>;

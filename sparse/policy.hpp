@@ -48,9 +48,12 @@ constexpr std::int64_t tiles_for(std::int64_t n, std::int64_t tile = kTile) {
 /// indices, f32: 8 -> 10 took the intersection of two 10% masks (8192 x 12288, 10.1M entries
 /// each) from 0.235-0.237 to 0.209-0.217 ms and of two 2^20 x 2^20 matrices (16.8M entries each,
 /// 80% shared) from 0.443-0.448 to 0.407-0.413 ms, their unions from 0.351-0.355 to 0.340-0.343
-/// and from 0.489-0.495 to 0.468-0.475 ms; 12 was no faster on the intersections and slower on
-/// the unions (20 bytes a thread spilled at the kernel's five blocks an SM). With i64 indices
-/// 10 spills 184-392 bytes a thread against 40-140 at 8 (ptxas, sm_90; not timed), so 8.
+/// and from 0.489-0.495 to 0.468-0.475 ms. Against 10 (same run, bench/results/h100/
+/// structures/single_pass_tiles): 9 took the masks' intersection 0.230 ms against 0.220; 11,
+/// and 12 at four blocks an SM, were no faster (0.217-0.226, 0.425-0.432 ms) with slower unions;
+/// 10 at six blocks an SM (40 registers) slowed the unions (mask 0.369-0.393 against 0.345 ms).
+/// With i64 indices 10 spills 184-392 bytes a thread against 40-140 at 8 (ptxas, sm_90; not
+/// timed), so 8.
 template <class I>
 inline constexpr int kSinglePassItems = sizeof(I) == 4 ? 10 : 8;
 

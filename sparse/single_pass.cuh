@@ -179,7 +179,11 @@ struct SinglePassArgs {
 /// Each tile searches its own split rather than reading it from a partition kernel launched
 /// before: while its two warps search, the SM's other blocks work on their tiles. Splits found
 /// by merge_partition_kernel ahead (one barrier a tile fewer) took the canonical intersections
-/// of the structures kinds from 0.26-0.48 to 0.28-0.51 ms, 4-17% slower (H100, same run).
+/// of the structures kinds from 0.26-0.48 to 0.28-0.51 ms, 4-17% slower (H100, same run). All
+/// eight warps searching the two splits (256 points a round, three rounds for 10M-entry
+/// operands against five) took twice the time (two 10% masks: 0.22 -> 0.43 ms); issuing the
+/// write phase's loads before the look-back (one barrier more) took 0.214-0.223 against
+/// 0.209-0.217 ms (bench/results/h100/structures/single_pass_tiles).
 template <SetOp kSet, class KT, class I, class T, class Op>
 __global__ void __launch_bounds__(kBlock, 5) single_pass_kernel(SinglePassArgs<I, T, Op> a) {
   constexpr bool kUnite = kSet == SetOp::unite;

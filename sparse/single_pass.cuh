@@ -183,7 +183,9 @@ struct SinglePassArgs {
 /// eight warps searching the two splits (256 points a round, three rounds for 10M-entry
 /// operands against five) took twice the time (two 10% masks: 0.22 -> 0.43 ms); issuing the
 /// write phase's loads before the look-back (one barrier more) took 0.214-0.223 against
-/// 0.209-0.217 ms (bench/results/h100/structures/single_pass_tiles).
+/// 0.209-0.217 ms; one warp searching the tile's end split, its first split polled from the
+/// predecessor's, 0.227-0.231 against 0.211-0.221 ms (bench/results/h100/structures/
+/// single_pass_tiles).
 template <SetOp kSet, class KT, class I, class T, class Op>
 __global__ void __launch_bounds__(kBlock, 5) single_pass_kernel(SinglePassArgs<I, T, Op> a) {
   constexpr bool kUnite = kSet == SetOp::unite;

@@ -1,9 +1,8 @@
 // sparse/merge_path.cuh — the merge-path tiling shared by the intersection (merge.cu) and the
 // union (union.cu) of two sorted key sequences Q and S: the partition of the merge into tiles
 // (MergeTile: kTile entries in the two-pass kernels, whose splits a kernel finds; more in the
-// single pass, where each block finds its own), the staging of a tile's
-// keys in shared memory with the index checks of the entries it holds, and the split of a tile
-// among its threads.
+// single pass, where each block finds its own), the staging of a tile's keys in shared memory
+// with the index checks of the entries it holds, and the split of a tile among its threads.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -132,7 +131,8 @@ __device__ __forceinline__ bool begin_counted_tile(std::int64_t t, std::int64_t 
 /// holds: range, and for a canonical operand the order, on neighbouring keys. Block-wide; sm
 /// holds m.kEntries + 2 keys; ends with the keys visible to the whole block.
 template <class QK, class SK, class KT, int kPerThread>
-__device__ __forceinline__ void stage_merge_tile(QK q, SK s, std::int64_t ns, const MergeTile<kPerThread>& m,
+__device__ __forceinline__ void stage_merge_tile(QK q, SK s, std::int64_t ns,
+                                                 const MergeTile<kPerThread>& m,
                                                  const EntryCheck& qcheck,
                                                  const EntryCheck& scheck, KT* sm, KT* s_prev) {
   const int nQ = m.nQ, len = m.len;

@@ -34,9 +34,10 @@ enum class SetOp : std::uint8_t { unite, intersect };
 
 /// An output of tile t: its Q position in the tile in bits 0-14, its S position in bits 15-29,
 /// bit 30 set when Q stores the key and bit 31 when S does. Q position q_split[t] + ..., S
-/// position t * kEntries - q_split[t] + ... (kEntries: the tile's MergeTile). For a Q output the S position is the S entry the merge
-/// stands at: its lower bound in S, which may be the entry after the tile (position nS); for an S
-/// output the Q position is the Q entry the merge stands at.
+/// position t * kEntries - q_split[t] + ... (kEntries: the tile's MergeTile). For a Q output the
+/// S position is the S entry the merge stands at: its lower bound in S, which may be the entry
+/// after the tile (position nS); for an S output the Q position is the Q entry the merge stands
+/// at.
 using TileOutput = std::uint32_t;
 inline constexpr int kPositionBits = 15;
 inline constexpr TileOutput kPositionMask = (1u << kPositionBits) - 1, kHasQ = 1u << 30,
@@ -46,8 +47,8 @@ inline constexpr TileOutput kPositionMask = (1u << kPositionBits) - 1, kHasQ = 1
 /// operands cannot give (not -1).
 inline constexpr int kOutputsSlot = 0, kBadSplitSlot = 2;
 
-/// The outputs of set operation kSet among the calling thread's kPerThread positions of a tile that
-/// stage_merge_tile has staged in sm (*s_before = S[s0 - 1], read only for the union when S is
+/// The outputs of set operation kSet among the calling thread's kPerThread positions of a tile
+/// that stage_merge_tile has staged in sm (*s_before = S[s0 - 1], read only for the union when S is
 /// not unique): found[k] for each set bit k of the mask returned, in merge order (found[k] of an
 /// unset bit is unspecified). Each thread merges its positions serially from its split
 /// (thread_merge_split; on equal keys Q comes first). A Q entry that heads its run of equal Q
@@ -65,8 +66,8 @@ inline constexpr int kOutputsSlot = 0, kBadSplitSlot = 2;
 /// position past the tile's end (in the last tile) reads the entry after the tile again and is
 /// not an output.
 template <SetOp kSet, class KT, int kPerThread>
-__device__ __forceinline__ unsigned mark_outputs(const KT* sm, const MergeTile<kPerThread>& m, bool q_unique,
-                                                 bool s_unique, const KT* s_before,
+__device__ __forceinline__ unsigned mark_outputs(const KT* sm, const MergeTile<kPerThread>& m,
+                                                 bool q_unique, bool s_unique, const KT* s_before,
                                                  TileOutput (&found)[kPerThread]) {
   constexpr bool kUnite = kSet == SetOp::unite;
   const int len = m.len, nQ = m.nQ, nS = m.nS;
@@ -147,16 +148,16 @@ struct SinglePassArgs {
 };
 
 /// Set operation kSet of Q and S with unique keys in one pass over tiles of
-/// kBlock * kSinglePassItems<I> merged entries, taken in launch order (SinglePassTiles). Tile t finds its own split (one warp at
-/// each end of it, warp_merge_split), stages its keys (stage_merge_tile, which runs the index
-/// checks), marks its outputs (mark_outputs) and ranks them (block scan). The ranked outputs go
-/// to shared memory of their own (over the keys they would wait at a barrier for every thread's
-/// last key read) while the tile learns from the tiles before it where its outputs start
-/// (decoupled look-back); then each thread writes every kBlock-th output of the
-/// tile: the indices of the entry that stores the key (Q's when both do) and op(x, y), x Q's
-/// value or fill_q, y S's value or fill_s, in the compute type, rounded once. The last tile
-/// writes the number of outputs to *total. A split that cannot come from sorted operands (a
-/// broken canonical promise) sets *bad_split and the tile outputs nothing.
+/// kBlock * kSinglePassItems<I> merged entries, taken in launch order (SinglePassTiles). Tile t
+/// finds its own split (one warp at each end of it, warp_merge_split), stages its keys
+/// (stage_merge_tile, which runs the index checks), marks its outputs (mark_outputs) and ranks
+/// them (block scan). The ranked outputs go to shared memory of their own (over the keys they
+/// would wait at a barrier for every thread's last key read) while the tile learns from the
+/// tiles before it where its outputs start (decoupled look-back); then each thread writes every
+/// kBlock-th output of the tile: the indices of the entry that stores the key (Q's when both
+/// do) and op(x, y), x Q's value or fill_q, y S's value or fill_s, in the compute type, rounded
+/// once. The last tile writes the number of outputs to *total. A split that cannot come from
+/// sorted operands (a broken canonical promise) sets *bad_split and the tile outputs nothing.
 ///
 /// Room: no merged entry gives more than one output, so the union's fit nq + ns. The
 /// intersection's outputs are Q positions, at most nq (Q the operand with fewer entries) when

@@ -397,7 +397,8 @@ std::vector<std::int64_t> merge_tile_sizes() {
         std::int64_t{kBlock} * kSinglePassItems<std::int64_t>}) {
     const std::int64_t half = tile / 2;
     if (test::sanitizer_sizes()) sizes.insert(sizes.end(), {half, half + 1, tile + 1});
-    else sizes.insert(sizes.end(), {half - 1, half, half + 1, tile - 1, tile, tile + 1, 2 * tile + 1});
+    else
+      sizes.insert(sizes.end(), {half - 1, half, half + 1, tile - 1, tile, tile + 1, 2 * tile + 1});
   }
   std::sort(sizes.begin(), sizes.end());
   sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
@@ -1471,10 +1472,10 @@ TEST_F(SparseGpu, UnionDenseTileEdges) {
 
 // The single pass (two canonical operands, the union and the intersection) at the ends of the
 // merge partition: merged lengths of 1 and 2 (one tile), a tile less one, a tile, a tile and
-// one, and the same around two tiles (kBlock * kSinglePassItems<I> merged entries), split between the
-// operands as 0 + all (one operand empty), 1 + the rest, half and half, and the rest + 1; the
-// operands one wholly before the other (every split at an end of its range: all of one
-// operand, none of the other), the same sharing the key at the seam, and interleaved. Both
+// one, and the same around two tiles (kBlock * kSinglePassItems<I> merged entries), split
+// between the operands as 0 + all (one operand empty), 1 + the rest, half and half, and the
+// rest + 1; the operands one wholly before the other (every split at an end of its range: all
+// of one operand, none of the other), the same sharing the key at the seam, and interleaved. Both
 // operand orders (the checks swap them), so the operand with fewer entries, the intersection's
 // Q, comes first and last. i32 indices with 32-bit keys (f32), i64 with 64-bit keys (f64);
 // under the sanitizers the first, around one tile.

@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
-#include <shared_mutex>
+#include <pthread.h>
 
 namespace ewise::detail {
 
@@ -21,8 +21,22 @@ struct OwnAllocation {
 /// (every checked call looks up from any thread) and allocates nothing; add() and remove() take
 /// it exclusively. Allocations never overlap while they live: a pool hands out an address again
 /// only after its free, and remove() runs before the free is issued.
+///
+/// The lock prefers writers where the C library offers it (glibc's
+/// PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP): with the default preference for readers,
+/// threads that keep looking up hold add() and remove() back for as long as their shared holds
+/// overlap. tests/test_memory_host.cpp's concurrency test (4 threads adding and removing 20,000
+/// times each while 4 look up in a loop) took 6.8-57 s on the CI machine's 2 cores with
+/// std::shared_mutex (up to 350 us an add or remove) and 0.16 s writer-preferring.
 class OwnAllocations {
  public:
+  /// Throws Error when the lock cannot be made; find(), add() and remove() throw Error when
+  /// it cannot be taken (a broken lock: remove(), noexcept, then terminates).
+  OwnAllocations();
+  OwnAllocations(const OwnAllocations&) = delete;
+  OwnAllocations& operator=(const OwnAllocations&) = delete;
+  ~OwnAllocations();
+
   /// Records bytes [p, p + bytes) of `device`, replacing a record that starts at p. An empty
   /// allocation holds no byte, and none can wrap past the top of the address space: neither is
   /// recorded. Throws std::bad_alloc.
@@ -33,7 +47,7 @@ class OwnAllocations {
   bool find(std::uintptr_t p, OwnAllocation* out) const;
 
  private:
-  mutable std::shared_mutex mutex_;
+  mutable pthread_rwlock_t lock_;
   std::map<std::uintptr_t, OwnAllocation> by_begin_;
 };
 

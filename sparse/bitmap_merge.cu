@@ -115,15 +115,6 @@ struct CopyMarked {
   }
 };
 
-template <class F>
-void with_word(DType dtype, F&& f) {
-  switch (dtype_size(dtype)) {
-    case 2: f(std::uint16_t{}); return;
-    case 4: f(std::uint32_t{}); return;
-    default: f(std::uint64_t{}); return;
-  }
-}
-
 /// The entries of m whose coordinate is in the set, as a new matrix (same order, so a canonical
 /// m gives a canonical result). Synchronizes (reads the status).
 template <class Set>

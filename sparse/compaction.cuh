@@ -431,11 +431,11 @@ template <class T>
 __device__ void finalize_entry(const FinalizeArgs& a, std::int64_t u, std::int64_t j, std::int64_t p) {
   using C = detail::compute_t<T>;
   const auto* qv = static_cast<const T*>(a.q.vals);
-  const std::int64_t q = a.q.storage(j);
-  const std::int64_t row = a.q.rows[q], col = a.q.cols[q];
+  std::int64_t row, col;
+  a.q.coords(j, row, col);
   const std::uint64_t ncols = a.q.keys.ncols;
   const std::uint64_t key = static_cast<std::uint64_t>(row) * ncols + static_cast<std::uint64_t>(col);
-  C acc = detail::to_compute(qv[q]);
+  C acc = detail::to_compute(qv[a.q.storage(j)]);
   if (!a.q.unique)
     for (std::int64_t jj = j + 1; jj < a.q.n && a.q.keys[jj] == key; ++jj)
       acc = ops::Add{}(acc, detail::to_compute(qv[a.q.storage(jj)]));

@@ -111,20 +111,6 @@ __global__ void sort_input_kernel(const I* rows, const I* cols, const T* vals, s
   }
 }
 
-/// Row and column of an absolute index (32-bit division when the key and ncols fit).
-template <class K>
-__device__ __forceinline__ void split_key(K key, std::uint64_t ncols, std::uint64_t* r, std::uint64_t* c) {
-  if (sizeof(K) == 4 && ncols <= 0xFFFFFFFFull) {
-    const auto k32 = static_cast<std::uint32_t>(key), n32 = static_cast<std::uint32_t>(ncols);
-    const std::uint32_t q = k32 / n32;
-    *r = q;
-    *c = k32 - q * n32;
-  } else {
-    *r = static_cast<std::uint64_t>(key) / ncols;
-    *c = static_cast<std::uint64_t>(key) - *r * ncols;
-  }
-}
-
 /// A matrix's entries stably sorted by key: one output per run of equal keys (its values
 /// summed in storage order), times the factor, compacted in a single pass (drop_zeros drops
 /// as it goes); the count goes to *total. A key past the shape (unchecked bad input) reads no

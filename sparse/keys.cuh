@@ -63,6 +63,20 @@ inline int key_bits(const CooDesc& d) {
   return bits;
 }
 
+/// Row and column of an absolute index (32-bit division when the key and ncols fit).
+template <class K>
+__device__ __forceinline__ void split_key(K key, std::uint64_t ncols, std::uint64_t* r, std::uint64_t* c) {
+  if (sizeof(K) == 4 && ncols <= 0xFFFFFFFFull) {
+    const auto k32 = static_cast<std::uint32_t>(key), n32 = static_cast<std::uint32_t>(ncols);
+    const std::uint32_t q = k32 / n32;
+    *r = q;
+    *c = k32 - q * n32;
+  } else {
+    *r = static_cast<std::uint64_t>(key) / ncols;
+    *c = static_cast<std::uint64_t>(key) - *r * ncols;
+  }
+}
+
 // ---- typed key access for the hot kernels ---------------------------------------------------
 
 // Besides operator[], each accessor splits a lookup into load(i) (the memory reads, so that a

@@ -62,13 +62,15 @@ void SortScratch::sort() {
 
 namespace {
 
-__global__ void make_keys_kernel(KeySeq in, std::int64_t n, WordArray keys, WordArray perm,
-                                 EntryCheck check) {
+/// keys[i] = the key of entry i, and when `vals` is set vals_copy[i] = vals[i]; runs `check`.
+template <class W>
+__global__ void make_keys_kernel(KeySeq in, std::int64_t n, WordArray keys, const W* vals,
+                                 W* vals_copy, EntryCheck check) {
   for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n;
        i += std::int64_t{gridDim.x} * blockDim.x) {
     check(i);
     keys.set(i, in[i]);
-    if (perm.p) perm.set(i, static_cast<std::uint64_t>(i));
+    if (vals) vals_copy[i] = vals[i];
   }
 }
 
@@ -89,13 +91,18 @@ SortedSeq sort_entries(const CooView& m, const EntryCheck& check, cudaStream_t s
   SortedSeq s{{}, storage_order(m)};
   const std::int64_t n = s.seq.n;
   if (s.seq.unique) return s;
-  const bool wk = wide_keys(m.desc), wp = static_cast<std::uint64_t>(n) > 0xFFFFFFFFull;
-  SortScratch sort(n, wk, wp ? 8 : 4, key_bits(m.desc), stream);
-  detail::launch("sparse make_keys", make_keys_kernel, dim3(blocks_for(n)), dim3(kBlock), 0, stream,
-                 s.seq.keys, n, WordArray{sort.keys_in(), wk}, WordArray{sort.vals_in(), wp}, check);
+  const bool wk = wide_keys(m.desc);
+  SortScratch sort(n, wk, dtype_size(m.desc.dtype), key_bits(m.desc), stream);
+  with_word(m.desc.dtype, [&](auto word) {
+    using W = decltype(word);
+    detail::launch("sparse make_keys", make_keys_kernel<W>, dim3(blocks_for(n)), dim3(kBlock), 0,
+                   stream, s.seq.keys, n, WordArray{sort.keys_in(), wk},
+                   static_cast<const W*>(m.vals), static_cast<W*>(sort.vals_in()), check);
+  });
   sort.sort();
   s.seq.keys.keys = {sort.keys(), wk};
-  s.seq.perm = {sort.vals(), wp};
+  s.seq.rows = s.seq.cols = IndexArray{};
+  s.seq.vals = sort.vals();
   s.seq.sorted = true;
   s.ws = std::move(sort).release();
   return s;
@@ -107,8 +114,9 @@ SortedSeq storage_keys(const CooView& m, cudaStream_t stream) {
   if (s.seq.unique) return s;
   const bool wk = wide_keys(m.desc);
   s.ws = Workspace({static_cast<std::size_t>(n) * (wk ? 8 : 4)}, stream);
-  detail::launch("sparse make_keys", make_keys_kernel, dim3(blocks_for(n)), dim3(kBlock), 0, stream,
-                 s.seq.keys, n, WordArray{s.ws.get(0), wk}, WordArray{}, EntryCheck{});
+  detail::launch("sparse make_keys", make_keys_kernel<std::uint32_t>, dim3(blocks_for(n)),
+                 dim3(kBlock), 0, stream, s.seq.keys, n, WordArray{s.ws.get(0), wk}, nullptr,
+                 nullptr, EntryCheck{});
   s.seq.keys.keys = {s.ws.get(0), wk};
   return s;
 }

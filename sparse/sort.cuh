@@ -46,22 +46,51 @@ class SortScratch {
   int selector_ = 0;  ///< which of the double buffers holds the sorted data
 };
 
-/// A matrix's entries as a sequence: position j holds the entry of storage index perm[j] (j
-/// when perm.p is null), whose key is keys[j]. Points into the matrix's arrays and, for a
-/// sorted copy, into the buffers of a SortedSeq.
+/// A matrix's entries as a sequence: position j holds the entry whose key is keys[j] and whose
+/// value is vals[storage(j)]. Two layouts:
+///  * the matrix's own arrays (storage_order): rows, cols and vals by storage index, and
+///    storage(j) = perm[j] when perm is set (the matched entries of sort_search), else j;
+///  * a sorted copy (sort_entries): the values sorted with the keys (storage(j) = j), rows and
+///    cols null, an entry's row and column from its key (coords), so that a pass over the copy
+///    reads it in order instead of gathering each entry's indices and value from the matrix.
 struct EntrySeq {
   KeySeq keys;
   WordArray perm;
   std::int64_t n = 0;
   bool unique = true;  ///< no two positions share a key
   bool sorted = true;  ///< keys increase; false only for storage_keys of a non-canonical matrix
-  IndexArray rows, cols;  ///< the matrix's indices, by storage index
+  IndexArray rows, cols;  ///< the matrix's indices by storage index, or null (from the keys)
   const void* vals = nullptr;
 
   EWISE_HD std::int64_t storage(std::int64_t j) const {
     return perm.p ? static_cast<std::int64_t>(perm[j]) : j;
   }
+  /// Row and column of position j.
+  __device__ void coords(std::int64_t j, std::int64_t& row, std::int64_t& col) const {
+    if (rows.p) {
+      const std::int64_t i = storage(j);
+      row = rows[i];
+      col = cols[i];
+      return;
+    }
+    std::uint64_t r, c;
+    if (keys.keys.wide) split_key(static_cast<const std::uint64_t*>(keys.keys.p)[j], keys.ncols, &r, &c);
+    else split_key(static_cast<const std::uint32_t*>(keys.keys.p)[j], keys.ncols, &r, &c);
+    row = static_cast<std::int64_t>(r);
+    col = static_cast<std::int64_t>(c);
+  }
 };
+
+/// Calls f(W{}) with W the unsigned integer as wide as a value of dtype: values copied or
+/// sorted as bits need no arithmetic type.
+template <class F>
+void with_word(DType dtype, F&& f) {
+  switch (dtype_size(dtype)) {
+    case 2: f(std::uint16_t{}); return;
+    case 4: f(std::uint32_t{}); return;
+    default: f(std::uint64_t{}); return;
+  }
+}
 
 /// m's entries in storage order, keys computed from its indices (sorted and unique when m is
 /// canonical).
@@ -73,9 +102,9 @@ struct SortedSeq {
   EntrySeq seq;
 };
 
-/// Canonical m: storage_order(m) (`check` is not run). Otherwise the keys and storage indices
-/// radix-sorted (stable, so duplicates keep their storage order) over key_bits(m.desc) bits;
-/// the pass that computes the keys runs `check`.
+/// Canonical m: storage_order(m) (`check` is not run). Otherwise a sorted copy: the keys and
+/// values radix-sorted (stable, so duplicates keep their storage order) over key_bits(m.desc)
+/// bits; the pass that computes the keys runs `check`.
 SortedSeq sort_entries(const CooView& m, const EntryCheck& check, cudaStream_t stream);
 /// m's keys stored in storage order (unsorted unless canonical); for linear_search.
 SortedSeq storage_keys(const CooView& m, cudaStream_t stream);

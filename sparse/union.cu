@@ -73,12 +73,7 @@ struct UnionWrite {
                         std::int64_t base, int k) const {
     const bool has_q = live && (o & kHasQ), has_s = live && (o & kHasS);
     std::int64_t row = 0, col = 0;
-    if (live) {
-      const EntrySeq& e = has_q ? q : s;
-      const std::int64_t k = e.storage(has_q ? qpos : spos);
-      row = e.rows[k];
-      col = e.cols[k];
-    }
+    if (live) (has_q ? q : s).coords(has_q ? qpos : spos, row, col);
     const std::uint64_t key = static_cast<std::uint64_t>(row) * q.keys.ncols +
                               static_cast<std::uint64_t>(col);
     const auto x = warp_run_sum<T>(q, has_q, qpos, key, fill_q);

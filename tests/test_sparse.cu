@@ -374,6 +374,11 @@ TEST_F(SparseGpu, KeyWidths) {
   o.index = IndexType::i32;
   const HostCoo e = verify::random_coo(65536, 65536, 1e-6, seed_ + 2, o);
   check_multiply_all(e, partner(e, 1e-6, 0.5, seed_ + 3, o), "32 key bits");
+  // One row of 2^32 columns: 32-bit keys, a column count past 32 bits (the indices of a sorted
+  // copy come from its keys by a 64-bit division there).
+  o.index = IndexType::i64;
+  const HostCoo r = verify::random_coo(1, std::int64_t{1} << 32, 1e-6, seed_ + 5, o);
+  check_multiply_all(r, partner(r, 1e-6, 0.5, seed_ + 6, o), "one row of 2^32 columns");
   // An entry at the last row and column.
   std::vector<Raw> ce = raw_entries(verify::random_coo(1, 1, 1.0, seed_ + 4));
   ce[0].r = ce[0].c = 65535;
@@ -1591,6 +1596,13 @@ TEST_F(SparseGpu, UnionLargerMatricesAndKeyWidths) {
     check_union_all(w, partner(w, 1e-6, 0.5, seed_ + 3, o),
                     std::string("wide keys ") + index_name(index));
   }
+  // One row of 2^32 columns: 32-bit keys, a column count past 32 bits.
+  verify::CooGenOptions row;
+  row.index = IndexType::i64;
+  row.unsorted = true;
+  row.duplicate_fraction = 0.3;
+  const HostCoo r = verify::random_coo(1, std::int64_t{1} << 32, 1e-6, seed_ + 9, row);
+  check_union_all(r, partner(r, 1e-6, 0.5, seed_ + 10, row), "one row of 2^32 columns");
   // accumulate and combine into dense over a larger matrix with many duplicates.
   verify::CooGenOptions dups;
   dups.unsorted = true;

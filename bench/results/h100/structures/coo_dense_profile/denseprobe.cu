@@ -47,12 +47,20 @@ CooView view(const Mat& m) {
 int main(int argc, char** argv) {
   // COO (x) dense on the canonical 10% mask: full dense weight and row vector, allocating and
   // values-only, checked and unchecked.
-  long long nr = 8192, nc = 12288, cells = nr * nc;
-  thrust::device_vector<long long> ka(cells / 9);
-  auto e = thrust::copy_if(thrust::counting_iterator<long long>(0), thrust::counting_iterator<long long>(cells), ka.begin(), Keep{1, 100});
-  ka.resize(e - ka.begin());
+  const bool wide = argc > 1 && !strcmp(argv[1], "wide");
+  long long nr = wide ? 4096 : 8192, nc = wide ? (1ll << 24) : 12288, cells = nr * nc;
+  thrust::device_vector<long long> ka;
+  if (wide) {  // 4096 x 2^24, 12M uniform entries (the wide kind's size; its row vector is 64 MiB)
+    ka.resize(12000000);
+    thrust::transform(thrust::counting_iterator<long long>(0), thrust::counting_iterator<long long>(12000000), ka.begin(), Rnd{5, (1ll << 36) - 1});
+    thrust::sort(ka.begin(), ka.end()); ka.erase(thrust::unique(ka.begin(), ka.end()), ka.end());
+  } else {
+    ka.resize(cells / 9);
+    auto e = thrust::copy_if(thrust::counting_iterator<long long>(0), thrust::counting_iterator<long long>(cells), ka.begin(), Keep{1, 100});
+    ka.resize(e - ka.begin());
+  }
   Mat a = from_keys(ka, nr, nc);
-  thrust::device_vector<float> full(cells, 1.5f), row(nc, 0.5f), out(ka.size());
+  thrust::device_vector<float> full(wide ? 1 : cells, 1.5f), row(nc, 0.5f), out(ka.size());
   ConstTensorView dfull{thrust::raw_pointer_cast(full.data()), TensorDesc::contiguous(DType::f32, {nr, nc}), Memory::device};
   ConstTensorView drow{thrust::raw_pointer_cast(row.data()), TensorDesc::contiguous(DType::f32, {1, nc}), Memory::device};
   TensorView dout{thrust::raw_pointer_cast(out.data()), TensorDesc::contiguous(DType::f32, {(long long)ka.size()}), Memory::device};
@@ -60,6 +68,7 @@ int main(int argc, char** argv) {
   SparseOptions unchecked; unchecked.validate_indices = false;
   const char* names[] = {"full", "row", "values_full", "values_row", "values_full_unchecked"};
   for (int c = 0; c < 5; ++c) {
+    if (wide && c != 1 && c != 3) continue;
     auto call = [&] {
       if (c == 0) { DeviceCoo o = multiply(view(a), dfull, {}, s); }
       else if (c == 1) { DeviceCoo o = multiply(view(a), drow, {}, s); }
@@ -71,5 +80,6 @@ int main(int argc, char** argv) {
     cudaStreamSynchronize(s);
     nvtxRangePushA(names[c]); call(); cudaStreamSynchronize(s); nvtxRangePop();
   }
+  printf("%s nnz", wide ? "wide" : "mask"); printf(" %zu done %s\n", ka.size(), cudaGetErrorString(cudaGetLastError())); return 0;
   printf("mask nnz %zu done %s\n", ka.size(), cudaGetErrorString(cudaGetLastError()));
 }

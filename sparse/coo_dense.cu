@@ -2,10 +2,12 @@
 // pipeline: one pass over the entries in storage order (a canonical matrix; multiply_values on
 // any matrix), or a radix sort and one pass over its runs of equal keys.
 #include <algorithm>
+#include <cstdlib>
 #include <optional>
 #include <utility>
 
 #include "compaction.cuh"
+#include "ewise/detail/device_props.hpp"
 #include "ewise/ops.hpp"
 #include "internal.hpp"
 #include "sort.cuh"
@@ -38,7 +40,9 @@ __device__ __forceinline__ bool kept(bool drop_zeros, T v) {
 /// on any matrix (values only: out_rows and out_cols null). One pass checks the indices when
 /// `check` is given (range; strictly increasing, against the predecessor), reads the factor and
 /// writes the output. An entry out of range reads no factor, so unchecked bad input stays inside
-/// its buffers.
+/// its buffers. With column bands (kColumnBands) the grid is `bands` runs of band_blocks blocks
+/// and each run takes the entries whose column is in its band; the last band also takes every
+/// column out of range, so each entry is checked and written once.
 template <class T, class I>
 struct EntriesArgs {
   const I* rows;
@@ -50,46 +54,110 @@ struct EntriesArgs {
   I* out_rows;  ///< with out_cols: null for values only
   I* out_cols;
   T* out_vals;
+  int bands = 1;        ///< column bands: band b holds the columns c with c >> band_shift == b
+  int band_shift = 0;
+  unsigned band_blocks = 1;  ///< blocks of each band's run
+
+  __device__ int band_of(I c) const {
+    return c >= 0 && c < ncols ? static_cast<int>(c >> band_shift) : bands - 1;
+  }
 };
 
-template <class T, class I>
+/// Banded: the grid is the bands' runs, and a thread loads the columns of kEntryItems entries
+/// before it knows which are its band's; otherwise one entry a thread a step, its row, column
+/// and value loaded together.
+template <class T, class I, bool Banded>
 __global__ void __launch_bounds__(kBlock) entries_kernel(EntriesArgs<T, I> a) {
+  constexpr int kItems = Banded ? kEntryItems : 1;
+  constexpr std::int64_t kStep = std::int64_t{kBlock} * kItems;
   const unsigned lane = threadIdx.x & 31;
-  // A block-uniform trip count, so that whole warps vote.
-  for (std::int64_t i0 = std::int64_t{blockIdx.x} * kBlock; i0 < a.n; i0 += std::int64_t{gridDim.x} * kBlock) {
-    const std::int64_t i = i0 + threadIdx.x;
-    const bool live = i < a.n;
-    I r = 0, c = 0, pr = 0, pc = 0;
-    T v{};
-    if (live) {
-      r = a.rows[i];
-      c = a.cols[i];
-      v = a.vals[i];
-      if (a.check && i > 0) {  // the predecessor: in cache, its warp neighbour loads it
-        pr = a.rows[i - 1];
-        pc = a.cols[i - 1];
+  const int band = static_cast<int>(blockIdx.x / a.band_blocks);
+  const std::int64_t stride = std::int64_t{a.band_blocks} * kStep;
+  // Banded, the entries are read and written with evict-first loads and stores, so that the L2
+  // holds the band's part of the vector (without bands they made the checked multiply 5-6%
+  // slower on the structures suite's graph, mask and words kinds: H100, same run). A
+  // block-uniform trip count, so that whole warps vote.
+  const auto load = [](const auto* p) { return Banded ? __ldcs(p) : *p; };
+  const auto store = [](auto* p, auto v) {
+    if (Banded) __stcs(p, v);
+    else *p = v;
+  };
+  for (std::int64_t i0 = std::int64_t{blockIdx.x % a.band_blocks} * kStep; i0 < a.n; i0 += stride) {
+    I c[kItems];
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) {
+      const std::int64_t i = i0 + k * kBlock + threadIdx.x;
+      c[k] = i < a.n ? load(a.cols + i) : I{0};
+    }
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) {
+      const std::int64_t i = i0 + k * kBlock + threadIdx.x;
+      const bool live = i < a.n && (!Banded || a.band_of(c[k]) == band);
+      I r = 0, pr = 0, pc = 0;
+      T v{};
+      if (live) {
+        r = load(a.rows + i);
+        v = load(a.vals + i);
+        if (a.check && i > 0) {  // the predecessor: in cache, its warp neighbour loads it
+          pr = a.rows[i - 1];
+          pc = a.cols[i - 1];
+        }
       }
+      const bool in = r >= 0 && r < a.nrows && c[k] >= 0 && c[k] < a.ncols;
+      if (a.check) {
+        const bool after = pr < r || (pr == r && pc < c[k]);
+        // Within a warp the lowest flagged lane holds the smallest index.
+        const unsigned out = __ballot_sync(0xffffffffu, live && !in);
+        const unsigned order = __ballot_sync(0xffffffffu, live && in && i > 0 && !after);
+        if (out && lane == static_cast<unsigned>(__ffs(out) - 1))
+          atomicMin(a.check, static_cast<unsigned long long>(i));
+        if (order && lane == static_cast<unsigned>(__ffs(order) - 1))
+          atomicMin(a.check + 1, static_cast<unsigned long long>(i));
+      }
+      if (!live) continue;
+      // Without a factor (coalesce) the value is copied, its NaN made canonical (ops.hpp).
+      const T d = a.factor.data && in
+                      ? a.factor.data[r * a.factor.row_stride + c[k] * a.factor.col_stride]
+                      : T{};
+      if (a.out_rows) {
+        store(a.out_rows + i, r);
+        store(a.out_cols + i, c[k]);
+      }
+      store(a.out_vals + i, scaled<T>(a.factor, detail::to_compute(v), d));
     }
-    const bool in = r >= 0 && r < a.nrows && c >= 0 && c < a.ncols;
-    if (a.check) {
-      const bool after = pr < r || (pr == r && pc < c);
-      // Within a warp the lowest flagged lane holds the smallest index.
-      const unsigned out = __ballot_sync(0xffffffffu, live && !in);
-      const unsigned order = __ballot_sync(0xffffffffu, live && in && i > 0 && !after);
-      if (out && lane == static_cast<unsigned>(__ffs(out) - 1)) atomicMin(a.check, static_cast<unsigned long long>(i));
-      if (order && lane == static_cast<unsigned>(__ffs(order) - 1))
-        atomicMin(a.check + 1, static_cast<unsigned long long>(i));
-    }
-    if (!live) continue;
-    // Without a factor (coalesce) the value is copied, its NaN made canonical (ops.hpp).
-    const T d = a.factor.data && in ? a.factor.data[r * a.factor.row_stride + c * a.factor.col_stride] : T{};
-    const T out = scaled<T>(a.factor, detail::to_compute(v), d);
-    if (a.out_rows) {
-      a.out_rows[i] = r;
-      a.out_cols[i] = c;
-    }
-    a.out_vals[i] = out;
   }
+}
+
+/// Launches entries_kernel over a.n > 0 entries, in column bands (kColumnBands) when the factor
+/// is a row vector (row stride 0) too large for the L2: its footprint is a column's bytes, or
+/// one 32-byte sector a column where the column stride spreads the elements that far apart.
+template <class T, class I>
+void launch_entries(const char* name, EntriesArgs<T, I> a, cudaStream_t stream) {
+  const std::int64_t l2_bytes = a.factor.data && a.factor.row_stride == 0 && a.factor.col_stride != 0
+                                   ? detail::current_device_props().l2_bytes
+                                   : 0;
+  const std::int64_t column_bytes =
+      std::min<std::int64_t>(std::abs(a.factor.col_stride) * std::int64_t{sizeof(T)}, 32);
+  if (l2_bytes > 0 && a.ncols * column_bytes * 100 > l2_bytes * kColumnBands.min_l2_percent) {
+    const std::int64_t band_bytes = l2_bytes / kColumnBands.l2_divisor;
+    const auto bands_of = [&](int shift) { return (a.ncols + (std::int64_t{1} << shift) - 1) >> shift; };
+    int shift = 0;  // the widest power-of-two band within band_bytes
+    while ((std::int64_t{2} << shift) * column_bytes <= band_bytes) ++shift;
+    if (bands_of(shift) > kColumnBands.max_bands) ++shift;
+    if (bands_of(shift) > 1 && bands_of(shift) <= kColumnBands.max_bands_widened) {
+      a.bands = static_cast<int>(bands_of(shift));
+      a.band_shift = shift;
+    }
+  }
+  if (a.bands == 1) {
+    a.band_blocks = blocks_for(a.n);
+    detail::launch(name, entries_kernel<T, I, false>, dim3(a.band_blocks), dim3(kBlock), 0, stream, a);
+    return;
+  }
+  a.band_blocks = static_cast<unsigned>(std::clamp<std::int64_t>(
+      tiles_for(a.n, std::int64_t{kBlock} * kEntryItems), 1, kTilePolicy.max_grid_blocks / a.bands));
+  detail::launch(name, entries_kernel<T, I, true>, dim3(a.band_blocks * a.bands), dim3(kBlock), 0,
+                 stream, a);
 }
 
 /// Keys (row * ncols + col) and a copy of the values of a matrix's entries, for the sort; runs
@@ -281,10 +349,10 @@ DeviceCoo scale_entries(const CooView& a, const DenseOperand* dense, const Spars
       auto* out_cols = static_cast<I*>(out.cols());
       if (!sorts) {
         auto* out_vals = static_cast<T*>(out.vals());
-        const EntriesArgs<T, I> args{rows,  cols,   vals,     n,        desc.nrows, desc.ncols,
-                                     check, factor, out_rows, out_cols, out_vals};
-        detail::launch("sparse canonical_entries", entries_kernel<T, I>, dim3(blocks_for(n)),
-                       dim3(kBlock), 0, stream, args);
+        launch_entries<T, I>("sparse canonical_entries",
+                             {rows, cols, vals, n, desc.nrows, desc.ncols, check, factor,
+                              out_rows, out_cols, out_vals},
+                             stream);
         return;
       }
       const std::int64_t tiles = tiles_for(n);
@@ -354,12 +422,11 @@ void device_multiply_values(const CooView& a, const DenseOperand& dense, const T
                                 dense.col_stride};
     with_index(desc.index, [&](auto itag) {
       using I = decltype(itag);
-      const EntriesArgs<T, I> args{static_cast<const I*>(a.rows), static_cast<const I*>(a.cols),
-                                   static_cast<const T*>(a.vals), desc.nnz, desc.nrows,
-                                   desc.ncols, nullptr, factor, nullptr, nullptr,
-                                   static_cast<T*>(out_vals.data)};
-      detail::launch("sparse multiply_values", entries_kernel<T, I>, dim3(blocks_for(desc.nnz)),
-                     dim3(kBlock), 0, stream, args);
+      launch_entries<T, I>("sparse multiply_values",
+                           {static_cast<const I*>(a.rows), static_cast<const I*>(a.cols),
+                            static_cast<const T*>(a.vals), desc.nnz, desc.nrows, desc.ncols,
+                            nullptr, factor, nullptr, nullptr, static_cast<T*>(out_vals.data)},
+                           stream);
     });
   });
 }

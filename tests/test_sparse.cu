@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "element.hpp"
+#include "ewise/detail/device_props.hpp"
 #include "ewise/detail/launch.cuh"
 #include "ewise/half.hpp"
 #include "ewise/sparse.hpp"
@@ -807,6 +808,108 @@ TEST_F(SparseGpu, DenseFactorBrokenCanonicalPromise) {
     EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     expect_same(multiply(to_device(good), dense.view()),
                 reference_multiply(good, to_host(dense.view()).view()), "good input after");
+  }
+}
+
+// A row vector over 44% of the L2 is gathered in column bands of at most a third of it
+// (kColumnBands in sparse/policy.hpp): each entry is visited by one band's blocks, also at the
+// bands' edges and out of range, so results, checks and the untouched output of bad input are
+// as without bands. Vectors of 1.5 and 2.5 thirds (two and three bands), of 5 thirds at f64
+// (three bands of twice the width), a reversed row, and a row with 64 bytes between elements
+// (a sector a column).
+TEST_F(SparseGpu, RowVectorsLargerThanTheL2InColumnBands) {
+  EWISE_REQUIRE_GPU();
+  const std::int64_t third = detail::current_device_props().l2_bytes / sparse_detail::kColumnBands.l2_divisor;
+  ASSERT_GT(third, 1 << 20) << "L2 of " << detail::current_device_props().l2_bytes << " bytes";
+  struct Case {
+    DType dtype;
+    IndexType index;
+    double thirds;       // the vector's footprint in thirds of the L2
+    std::int64_t step;   // elements between the row's elements
+  };
+  const Case cases[] = {{DType::f32, IndexType::i32, 1.5, 1},
+                        {DType::f16, IndexType::i64, 2.5, -1},
+                        {DType::f64, IndexType::i64, 5.0, 1},
+                        {DType::f32, IndexType::i32, 1.5, 16}};
+  const std::int64_t n = test::sanitizer_sizes() ? 20000 : 200000;
+  std::uint64_t s = seed_;
+  for (const Case& k : cases) {
+    const auto es = static_cast<std::int64_t>(dtype_size(k.dtype));
+    const std::int64_t column_bytes = std::min<std::int64_t>(std::abs(k.step) * es, 32);
+    const auto ncols = static_cast<std::int64_t>(k.thirds * static_cast<double>(third)) / column_bytes;
+    const std::int64_t nrows = 8;
+    verify::CooGenOptions o;
+    o.dtype = k.dtype;
+    o.index = k.index;
+    std::vector<Raw> e = raw_entries(verify::random_coo(nrows, ncols, static_cast<double>(n) / (nrows * ncols), ++s, o));
+    // Entries on both sides of every multiple of 2^17 columns (every band edge) and at the ends.
+    std::mt19937_64 rng(++s);
+    const std::size_t drawn = e.size();
+    const auto edge = [&](std::int64_t c) {
+      Raw x = e[rng() % drawn];
+      x.r = static_cast<std::int64_t>(rng() % nrows);
+      x.c = c;
+      e.push_back(x);
+    };
+    for (std::int64_t m = std::int64_t{1} << 17; m < ncols; m += std::int64_t{1} << 17) {
+      edge(m - 1);
+      edge(m);
+    }
+    edge(0);
+    edge(ncols - 1);
+    std::sort(e.begin(), e.end(), [](const Raw& x, const Raw& y) { return x.r != y.r ? x.r < y.r : x.c < y.c; });
+    e.erase(std::unique(e.begin(), e.end(), [](const Raw& x, const Raw& y) { return x.r == y.r && x.c == y.c; }), e.end());
+    const CooDesc desc{nrows, ncols, 0, k.index, k.dtype, true};
+    const HostCoo a = assemble(desc, e, true);
+    const DeviceCoo da = to_device(a);
+    const std::int64_t span = ncols * std::abs(k.step);
+    const HostTensor h = verify::random_tensor(k.dtype, Dims{span}, ++s);
+    const DeviceTensor d = to_device(h.view());
+    const std::int64_t at = k.step < 0 ? span - 1 : 0;
+    const TensorDesc row = TensorDesc::strided(k.dtype, Dims{1, ncols}, Dims{0, k.step});
+    const ConstTensorView hv{static_cast<const std::byte*>(h.data()) + at * es, row, Memory::host};
+    const ConstTensorView dv{static_cast<const std::byte*>(d.data()) + at * es, row, Memory::device};
+    const std::string what = std::string(dtype_name(k.dtype)) + " " + index_name(k.index) + " " +
+                             std::to_string(ncols) + " columns, step " + std::to_string(k.step);
+    expect_same(multiply(da, dv), reference_multiply(a, hv), what);
+    SparseOptions trusted;
+    trusted.validate_indices = false;
+    expect_same(multiply(da, dv, trusted), reference_multiply(a, hv), what + " unchecked");
+    check_multiply_values(a, da, hv, dv, what);
+
+    // Bad input: the first index out of range is named before any order failure, whichever
+    // band holds the entries; multiply_values writes nothing.
+    const std::size_t mid = e.size() / 2, late = e.size() - 3;
+    const auto expect_named = [&](const std::vector<Raw>& bad, const std::string& at_entry) {
+      const DeviceCoo m = to_device(assemble(desc, bad, true));
+      expect_invalid([&] { multiply(m, dv); }, {at_entry});
+      DeviceTensor vals(k.dtype, Dims{m.nnz()});
+      verify::poison(vals.view());
+      expect_invalid([&] { multiply_values(m, dv, vals.view()); }, {at_entry});
+      const HostTensor after = to_host(vals.view());
+      for (std::int64_t j = 0; j < m.nnz(); ++j)
+        ASSERT_TRUE(verify::is_poison(k.dtype, static_cast<const std::byte*>(after.data()) + j * es)) << what << " " << j;
+    };
+    std::vector<Raw> bad = e;
+    std::swap(bad[3], bad[4]);
+    bad[late].c = ncols;  // past the last band
+    bad[mid].r = nrows;   // in whichever band its column is
+    expect_named(bad, "a: entry " + std::to_string(mid) + " is at");
+    bad = e;
+    bad[late].c = -1;
+    expect_named(bad, "a: entry " + std::to_string(late) + " is at");
+    bad = e;
+    std::swap(bad[late], bad[mid]);  // entry mid + 1 is not after entry mid
+    expect_named(bad, "but entry " + std::to_string(mid + 1) + " at (");
+    // Unchecked, such input stays inside its buffers (memcheck) and good input still works.
+    bad[3].c = ncols + 5;
+    bad[5].r = -2;
+    bad[late].c = -7;
+    const DeviceCoo w = to_device(assemble(desc, bad, true));
+    EXPECT_NO_THROW(multiply(w, dv, trusted));
+    DeviceTensor vals(k.dtype, Dims{w.nnz()});
+    EXPECT_NO_THROW(multiply_values(w, dv, vals.view(), trusted));
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   }
 }
 

@@ -74,38 +74,50 @@ __global__ void __launch_bounds__(kBlock) entries_kernel(EntriesArgs<T, I> a) {
   const int band = static_cast<int>(blockIdx.x / a.band_blocks);
   const std::int64_t stride = std::int64_t{a.band_blocks} * kStep;
   // Banded, the entries are read and written with evict-first loads and stores, so that the L2
-  // holds the band's part of the vector (without bands they made the checked multiply 5-6%
-  // slower on the structures suite's graph, mask and words kinds: H100, same run). A
-  // block-uniform trip count, so that whole warps vote.
+  // holds the band's part of the vector; without bands they stay plain loads and stores (the
+  // hints were not measured on their own there). A block-uniform trip count, so that whole
+  // warps vote.
   const auto load = [](const auto* p) { return Banded ? __ldcs(p) : *p; };
   const auto store = [](auto* p, auto v) {
     if (Banded) __stcs(p, v);
     else *p = v;
   };
   for (std::int64_t i0 = std::int64_t{blockIdx.x % a.band_blocks} * kStep; i0 < a.n; i0 += stride) {
-    I c[kItems];
+    // Without bands an entry's row, column and value are loaded together (one round trip);
+    // with bands the row and value wait for the column, which says whether the entry is ours.
+    I r[kItems], c[kItems];
+    T v[kItems];
 #pragma unroll
     for (int k = 0; k < kItems; ++k) {
       const std::int64_t i = i0 + k * kBlock + threadIdx.x;
-      c[k] = i < a.n ? load(a.cols + i) : I{0};
+      r[k] = c[k] = 0;
+      v[k] = T{};
+      if (i < a.n) {
+        c[k] = load(a.cols + i);
+        if (!Banded) {
+          r[k] = load(a.rows + i);
+          v[k] = load(a.vals + i);
+        }
+      }
     }
 #pragma unroll
     for (int k = 0; k < kItems; ++k) {
       const std::int64_t i = i0 + k * kBlock + threadIdx.x;
       const bool live = i < a.n && (!Banded || a.band_of(c[k]) == band);
-      I r = 0, pr = 0, pc = 0;
-      T v{};
+      I pr = 0, pc = 0;
       if (live) {
-        r = load(a.rows + i);
-        v = load(a.vals + i);
+        if (Banded) {
+          r[k] = load(a.rows + i);
+          v[k] = load(a.vals + i);
+        }
         if (a.check && i > 0) {  // the predecessor: in cache, its warp neighbour loads it
           pr = a.rows[i - 1];
           pc = a.cols[i - 1];
         }
       }
-      const bool in = r >= 0 && r < a.nrows && c[k] >= 0 && c[k] < a.ncols;
+      const bool in = r[k] >= 0 && r[k] < a.nrows && c[k] >= 0 && c[k] < a.ncols;
       if (a.check) {
-        const bool after = pr < r || (pr == r && pc < c[k]);
+        const bool after = pr < r[k] || (pr == r[k] && pc < c[k]);
         // Within a warp the lowest flagged lane holds the smallest index.
         const unsigned out = __ballot_sync(0xffffffffu, live && !in);
         const unsigned order = __ballot_sync(0xffffffffu, live && in && i > 0 && !after);
@@ -117,13 +129,13 @@ __global__ void __launch_bounds__(kBlock) entries_kernel(EntriesArgs<T, I> a) {
       if (!live) continue;
       // Without a factor (coalesce) the value is copied, its NaN made canonical (ops.hpp).
       const T d = a.factor.data && in
-                      ? a.factor.data[r * a.factor.row_stride + c[k] * a.factor.col_stride]
+                      ? a.factor.data[r[k] * a.factor.row_stride + c[k] * a.factor.col_stride]
                       : T{};
       if (a.out_rows) {
-        store(a.out_rows + i, r);
+        store(a.out_rows + i, r[k]);
         store(a.out_cols + i, c[k]);
       }
-      store(a.out_vals + i, scaled<T>(a.factor, detail::to_compute(v), d));
+      store(a.out_vals + i, scaled<T>(a.factor, detail::to_compute(v[k]), d));
     }
   }
 }

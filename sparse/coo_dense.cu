@@ -56,92 +56,106 @@ struct EntriesArgs {
   T* out_vals;
   int bands = 1;        ///< column bands: band b holds the columns c with c >> band_shift == b
   int band_shift = 0;
-  unsigned band_blocks = 1;  ///< blocks of each band's run
+  unsigned band_blocks = 0;  ///< blocks of each band's run (banded_entries_kernel)
 
   __device__ int band_of(I c) const {
     return c >= 0 && c < ncols ? static_cast<int>(c >> band_shift) : bands - 1;
   }
 };
 
-/// Banded: the grid is the bands' runs, and a thread loads the columns of kEntryItems entries
-/// before it knows which are its band's; otherwise one entry a thread a step, its row, column
-/// and value loaded together.
-template <class T, class I, bool Banded>
-__global__ void __launch_bounds__(kBlock) entries_kernel(EntriesArgs<T, I> a) {
-  constexpr int kItems = Banded ? kEntryItems : 1;
-  constexpr std::int64_t kStep = std::int64_t{kBlock} * kItems;
+/// One entry's work in entries_kernel and banded_entries_kernel: entry i (row r, column c,
+/// value v, its predecessor's indices pr and pc when checking) is this thread's when `live`; the
+/// whole warp calls, since the checks vote. Streaming: evict-first stores.
+template <bool Streaming, class T, class I>
+__device__ __forceinline__ void finish_entry(const EntriesArgs<T, I>& a, std::int64_t i, bool live,
+                                             I r, I c, T v, I pr, I pc) {
   const unsigned lane = threadIdx.x & 31;
-  const int band = static_cast<int>(blockIdx.x / a.band_blocks);
-  const std::int64_t stride = std::int64_t{a.band_blocks} * kStep;
-  // Banded, the entries are read and written with evict-first loads and stores, so that the L2
-  // holds the band's part of the vector; without bands they stay plain loads and stores (the
-  // hints were not measured on their own there). A block-uniform trip count, so that whole
-  // warps vote.
-  const auto load = [](const auto* p) { return Banded ? __ldcs(p) : *p; };
-  const auto store = [](auto* p, auto v) {
-    if (Banded) __stcs(p, v);
-    else *p = v;
+  const bool in = r >= 0 && r < a.nrows && c >= 0 && c < a.ncols;
+  if (a.check) {
+    const bool after = pr < r || (pr == r && pc < c);
+    // Within a warp the lowest flagged lane holds the smallest index.
+    const unsigned out = __ballot_sync(0xffffffffu, live && !in);
+    const unsigned order = __ballot_sync(0xffffffffu, live && in && i > 0 && !after);
+    if (out && lane == static_cast<unsigned>(__ffs(out) - 1)) atomicMin(a.check, static_cast<unsigned long long>(i));
+    if (order && lane == static_cast<unsigned>(__ffs(order) - 1))
+      atomicMin(a.check + 1, static_cast<unsigned long long>(i));
+  }
+  if (!live) return;
+  // Without a factor (coalesce) the value is copied, its NaN made canonical (ops.hpp).
+  const T d = a.factor.data && in ? a.factor.data[r * a.factor.row_stride + c * a.factor.col_stride] : T{};
+  const T out = scaled<T>(a.factor, detail::to_compute(v), d);
+  const auto store = [](auto* p, auto x) {
+    if (Streaming) __stcs(p, x);
+    else *p = x;
   };
-  for (std::int64_t i0 = std::int64_t{blockIdx.x % a.band_blocks} * kStep; i0 < a.n; i0 += stride) {
-    // Without bands an entry's row, column and value are loaded together (one round trip);
-    // with bands the row and value wait for the column, which says whether the entry is ours.
-    I r[kItems], c[kItems];
-    T v[kItems];
-#pragma unroll
-    for (int k = 0; k < kItems; ++k) {
-      const std::int64_t i = i0 + k * kBlock + threadIdx.x;
-      r[k] = c[k] = 0;
-      v[k] = T{};
-      if (i < a.n) {
-        c[k] = load(a.cols + i);
-        if (!Banded) {
-          r[k] = load(a.rows + i);
-          v[k] = load(a.vals + i);
-        }
+  if (a.out_rows) {
+    store(a.out_rows + i, r);
+    store(a.out_cols + i, c);
+  }
+  store(a.out_vals + i, out);
+}
+
+/// Every entry in storage order, a grid-stride loop of one entry a thread.
+template <class T, class I>
+__global__ void __launch_bounds__(kBlock) entries_kernel(EntriesArgs<T, I> a) {
+  // A block-uniform trip count, so that whole warps vote.
+  for (std::int64_t i0 = std::int64_t{blockIdx.x} * kBlock; i0 < a.n; i0 += std::int64_t{gridDim.x} * kBlock) {
+    const std::int64_t i = i0 + threadIdx.x;
+    const bool live = i < a.n;
+    I r = 0, c = 0, pr = 0, pc = 0;
+    T v{};
+    if (live) {
+      r = a.rows[i];
+      c = a.cols[i];
+      v = a.vals[i];
+      if (a.check && i > 0) {  // the predecessor: in cache, its warp neighbour loads it
+        pr = a.rows[i - 1];
+        pc = a.cols[i - 1];
       }
     }
+    finish_entry<false>(a, i, live, r, c, v, pr, pc);
+  }
+}
+
+/// The entries in column bands: the grid is a.bands runs of a.band_blocks blocks, in band
+/// order, and each run strides over all the entries taking those of its band. A thread loads
+/// the columns of kEntryItems entries before it knows which are its band's; the rows and values
+/// only of those. The entries are read and written with evict-first loads and stores, so that
+/// the L2 holds the band's part of the vector.
+template <class T, class I>
+__global__ void __launch_bounds__(kBlock) banded_entries_kernel(EntriesArgs<T, I> a) {
+  constexpr std::int64_t kStep = std::int64_t{kBlock} * kEntryItems;
+  const int band = static_cast<int>(blockIdx.x / a.band_blocks);
+  const std::int64_t stride = std::int64_t{a.band_blocks} * kStep;
+  for (std::int64_t i0 = std::int64_t{blockIdx.x % a.band_blocks} * kStep; i0 < a.n; i0 += stride) {
+    I c[kEntryItems];
 #pragma unroll
-    for (int k = 0; k < kItems; ++k) {
+    for (int k = 0; k < kEntryItems; ++k) {
       const std::int64_t i = i0 + k * kBlock + threadIdx.x;
-      const bool live = i < a.n && (!Banded || a.band_of(c[k]) == band);
-      I pr = 0, pc = 0;
+      c[k] = i < a.n ? __ldcs(a.cols + i) : I{0};
+    }
+#pragma unroll
+    for (int k = 0; k < kEntryItems; ++k) {
+      const std::int64_t i = i0 + k * kBlock + threadIdx.x;
+      const bool live = i < a.n && a.band_of(c[k]) == band;
+      I r = 0, pr = 0, pc = 0;
+      T v{};
       if (live) {
-        if (Banded) {
-          r[k] = load(a.rows + i);
-          v[k] = load(a.vals + i);
-        }
-        if (a.check && i > 0) {  // the predecessor: in cache, its warp neighbour loads it
+        r = __ldcs(a.rows + i);
+        v = __ldcs(a.vals + i);
+        if (a.check && i > 0) {
           pr = a.rows[i - 1];
           pc = a.cols[i - 1];
         }
       }
-      const bool in = r[k] >= 0 && r[k] < a.nrows && c[k] >= 0 && c[k] < a.ncols;
-      if (a.check) {
-        const bool after = pr < r[k] || (pr == r[k] && pc < c[k]);
-        // Within a warp the lowest flagged lane holds the smallest index.
-        const unsigned out = __ballot_sync(0xffffffffu, live && !in);
-        const unsigned order = __ballot_sync(0xffffffffu, live && in && i > 0 && !after);
-        if (out && lane == static_cast<unsigned>(__ffs(out) - 1))
-          atomicMin(a.check, static_cast<unsigned long long>(i));
-        if (order && lane == static_cast<unsigned>(__ffs(order) - 1))
-          atomicMin(a.check + 1, static_cast<unsigned long long>(i));
-      }
-      if (!live) continue;
-      // Without a factor (coalesce) the value is copied, its NaN made canonical (ops.hpp).
-      const T d = a.factor.data && in
-                      ? a.factor.data[r[k] * a.factor.row_stride + c[k] * a.factor.col_stride]
-                      : T{};
-      if (a.out_rows) {
-        store(a.out_rows + i, r[k]);
-        store(a.out_cols + i, c[k]);
-      }
-      store(a.out_vals + i, scaled<T>(a.factor, detail::to_compute(v[k]), d));
+      finish_entry<true>(a, i, live, r, c[k], v, pr, pc);
     }
   }
 }
 
-/// Launches entries_kernel over a.n > 0 entries, in column bands (kColumnBands) when the factor
-/// is a row vector (row stride 0) too large for the L2: its footprint is a column's bytes, or
+/// Launches entries_kernel over a.n > 0 entries, or banded_entries_kernel (kColumnBands) when
+/// the factor is a row vector (row stride 0) too large for the L2: its footprint is a column's
+/// bytes, or
 /// one 32-byte sector a column where the column stride spreads the elements that far apart.
 template <class T, class I>
 void launch_entries(const char* name, EntriesArgs<T, I> a, cudaStream_t stream) {
@@ -162,13 +176,12 @@ void launch_entries(const char* name, EntriesArgs<T, I> a, cudaStream_t stream) 
     }
   }
   if (a.bands == 1) {
-    a.band_blocks = blocks_for(a.n);
-    detail::launch(name, entries_kernel<T, I, false>, dim3(a.band_blocks), dim3(kBlock), 0, stream, a);
+    detail::launch(name, entries_kernel<T, I>, dim3(blocks_for(a.n)), dim3(kBlock), 0, stream, a);
     return;
   }
   a.band_blocks = static_cast<unsigned>(std::clamp<std::int64_t>(
       tiles_for(a.n, std::int64_t{kBlock} * kEntryItems), 1, kTilePolicy.max_grid_blocks / a.bands));
-  detail::launch(name, entries_kernel<T, I, true>, dim3(a.band_blocks * a.bands), dim3(kBlock), 0,
+  detail::launch(name, banded_entries_kernel<T, I>, dim3(a.band_blocks * a.bands), dim3(kBlock), 0,
                  stream, a);
 }
 

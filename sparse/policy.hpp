@@ -70,23 +70,26 @@ inline constexpr std::int64_t kCellTile = std::int64_t{kBlock} * kCellItems;
 static_assert(kCellItems <= 32, "a warp's lanes clear the presence words its cells read");
 
 /// COO ⊙ row vector when the vector is too large to stay in L2 beside the entries streaming
-/// past it (entries_kernel, coo_dense.cu): the grid visits the entries once per band of columns,
-/// band after band, each block taking the entries of its band, so that a band of the vector is
-/// fetched from DRAM about once instead of a sector for every gathered element. Every visit
-/// reads the columns again (4 or 8 bytes an entry a band), so bands are used only for a vector
-/// over min_l2_percent of the L2, and the fewest bands that keep a band within l2_bytes /
-/// l2_divisor are taken, up to max_bands; past that the bands are widened to twice that size,
-/// up to max_bands_widened of them; a vector larger still is gathered in one visit. At the
-/// threshold (H100, 12.0M entries in 4096 rows, f32, µs one visit -> two bands, multiply /
-/// multiply_values unchecked): 4.5M columns (18 MB, 36% of the L2) 169 -> 185 / 130 -> 144;
-/// 5M (20 MB, 40%) 180 -> 185 / 135 -> 141; 6M (24 MB, 48%) 210 -> 182 / 152 -> 140; so 44,
-/// between the last that lost and the first that won. H100 (50 MiB L2, so 16 MiB bands), probe of 12.0M uniform canonical entries, f32,
-/// kernel µs, one visit -> banded (multiply / multiply_values unchecked): 4096 x 2^23 (32 MiB
-/// vector, 2 bands) 268 -> 186 / 187 -> 140; 4096 x 2^24 (64 MiB, 4 bands) 372 -> 253 /
-/// 317 -> 204; 4096 x 2^25 (128 MiB) at 8 bands of 16 MiB 434 -> 397 / 397 -> 335 and at 4 of
-/// 32 MiB 324 / 269; 2048 x 2^26 (256 MiB) at 8 of 32 MiB 470 -> 444 / 436 -> 388, at 16 of
-/// 16 MiB 668 / 572. Streaming the entries with evict-first loads and stores alone: 372 ->
-/// 342 at 2^24; an evict-last policy on the gathers: no change.
+/// past it (banded_entries_kernel, coo_dense.cu): the grid visits the entries once per band of
+/// columns, band after band, each block taking the entries of its band, so that a band of the
+/// vector is fetched from DRAM about once instead of a sector for every gathered element. Every
+/// visit reads the columns again (4 or 8 bytes an entry a band), so bands are used only for a
+/// vector over min_l2_percent of the L2, and the fewest bands that keep a band within
+/// l2_bytes / l2_divisor are taken, up to max_bands; past that the bands are widened to twice
+/// that size, up to max_bands_widened of them; a vector larger still is gathered in one visit.
+/// H100 (50 MiB L2, so bands of 16 MiB at f32), a probe of 12.0M uniform canonical entries in
+/// 4096 rows (2048 for 2^26 columns), f32, kernel µs, one visit -> banded, multiply / values
+/// only unchecked (bench/results/h100/structures/column_bands/):
+///   4.5M columns (18 MB, 36% of the L2), two bands: 169 -> 185 / 130 -> 144
+///   5M (20 MB, 40%), two bands: 180 -> 185 / 135 -> 141
+///   6M (24 MB, 48%), two bands: 210 -> 182 / 152 -> 140 (so 44%: between the two)
+///   2^23 (32 MiB), two bands: 268 -> 186 / 187 -> 140
+///   2^24 (64 MiB), four bands: 372 -> 253 / 317 -> 204; two of 32 MiB: 290 / 214-221
+///   2^25 (128 MiB): eight bands of 16 MiB 434 -> 397 / 397 -> 335; four of 32 MiB 324 / 269
+///   2^26 (256 MiB): sixteen of 16 MiB 470 -> 667 / 436 -> 571; eight of 32 MiB 444 / 388
+/// (the last two rows' 32 MiB bands at eight entries a thread). Without bands, evict-first
+/// loads and stores of the entries alone took 2^24 from 372 to 342 µs and an evict-last policy
+/// on the gathers changed nothing.
 struct ColumnBandPolicy {
   int min_l2_percent;
   int l2_divisor;
@@ -95,7 +98,7 @@ struct ColumnBandPolicy {
 };
 inline constexpr ColumnBandPolicy kColumnBands{44, 3, 4, 8};
 
-/// Entries a thread of entries_kernel visits a step in column bands: their columns are loaded
+/// Entries a thread of banded_entries_kernel visits a step: their columns are loaded
 /// first, so that a thread has that many loads in flight before it knows which entries are its
 /// band's. H100, the 64 MiB case above: 253 µs at 4, 259 at 8, 261 at 2, 291 at 1.
 inline constexpr int kEntryItems = 4;

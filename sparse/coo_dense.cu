@@ -138,6 +138,9 @@ __global__ void __launch_bounds__(kBlock) banded_entries_kernel(EntriesArgs<T, I
     for (int k = 0; k < kEntryItems; ++k) {
       const std::int64_t i = i0 + k * kBlock + threadIdx.x;
       const bool live = i < a.n && a.band_of(c[k]) == band;
+      // A warp's entries are mostly of one band (a row's columns are in order), so most warps
+      // have none of this band's and skip the rest (the checks only vote on live lanes).
+      if (!__any_sync(0xffffffffu, live)) continue;
       I r = 0, pr = 0, pc = 0;
       T v{};
       if (live) {

@@ -118,16 +118,28 @@ __global__ void __launch_bounds__(kBlock) entries_kernel(EntriesArgs<T, I> a) {
 }
 
 /// The entries in column bands: the grid is a.bands runs of a.band_blocks blocks, in band
-/// order, and each run strides over all the entries taking those of its band. A thread loads
-/// the columns of kEntryItems entries before it knows which are its band's; the rows and values
-/// only of those. The entries are read and written with evict-first loads and stores, so that
-/// the L2 holds the band's part of the vector.
+/// order, and each run strides over the entries in stretches of kBlock * kEntryItems, taking
+/// those of its band. A thread loads the columns of kEntryItems entries before it knows which are
+/// its band's; the rows and values only of those. The entries are read and written with
+/// evict-first loads and stores, so that the L2 holds the band's part of the vector.
 template <class T, class I>
 __global__ void __launch_bounds__(kBlock) banded_entries_kernel(EntriesArgs<T, I> a) {
   constexpr std::int64_t kStep = std::int64_t{kBlock} * kEntryItems;
   const int band = static_cast<int>(blockIdx.x / a.band_blocks);
   const std::int64_t stride = std::int64_t{a.band_blocks} * kStep;
   for (std::int64_t i0 = std::int64_t{blockIdx.x % a.band_blocks} * kStep; i0 < a.n; i0 += stride) {
+    // The stretch's bands: when its first and last entries share a row, those between their
+    // columns' bands (all of a canonical stretch's entries), else all. A block outside them
+    // skips the stretch without reading its columns; the lowest of them also takes any entry
+    // outside (input not in order), so that every entry is visited, checked and written once.
+    const std::int64_t last = std::min(i0 + kStep, a.n) - 1;
+    int lo = 0, hi = a.bands - 1;
+    if (a.rows[i0] == a.rows[last]) {
+      const int first_band = a.band_of(a.cols[i0]), last_band = a.band_of(a.cols[last]);
+      lo = min(first_band, last_band);
+      hi = max(first_band, last_band);
+    }
+    if (band < lo || band > hi) continue;
     I c[kEntryItems];
 #pragma unroll
     for (int k = 0; k < kEntryItems; ++k) {
@@ -137,7 +149,8 @@ __global__ void __launch_bounds__(kBlock) banded_entries_kernel(EntriesArgs<T, I
 #pragma unroll
     for (int k = 0; k < kEntryItems; ++k) {
       const std::int64_t i = i0 + k * kBlock + threadIdx.x;
-      const bool live = i < a.n && a.band_of(c[k]) == band;
+      const int b = a.band_of(c[k]);
+      const bool live = i < a.n && (b == band || (band == lo && (b < lo || b > hi)));
       // A warp's entries are mostly of one band (a row's columns are in order), so most warps
       // have none of this band's and skip the rest (the checks only vote on live lanes).
       if (!__any_sync(0xffffffffu, live)) continue;
@@ -158,8 +171,8 @@ __global__ void __launch_bounds__(kBlock) banded_entries_kernel(EntriesArgs<T, I
 
 /// Launches entries_kernel over a.n > 0 entries, or banded_entries_kernel (kColumnBands) when
 /// the factor is a row vector (row stride 0) too large for the L2: its footprint is a column's
-/// bytes, or
-/// one 32-byte sector a column where the column stride spreads the elements that far apart.
+/// bytes, or one 32-byte sector a column where the column stride spreads the elements that far
+/// apart.
 template <class T, class I>
 void launch_entries(const char* name, EntriesArgs<T, I> a, cudaStream_t stream) {
   const std::int64_t l2_bytes = a.factor.data && a.factor.row_stride == 0 && a.factor.col_stride != 0

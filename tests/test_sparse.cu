@@ -876,6 +876,21 @@ TEST_F(SparseGpu, RowVectorsLargerThanTheL2InColumnBands) {
     trusted.validate_indices = false;
     expect_same(multiply(da, dv, trusted), reference_multiply(a, hv), what + " unchecked");
     check_multiply_values(a, da, hv, dv, what);
+    // multiply_values on the same entries out of order: shuffled (a stretch's first and last
+    // entries then say nothing of the bands between them), and sorted but for the middle entry
+    // of each stretch of kBlock * kEntryItems, swapped with the one half the matrix away (so a
+    // stretch holds one entry outside the bands its first and last entries bound).
+    std::vector<Raw> shuffled = e;
+    std::shuffle(shuffled.begin(), shuffled.end(), rng);
+    std::vector<Raw> swapped = e;
+    const auto stretch = static_cast<std::size_t>(sparse_detail::kBlock * sparse_detail::kEntryItems);
+    const std::size_t half = swapped.size() / stretch / 2 * stretch;
+    for (std::size_t j = stretch / 2; j + half < swapped.size() && j < half; j += stretch)
+      std::swap(swapped[j], swapped[j + half]);
+    for (const auto& [order, entries] : {std::pair{"shuffled", &shuffled}, std::pair{"one swapped a stretch", &swapped}}) {
+      const HostCoo u = assemble(desc, *entries, false);
+      check_multiply_values(u, to_device(u), hv, dv, what + " " + order);
+    }
 
     // Bad input: the first index out of range is named before any order failure, whichever
     // band holds the entries; multiply_values writes nothing.
@@ -901,6 +916,7 @@ TEST_F(SparseGpu, RowVectorsLargerThanTheL2InColumnBands) {
     bad = e;
     std::swap(bad[late], bad[mid]);  // entry mid + 1 is not after entry mid
     expect_named(bad, "but entry " + std::to_string(mid + 1) + " at (");
+    expect_named(swapped, "but entry " + std::to_string(stretch / 2 + 1) + " at (");
     // Unchecked, such input stays inside its buffers (memcheck) and good input still works.
     bad[3].c = ncols + 5;
     bad[5].r = -2;

@@ -180,7 +180,7 @@ void launch_entries(const char* name, EntriesArgs<T, I> a, cudaStream_t stream) 
                                    : 0;
   const std::int64_t column_bytes =
       std::min<std::int64_t>(std::abs(a.factor.col_stride) * std::int64_t{sizeof(T)}, 32);
-  if (l2_bytes > 0 && a.ncols * column_bytes * 100 > l2_bytes * kColumnBands.min_l2_percent) {
+  if (l2_bytes > 0 && a.ncols * column_bytes > l2_bytes * kColumnBands.min_l2_percent / 100) {
     const std::int64_t band_bytes = l2_bytes / kColumnBands.l2_divisor;
     const auto bands_of = [&](int shift) { return (a.ncols + (std::int64_t{1} << shift) - 1) >> shift; };
     int shift = 0;  // the widest power-of-two band within band_bytes

@@ -33,7 +33,7 @@ jobs="${FUZZ_JOBS:-1}"
 # and a GPU; none is needed). The api entry calls the public dense and sparse entry points, whose
 # GPU backend fuzz/no_gpu.cpp replaces (it throws if reached; the entries pass host views only).
 sources=(src/{tensor,broadcast,error,buffer,coo,half,ops,reference,npy,mtx,io_file,verify,device,memory,residency}
-         dense/{plan,dense} sparse/{api,checks,reference,select,workspace})
+         dense/{plan,plan_accepts,plan_launch,dense} sparse/{api,checks,reference,select,workspace})
 flags=(-std=c++17 -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined
        -fsanitize-recover=undefined -I"$root/include" -I"$root/src" -I"$cuda/include")
 

@@ -40,7 +40,8 @@ flags=(-std=c++17 -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,addre
 mkdir -p "$build/obj"
 objs=()
 for s in "${sources[@]}" fuzz/entries_io fuzz/entries_plan fuzz/entries_dense fuzz/entries_api \
-         fuzz/api_call fuzz/no_gpu; do
+         fuzz/api_oracle fuzz/api_oracle_rules fuzz/api_call fuzz/api_decode fuzz/api_decode_dense \
+         fuzz/api_run fuzz/no_gpu; do
   src="$root/$s.cpp"
   obj="$build/obj/${s//\//_}.o"
   if [[ ! -f $obj || $src -nt $obj || -n $(find "$root/include" "$root/src" "$root/dense" "$root/sparse" "$root/fuzz" -newer "$obj" -name '*.hpp' -print -quit) ]]; then

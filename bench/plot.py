@@ -57,6 +57,14 @@ def finish(fig, out, name, title, meta):
     save(fig, out, name)
 
 
+def density_axes(ax, ylabel):
+    """Log-log axes of a time against the density."""
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("density")
+    ax.set_ylabel(ylabel)
+
+
 def copy_line(ax, rows):
     copy = max((r["copy_gbps"] for r in rows if r.get("copy_gbps")), default=None)
     if copy:
@@ -224,10 +232,7 @@ def plot_sparse(rows, meta, out):
             if pts:
                 c, m = KERNEL_STYLE[impl]
                 ax.plot(*zip(*pts), marker=m, color=c, label=impl)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("density")
-        ax.set_ylabel("ms (input to canonical output)")
+        density_axes(ax, "ms (input to canonical output)")
         ax.set_title(f"{side}x{side}, {order} inputs", fontsize=9)
         ax.grid(alpha=0.3, which="both")
     axes[0][0].legend(fontsize=7)
@@ -258,10 +263,7 @@ def plot_crossover(rows, meta, out):
             ax.annotate(f"{order}: {x:.3g}", (x, dense[0]["median_ms"] if dense else 1),
                         textcoords="offset points", xytext=(4, 6 if order == "unsorted" else -12),
                         fontsize=8, color=colors[order])
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("density")
-    ax.set_ylabel("ms")
+    density_axes(ax, "ms")
     ax.set_title(f"Dense vs COO multiply, 16384x16384 f32 — {title_of(meta)}", fontsize=9)
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=8)

@@ -32,7 +32,8 @@ jobs="${FUZZ_JOBS:-1}"
 # Host sources the entries need, relative to the repository (the library's .cu files need nvcc
 # and a GPU; none is needed). The api entry calls the public dense and sparse entry points, whose
 # GPU backend fuzz/no_gpu.cpp replaces (it throws if reached; the entries pass host views only).
-sources=(src/{tensor,broadcast,error,buffer,coo,half,ops,reference,npy,mtx,io_file,verify,device,memory,residency}
+sources=(src/{tensor,broadcast,error,buffer,coo,half,ops,reference,npy,mtx,io_file,verify,device}
+         src/{memory,residency,own_allocations}
          dense/{plan,plan_accepts,plan_launch,dense} sparse/{api,checks,reference,select,workspace})
 flags=(-std=c++17 -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined
        -fsanitize-recover=undefined -I"$root/include" -I"$root/src" -I"$cuda/include")

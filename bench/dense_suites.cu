@@ -266,8 +266,8 @@ constexpr int kHostRounds = 5;
 /// calls, the stream synchronized before and after but not inside, so it is what the issuing
 /// thread spends (checks, planning, launch) as long as the GPU keeps up with the calls; where a
 /// case's kernels take longer than the host's time a call, the launch queue fills and the
-/// figure includes the waits for it (an upper bound: the 1M-element bias, 5-6 us of GPU time a
-/// call on an H100).
+/// figure includes the waits for it (an upper bound: the 1M-element bias, whose kernel takes
+/// longer than the host's share of a call).
 double host_us_per_call(Bench& bench, const std::function<void()>& call) {
   call();
   EWISE_CUDA_CHECK(cudaStreamSynchronize(bench.stream()));

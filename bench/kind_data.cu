@@ -82,4 +82,52 @@ void write_inputs(const std::string& dir, const KindData& d, cudaStream_t stream
   std::fflush(stdout);
 }
 
+Record form_record(const KindData& d, std::size_t form, const char* op, std::string impl,
+                   bool validate) {
+  const CooView a = d.forms[form].a.view(), b = d.forms[form].b.view();
+  Record r;
+  r.suite = d.suite;
+  r.name = form_name(d, form);
+  r.impl = std::move(impl);
+  r.dtype = "f32";
+  r.params = {param("op", op),
+              param("kind", kind_name(d.kind)),
+              param("form", d.forms[form].name),
+              param("input", a.desc.canonical ? "canonical" : "unsorted"),
+              param("rows", a.desc.nrows),
+              param("cols", a.desc.ncols),
+              param("nnz_a", a.desc.nnz),
+              param("nnz_b", b.desc.nnz),
+              param("unique_a", d.oa.nnz),
+              param("unique_b", d.ob.nnz),
+              param("inputs", stem(d, form)),
+              param("generator", d.description),
+              param("validate_indices", validate)};
+  return r;
+}
+
+void add_dense_params(Record& r, const KindData& d, std::size_t dense) {
+  r.params.push_back(param("dense", d.dense[dense].name));
+  r.params.push_back(param("dense_shape", d.dense[dense].t.shape()));
+  r.params.push_back(param("dense_input", dense_stem(d, dense)));
+}
+
+void print_kind(const KindData& d) {
+  std::printf("  %s: %s; a %lld entries (%lld distinct), b %lld (%lld)\n", kind_name(d.kind),
+              d.description.c_str(), static_cast<long long>(d.forms[0].a.nnz()),
+              static_cast<long long>(d.oa.nnz), static_cast<long long>(d.forms[0].b.nnz()),
+              static_cast<long long>(d.ob.nnz));
+  std::fflush(stdout);
+}
+
+std::vector<Case> kind_cases(Bench& bench, std::initializer_list<Kind> kinds,
+                             void (*run)(Bench&, Kind, KindSize)) {
+  const KindSize size = bench.quick() ? KindSize::quick : KindSize::full;
+  std::vector<Case> cases;
+  for (const Kind kind : kinds)
+    cases.push_back({detail::concat(kind_name(kind), bench.quick() ? " (quick size)" : ""),
+                     [&bench, kind, size, run] { run(bench, kind, size); }});
+  return cases;
+}
+
 }  // namespace ewise::bench

@@ -15,13 +15,17 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "check.hpp"
 #include "coo_kinds.hpp"
+#include "coo_oracle.hpp"
 #include "ewise/buffer.hpp"
 #include "ewise/coo.hpp"
+#include "ewise/error.hpp"
 #include "ewise/verify.hpp"
 #include "harness.hpp"
 
@@ -65,5 +69,37 @@ std::string dense_stem(const KindData& d, std::size_t dense);  ///< <suite>_<kin
 
 /// Writes every input of the kind to dir as .npy (see the file comment), with a progress line.
 void write_inputs(const std::string& dir, const KindData& d, cudaStream_t stream);
+
+/// A record of d's suite for one form: named form_name, f32, and the parameters every case of
+/// the kind reports (op, kind, form, input order, shape, entries and distinct entries of a and
+/// b, the inputs' stem, the generator, validate_indices).
+Record form_record(const KindData& d, std::size_t form, const char* op, std::string impl,
+                   bool validate);
+/// Adds the parameters of d's dense operand `dense` to r: its name, shape and .npy stem.
+void add_dense_params(Record& r, const KindData& d, std::size_t dense);
+
+/// r.verified = verify() (how the case was checked before timing); when verify throws
+/// VerifyError or InvalidArgument, r is added untimed as "failed" or "refused" and the case
+/// is not timed (false).
+template <class Verify>
+bool verify_case(Bench& bench, Record& r, Verify&& verify) {
+  try {
+    r.verified = verify();
+    return true;
+  } catch (const VerifyError& e) {
+    bench.add_untimed(std::move(r), "failed", e.what());
+  } catch (const InvalidArgument& e) {
+    bench.add_untimed(std::move(r), "refused", e.what());
+  }
+  return false;
+}
+
+/// The progress line of a drawn kind: its generator, a's and b's entries (distinct entries).
+void print_kind(const KindData& d);
+
+/// A suite's cases: one per kind, each run(bench, kind, size) at the bench's size (--quick or
+/// full).
+std::vector<Case> kind_cases(Bench& bench, std::initializer_list<Kind> kinds,
+                             void (*run)(Bench&, Kind, KindSize));
 
 }  // namespace ewise::bench

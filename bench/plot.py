@@ -50,6 +50,21 @@ def save(fig, out, name):
     print("wrote", path)
 
 
+def finish(fig, out, name, title, meta):
+    """Titles the figure (with the record's device and commit), lays it out and saves it."""
+    fig.suptitle(f"{title} — {title_of(meta)}", fontsize=10)
+    fig.tight_layout()
+    save(fig, out, name)
+
+
+def density_axes(ax, ylabel):
+    """Log-log axes of a time against the density."""
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("density")
+    ax.set_ylabel(ylabel)
+
+
 def copy_line(ax, rows):
     copy = max((r["copy_gbps"] for r in rows if r.get("copy_gbps")), default=None)
     if copy:
@@ -90,9 +105,7 @@ def plot_paper(rows, meta, out):
             ax.set_ylabel("effective GB/s")
             ax.grid(alpha=0.3)
     axes[0][0].legend(fontsize=7)
-    fig.suptitle(f"Vector over matrix, f32 add (paper Figs 6-8) — {title_of(meta)}", fontsize=10)
-    fig.tight_layout()
-    save(fig, out, "paper_bandwidth.png")
+    finish(fig, out, "paper_bandwidth.png", "Vector over matrix, f32 add (paper Figs 6-8)", meta)
 
     sweep = [r for r in rows if r["params"].get("sliding_factor", 0) > 0]
     cases = list(dict.fromkeys(r["name"] for r in sweep))
@@ -119,9 +132,7 @@ def plot_paper(rows, meta, out):
             ax.set_title(name, fontsize=9)
             ax.grid(alpha=0.3)
         axes[0][0].legend(fontsize=7)
-        fig.suptitle(f"Sliding factor sweep, f32 add — {title_of(meta)}", fontsize=10)
-        fig.tight_layout()
-        save(fig, out, "paper_sliding_factor.png")
+        finish(fig, out, "paper_sliding_factor.png", "Sliding factor sweep, f32 add", meta)
 
 
 def plot_schedules(rows, meta, out):
@@ -171,9 +182,7 @@ def plot_schedules(rows, meta, out):
             ax.set_ylabel("nt (threads/block)")
             ax.set_title(f"{impl}, n={n}: GB/s", fontsize=9)
             fig.colorbar(im, ax=ax)
-    fig.suptitle(f"Schedules — {title_of(meta)}", fontsize=10)
-    fig.tight_layout()
-    save(fig, out, "schedules.png")
+    finish(fig, out, "schedules.png", "Schedules", meta)
 
 
 def plot_patterns(rows, meta, out):
@@ -205,9 +214,7 @@ def plot_patterns(rows, meta, out):
         ax.grid(alpha=0.3, axis="y")
         if i == 0:
             ax.legend(fontsize=7, ncol=4)
-    fig.suptitle(f"Broadcast patterns — {title_of(meta)}", fontsize=10)
-    fig.tight_layout()
-    save(fig, out, "patterns.png")
+    finish(fig, out, "patterns.png", "Broadcast patterns", meta)
 
 
 def plot_sparse(rows, meta, out):
@@ -225,16 +232,11 @@ def plot_sparse(rows, meta, out):
             if pts:
                 c, m = KERNEL_STYLE[impl]
                 ax.plot(*zip(*pts), marker=m, color=c, label=impl)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("density")
-        ax.set_ylabel("ms (input to canonical output)")
+        density_axes(ax, "ms (input to canonical output)")
         ax.set_title(f"{side}x{side}, {order} inputs", fontsize=9)
         ax.grid(alpha=0.3, which="both")
     axes[0][0].legend(fontsize=7)
-    fig.suptitle(f"COO ⊙ COO, f32 — {title_of(meta)}", fontsize=10)
-    fig.tight_layout()
-    save(fig, out, "sparse.png")
+    finish(fig, out, "sparse.png", "COO ⊙ COO, f32", meta)
 
 
 def plot_crossover(rows, meta, out):
@@ -261,10 +263,7 @@ def plot_crossover(rows, meta, out):
             ax.annotate(f"{order}: {x:.3g}", (x, dense[0]["median_ms"] if dense else 1),
                         textcoords="offset points", xytext=(4, 6 if order == "unsorted" else -12),
                         fontsize=8, color=colors[order])
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("density")
-    ax.set_ylabel("ms")
+    density_axes(ax, "ms")
     ax.set_title(f"Dense vs COO multiply, 16384x16384 f32 — {title_of(meta)}", fontsize=9)
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=8)

@@ -41,6 +41,7 @@
 
 #include "check.hpp"
 #include "coo_kinds.hpp"
+#include "coo_oracle.hpp"
 #include "ewise/error.hpp"
 #include "ewise/sparse.hpp"
 #include "ewise/sparse_reference.hpp"
@@ -138,38 +139,21 @@ void run_case(Bench& bench, const KindData& full, const KindData& small,
   const cudaStream_t stream = bench.stream();
   const Form& f = full.forms[form];
   const CooView a = f.a.view(), b = f.b.view();
-  Record r;
-  r.suite = "structures";
-  r.name = form_name(full, form);
-  r.impl = std::string(impl_name(op, algorithm)) + (validate ? "" : "_novalidate");
+  Record r = form_record(full, form, op_name(op),
+                         std::string(impl_name(op, algorithm)) + (validate ? "" : "_novalidate"),
+                         validate);
   SparseOptions options;
   options.algorithm = algorithm;
   SparseOptions values_options;  // values*dense: the default options, or unchecked
   values_options.validate_indices = validate;
-  r.dtype = "f32";
-  r.params = {param("op", op_name(op)),
-              param("kind", kind_name(full.kind)),
-              param("form", f.name),
-              param("input", a.desc.canonical ? "canonical" : "unsorted"),
-              param("rows", a.desc.nrows),
-              param("cols", a.desc.ncols),
-              param("nnz_a", a.desc.nnz),
-              param("nnz_b", b.desc.nnz),
-              param("unique_a", full.oa.nnz),
-              param("unique_b", full.ob.nnz),
-              param("inputs", stem(full, form)),
-              param("generator", full.description),
-              param("validate_indices", validate)};
   const DeviceTensor* d = nullptr;
   if (op != Op::coo_coo) {
     d = &full.dense[dense].t;
-    r.params.push_back(param("dense", full.dense[dense].name));
-    r.params.push_back(param("dense_shape", d->shape()));
-    r.params.push_back(param("dense_input", dense_stem(full, dense)));
+    add_dense_params(r, full, dense);
   }
   DeviceTensor out_vals;
   std::int64_t nnz_out = 0;
-  try {
+  const bool ok = verify_case(bench, r, [&] {
     if (op == Op::coo_coo)
       r.note = detail::concat("selected ",
                               coo_algorithm_name(select_coo_algorithm(a, b, algorithm)));
@@ -189,15 +173,10 @@ void run_case(Bench& bench, const KindData& full, const KindData& small,
       device = check_values(a, d->view(), out_vals.view(), stream);
       nnz_out = a.desc.nnz;
     }
-    r.verified = detail::concat(device, "; ", check_small(small, form, op, dense, options, stream), "; ",
-                                oracle_note);
-  } catch (const VerifyError& e) {
-    bench.add_untimed(std::move(r), "failed", e.what());
-    return;
-  } catch (const InvalidArgument& e) {
-    bench.add_untimed(std::move(r), "refused", e.what());
-    return;
-  }
+    return detail::concat(device, "; ", check_small(small, form, op, dense, options, stream),
+                          "; ", oracle_note);
+  });
+  if (!ok) return;
   r.params.push_back(param("nnz_out", nnz_out));
   const auto nnz_a = static_cast<double>(a.desc.nnz);
   if (op == Op::coo_coo) {
@@ -235,11 +214,7 @@ void run_kind(Bench& bench, Kind kind, KindSize size) {
       make_kind(bench, "structures", kind, KindSize::check, seed ^ kCheckSalt, dense);
   const std::string oracle_note = check_oracle(small, stream);  // VerifyError: a failure
   const KindData full = make_kind(bench, "structures", kind, size, seed, dense);
-  std::printf("  %s: %s; a %lld entries (%lld distinct), b %lld (%lld)\n", kind_name(kind),
-              full.description.c_str(), static_cast<long long>(full.forms[0].a.nnz()),
-              static_cast<long long>(full.oa.nnz), static_cast<long long>(full.forms[0].b.nnz()),
-              static_cast<long long>(full.ob.nnz));
-  std::fflush(stdout);
+  print_kind(full);
   for (std::size_t f = 0; f < full.forms.size(); ++f) {
     for (const CooAlgorithm alg : {CooAlgorithm::automatic, CooAlgorithm::merge,
                                    CooAlgorithm::sort_search, CooAlgorithm::bitmap_merge,
@@ -257,12 +232,7 @@ void run_kind(Bench& bench, Kind kind, KindSize size) {
 }  // namespace
 
 std::vector<Case> structures_suite(Bench& bench) {
-  const KindSize size = bench.quick() ? KindSize::quick : KindSize::full;
-  std::vector<Case> cases;
-  for (const Kind kind : {Kind::graph, Kind::wide, Kind::words, Kind::mask})
-    cases.push_back({detail::concat(kind_name(kind), bench.quick() ? " (quick size)" : ""),
-                     [&bench, kind, size] { run_kind(bench, kind, size); }});
-  return cases;
+  return kind_cases(bench, {Kind::graph, Kind::wide, Kind::words, Kind::mask}, run_kind);
 }
 
 }  // namespace ewise::bench

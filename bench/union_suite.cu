@@ -41,6 +41,7 @@
 
 #include "check.hpp"
 #include "coo_kinds.hpp"
+#include "coo_oracle.hpp"
 #include "ewise/error.hpp"
 #include "ewise/sparse.hpp"
 #include "ewise/sparse_reference.hpp"
@@ -152,34 +153,16 @@ void run_case(Bench& bench, const KindData& full, const KindData& small,
   const CooView a = f.a.view(), b = f.b.view();
   SparseOptions options;
   options.validate_indices = validate;
-  Record r;
-  r.suite = "union";
-  r.name = form_name(full, form);
-  r.impl = std::string(impl_name(op)) + (validate ? "" : "_novalidate");
-  r.dtype = "f32";
-  r.params = {param("op", op_name(op)),
-              param("kind", kind_name(full.kind)),
-              param("form", f.name),
-              param("input", a.desc.canonical ? "canonical" : "unsorted"),
-              param("rows", a.desc.nrows),
-              param("cols", a.desc.ncols),
-              param("nnz_a", a.desc.nnz),
-              param("nnz_b", b.desc.nnz),
-              param("unique_a", full.oa.nnz),
-              param("unique_b", full.ob.nnz),
-              param("inputs", stem(full, form)),
-              param("generator", full.description),
-              param("validate_indices", validate)};
+  Record r = form_record(full, form, op_name(op),
+                         std::string(impl_name(op)) + (validate ? "" : "_novalidate"), validate);
   const DeviceTensor* d = nullptr;
   if (op != Op::coo_coo) {
     d = &full.dense.front().t;
-    r.params.push_back(param("dense", full.dense.front().name));
-    r.params.push_back(param("dense_shape", d->shape()));
-    r.params.push_back(param("dense_input", dense_stem(full, 0)));
+    add_dense_params(r, full, 0);
   }
   DeviceTensor work;  // accumulate: the working copy of the table the timed calls add into
   std::int64_t nnz_out = 0;
-  try {
+  const bool ok = verify_case(bench, r, [&] {
     std::string device;
     if (op == Op::coo_coo) {
       const DeviceCoo got = combine(BinaryOp::add, a, b, options, stream);
@@ -195,15 +178,9 @@ void run_case(Bench& bench, const KindData& full, const KindData& small,
       device = check_dense_equal(got.view(), oracle_add_dense(full.oa, d->view(), false, stream),
                                  stream);
     }
-    r.verified =
-        detail::concat(device, "; ", check_small(small, form, op, stream), "; ", oracle_note);
-  } catch (const VerifyError& e) {
-    bench.add_untimed(std::move(r), "failed", e.what());
-    return;
-  } catch (const InvalidArgument& e) {
-    bench.add_untimed(std::move(r), "refused", e.what());
-    return;
-  }
+    return detail::concat(device, "; ", check_small(small, form, op, stream), "; ", oracle_note);
+  });
+  if (!ok) return;
   const auto nnz_a = static_cast<double>(a.desc.nnz);
   if (op == Op::coo_coo) {
     r.params.push_back(param("nnz_out", nnz_out));
@@ -236,11 +213,7 @@ void run_kind(Bench& bench, Kind kind, KindSize size) {
   const KindData small = make_kind(bench, "union", kind, KindSize::check, seed ^ kCheckSalt, dense);
   const std::string oracle_note = check_oracle(small, stream);  // VerifyError: a failure
   const KindData full = make_kind(bench, "union", kind, size, seed, dense);
-  std::printf("  %s: %s; a %lld entries (%lld distinct), b %lld (%lld)\n", kind_name(kind),
-              full.description.c_str(), static_cast<long long>(full.forms[0].a.nnz()),
-              static_cast<long long>(full.oa.nnz), static_cast<long long>(full.forms[0].b.nnz()),
-              static_cast<long long>(full.ob.nnz));
-  std::fflush(stdout);
+  print_kind(full);
   for (std::size_t f = 0; f < full.forms.size(); ++f) {
     run_case(bench, full, small, oracle_note, f, Op::coo_coo);
     if (!full.dense.empty()) {
@@ -256,12 +229,7 @@ void run_kind(Bench& bench, Kind kind, KindSize size) {
 }  // namespace
 
 std::vector<Case> union_suite(Bench& bench) {
-  const KindSize size = bench.quick() ? KindSize::quick : KindSize::full;
-  std::vector<Case> cases;
-  for (const Kind kind : {Kind::mask, Kind::embedding, Kind::words, Kind::graph})
-    cases.push_back({detail::concat(kind_name(kind), bench.quick() ? " (quick size)" : ""),
-                     [&bench, kind, size] { run_kind(bench, kind, size); }});
-  return cases;
+  return kind_cases(bench, {Kind::mask, Kind::embedding, Kind::words, Kind::graph}, run_kind);
 }
 
 }  // namespace ewise::bench

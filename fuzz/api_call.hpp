@@ -1,8 +1,8 @@
 // fuzz/api_call.hpp — one public API call decoded from bytes, and running it on host or device
 // views. Shared by the `api` fuzz entry (entries_api.cpp: the call on host views against an
-// independent oracle) and the GPU differential program (tools/fuzz_gpu.cu: the same call on
-// device views against the host views). Host code; the device runner only needs the CUDA
-// runtime (copies) and the library.
+// independent oracle, api_oracle.hpp) and the GPU differential program (tools/fuzz_gpu.cu: the
+// same call on device views against the host views). Host code; the device runner only needs
+// the CUDA runtime (copies) and the library.
 //
 // A decoded call owns its operands as host bytes: up to two COO matrices (rows, cols, vals
 // arrays of the decoded element count, or null), and one dense arena (elements of the call's
@@ -52,6 +52,10 @@ enum class ApiOp : std::uint8_t {
 };
 inline constexpr int kApiOpCount = 14;
 const char* api_op_name(ApiOp op);
+/// The call reads (or, accumulate, writes) a dense operand x in the arena.
+bool has_dense_operand(ApiOp op);
+/// The call is one of the union's: combine or accumulate.
+bool is_union(ApiOp op);
 
 /// A COO operand as host bytes. `null_arrays`: the view's arrays are null (the arrays are
 /// empty then), whatever nnz says.
@@ -89,7 +93,7 @@ struct ApiCall {
   std::string str() const;  ///< the call, one line per operand, values included when short
 };
 
-/// Decodes any bytes into a call (never throws).
+/// Decodes any bytes into a call (never throws; api_decode.cpp).
 ApiCall decode_api_call(const std::uint8_t* data, std::size_t size);
 
 /// What a call left behind, in host memory.
@@ -105,7 +109,7 @@ struct ApiResult {
   std::vector<std::uint8_t> out_vals;  ///< multiply_values: out_vals (a.vals in place) after
 };
 
-/// Runs the call on views in `memory`: host views (the CPU backend) or copies of every operand
+/// Runs the call (api_run.cpp) on views in `memory`: host views (the CPU backend) or copies of every operand
 /// in device memory (stream `stream`; outputs poisoned first with verify::poison), results
 /// copied back. Catches only ewise::InvalidArgument (-> rejected); anything else escapes.
 ApiResult run_api_call(const ApiCall& call, Memory memory, cudaStream_t stream = nullptr);

@@ -26,7 +26,7 @@
 //         not share a byte with an input unless exactly in place. Plans small enough are then
 //         executed by reference_binary on real buffers: every output element equals the
 //         operation applied to the inputs' elements and nothing outside the output is written.
-//         Then the dense planner (detail::plan_dense, dense/plan.cpp) on the same operands, for
+//         Then the dense planner (detail::plan_dense, dense/plan*.cpp) on the same operands, for
 //         one of three devices' properties, with `automatic` and with a kernel named by the
 //         layout byte's high bits: automatic always plans them, a named kernel is accepted
 //         exactly when kernel_supports allows it, and every plan visits the same (out, a, b)
@@ -42,8 +42,8 @@
 //         broadcasts, transposed / reversed / padded / zero / small strides, outputs apart,
 //         exactly in place or overlapping); all six dtypes, i32 / i64 indices, NaN / ±0 / ±inf
 //         / extreme values, duplicates, any order, out-of-range and negative indices, lying
-//         canonical flags, empty matrices, nrows * ncols near or over int64. An oracle written
-//         in the entry from the headers' text (std::map of (row, col) summing duplicates in
+//         canonical flags, empty matrices, nrows * ncols near or over int64. An oracle
+//         (api_oracle.hpp) written from the headers' text (std::map of (row, col) summing duplicates in
 //         storage order in the compute type, f32 for f16/bf16, rounded once; the operations of
 //         ops.hpp; every NaN written as the canonical NaN; drop_zeros on the rounded value;
 //         views' validity, broadcasting and overlap rules; a named kernel accepted exactly when

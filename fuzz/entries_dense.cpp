@@ -1,5 +1,5 @@
 // fuzz/entries_dense.cpp — the dense planner's invariants, checked by the plan fuzz entry on
-// the operands it decoded (see entries.hpp). Host code only; links dense/plan.cpp.
+// the operands it decoded (see entries.hpp). Host code only; links dense/plan*.cpp.
 #include <algorithm>
 #include <array>
 #include <iterator>

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "byte_reader.hpp"
 #include "element.hpp"
 #include "entries.hpp"
 #include "ewise/broadcast.hpp"
@@ -18,30 +19,6 @@
 
 namespace ewise::fuzz {
 namespace {
-
-/// Reads the fuzz input as a stream of bytes; zeros once it is exhausted.
-class ByteReader {
- public:
-  ByteReader(const std::uint8_t* data, std::size_t size) : d_(data), n_(size) {}
-  std::uint8_t u8() { return pos_ < n_ ? d_[pos_++] : 0; }
-  std::uint64_t u64() {
-    std::uint64_t v = 0;
-    for (int i = 0; i < 8; ++i) v |= std::uint64_t{u8()} << (8 * i);
-    return v;
-  }
-  std::int64_t i64() { return static_cast<std::int64_t>(u64()); }
-
- private:
-  const std::uint8_t* d_;
-  std::size_t n_, pos_ = 0;
-};
-
-std::uint64_t splitmix64(std::uint64_t& state) {
-  std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
 
 std::int64_t decode_extent(ByteReader& in) {
   static constexpr std::int64_t kSmall[8] = {1, 2, 3, 4, 1, 5, 7, 0};
@@ -124,15 +101,6 @@ std::uintptr_t decode_address(ByteReader& in, std::size_t elem) {
     default: return in.u64() & ((std::uintptr_t{1} << 47) - 1);  // any user-space address
   }
 }
-/// Offset of operand `d` at output coordinate `coord`, computed straight from the descriptor.
-std::int64_t direct_offset(const TensorDesc& d, const Dims& coord) {
-  const int lead = coord.size() - d.rank();
-  std::int64_t off = 0;
-  for (int j = 0; j < d.rank(); ++j)
-    if (d.shape[j] != 1) off += coord[lead + j] * d.strides[j];
-  return off;
-}
-
 Dims coord_of(const Dims& shape, std::int64_t i) {
   Dims c = Dims::of_rank(shape.size(), 0);
   for (int d = shape.size() - 1; d >= 0; --d) {
@@ -286,13 +254,8 @@ void execute_plan(BinaryOp op, const Operand& out, const Operand& a, const Opera
   for (std::size_t i = 0; i < n; ++i) {
     const std::byte* x = detail::element_at(pa, t, offsets[1][i]);
     const std::byte* y = detail::element_at(pb, t, offsets[2][i]);
-    auto* w = reinterpret_cast<std::byte*>(want.data() + i * elem);
-    if (is_floating(t))
-      detail::store_double(t, w, reference_apply(op, detail::load_double(t, x),
-                                                 detail::load_double(t, y)));
-    else
-      detail::store_int(t, w, reference_apply_int(op, t, detail::load_int(t, x),
-                                                  detail::load_int(t, y)));
+    // One element in the reference's arithmetic: a rank-0 plan, every offset 0.
+    reference_binary(op, t, BroadcastPlan{}, want.data() + i * elem, x, y);
   }
   const auto before = arena.snapshot();
   reference_binary(op, ConstTensorView(pa, a.desc, Memory::host),
@@ -322,7 +285,7 @@ void check_plan(const BroadcastPlan& plan, BinaryOp op, const Operand& out, cons
     const Dims c = coord_of(plan.shape, i);
     for (int k = 0; k < 3; ++k) {
       const TensorDesc& d = ops[static_cast<std::size_t>(k)]->desc;
-      const std::int64_t want = direct_offset(d, c), got = plan.offset(k, i),
+      const std::int64_t want = offset_at(d, c), got = plan.offset(k, i),
                          merged = co.offset(k, i);
       EWISE_FUZZ_REQUIRE(got == want, "plan offset of operand ", k, " at index ", i, " is ", got,
               ", the descriptor gives ", want, " (", d.str(), ")");

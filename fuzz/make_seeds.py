@@ -292,29 +292,20 @@ API = {
 }
 
 
+def write(target, name, data):
+    """One corpus file, fuzz/corpus/<target>/<name>."""
+    os.makedirs(os.path.join(ROOT, target), exist_ok=True)
+    with open(os.path.join(ROOT, target, name), "wb") as f:
+        f.write(data)
+
+
 def main():
-    for name, data in NPY.items():
-        os.makedirs(os.path.join(ROOT, "npy"), exist_ok=True)
-        with open(os.path.join(ROOT, "npy", "seed-" + name + ".npy"), "wb") as f:
-            f.write(data)
-    for name, data in NPY_BUGS.items():
-        with open(os.path.join(ROOT, "npy", "bug-" + name + ".npy"), "wb") as f:
-            f.write(data)
-    for name, text in MTX.items():
-        os.makedirs(os.path.join(ROOT, "mtx"), exist_ok=True)
-        with open(os.path.join(ROOT, "mtx", "seed-" + name + ".mtx"), "wb") as f:
-            f.write(text.encode("ascii"))
-    for name, data in PLAN.items():
-        os.makedirs(os.path.join(ROOT, "plan"), exist_ok=True)
-        with open(os.path.join(ROOT, "plan", "seed-" + name + ".bin"), "wb") as f:
-            f.write(data)
-    for name, data in API.items():
-        os.makedirs(os.path.join(ROOT, "api"), exist_ok=True)
-        with open(os.path.join(ROOT, "api", "seed-" + name + ".bin"), "wb") as f:
-            f.write(data)
-    for name, data in PLAN_BUGS.items():
-        with open(os.path.join(ROOT, "plan", "bug-" + name + ".bin"), "wb") as f:
-            f.write(data)
+    mtx = {name: text.encode("ascii") for name, text in MTX.items()}
+    for target, prefix, ext, files in (("npy", "seed-", ".npy", NPY), ("npy", "bug-", ".npy", NPY_BUGS),
+                                       ("mtx", "seed-", ".mtx", mtx), ("plan", "seed-", ".bin", PLAN),
+                                       ("api", "seed-", ".bin", API), ("plan", "bug-", ".bin", PLAN_BUGS)):
+        for name, data in files.items():
+            write(target, prefix + name + ext, data)
 
 
 if __name__ == "__main__":

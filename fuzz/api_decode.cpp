@@ -1,0 +1,413 @@
+// fuzz/api_decode.cpp — decoding bytes into one API call (api_call.hpp): the op, options, COO
+// operands and their entries, element values and the arena, valid and invalid ones (dense
+// operands' strides and places: api_decode_dense.cpp).
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <utility>
+
+#include "api_decode.hpp"
+#include "ewise/half.hpp"
+#include "ewise/verify.hpp"
+
+namespace ewise::fuzz {
+namespace {
+
+using namespace decode;
+
+constexpr std::int64_t kI32Max = INT32_MAX, kI32Min = INT32_MIN;
+
+void put_bits(std::vector<std::uint8_t>& buf, std::int64_t k, std::size_t elem, std::uint64_t bits) {
+  std::memcpy(buf.data() + static_cast<std::size_t>(k) * elem, &bits, elem);  // little endian
+}
+
+/// One element of dtype t: a special value (±0, ±1, ±inf, NaNs with any sign and payload,
+/// extremes, the smallest subnormal), a small multiple of 1/4, or raw bits.
+void write_value(std::vector<std::uint8_t>& buf, std::int64_t k, DType t, Input& in) {
+  const std::size_t elem = dtype_size(t);
+  const std::uint8_t sel = in.u8();
+  const std::uint64_t r = in.rand();
+  if (sel >= 192) return put_bits(buf, k, elem, r);  // raw bits
+  if (!is_floating(t)) {
+    const bool wide = t == DType::i64;
+    const std::int64_t specials[] = {0, 1, -1, wide ? INT64_MIN : kI32Min,
+                                     wide ? INT64_MAX : kI32Max, 2, -2, 7};
+    const std::int64_t v = sel < 96 ? static_cast<std::int64_t>(r % 17) - 8 : specials[sel % 8];
+    return put_bits(buf, k, elem, static_cast<std::uint64_t>(v));
+  }
+  double v = static_cast<double>(static_cast<std::int64_t>(r % 65) - 32) / 4;
+  if (sel >= 96) {
+    switch (sel % 12) {
+      case 0: v = 0.0; break;
+      case 1: v = -0.0; break;
+      case 2: v = 1.0; break;
+      case 3: v = -1.0; break;
+      case 4: v = 1.0 / 0.0; break;
+      case 5: v = -1.0 / 0.0; break;
+      case 6: v = 65504.0; break;             // f16 max: overflows when doubled
+      case 7: v = 3.0e38; break;              // near f32 max
+      case 8: v = 1.0e-45; break;             // below most types' smallest normal
+      default: {                              // a NaN: any sign, any nonzero payload
+        const int bits = static_cast<int>(elem) * 8;
+        const int mant = t == DType::f16 ? 10 : t == DType::bf16 ? 7 : t == DType::f32 ? 23 : 52;
+        const std::uint64_t exp_mask = ((std::uint64_t{1} << (bits - 1 - mant)) - 1) << mant;
+        std::uint64_t payload = r & ((std::uint64_t{1} << mant) - 1);
+        if (payload == 0) payload = 1;
+        const std::uint64_t sign = (r >> 63) << (bits - 1);
+        return put_bits(buf, k, elem, sign | exp_mask | payload);
+      }
+    }
+  }
+  switch (t) {
+    case DType::f16: return put_bits(buf, k, 2, float_to_f16_bits(static_cast<float>(v)));
+    case DType::bf16: return put_bits(buf, k, 2, float_to_bf16_bits(static_cast<float>(v)));
+    case DType::f32: {
+      const float f = static_cast<float>(v);
+      std::uint32_t b;
+      std::memcpy(&b, &f, 4);
+      return put_bits(buf, k, 4, b);
+    }
+    default: {
+      std::uint64_t b;
+      std::memcpy(&b, &v, 8);
+      return put_bits(buf, k, 8, b);
+    }
+  }
+}
+
+std::vector<std::uint8_t> values(DType t, std::int64_t n, Input& in) {
+  std::vector<std::uint8_t> buf(static_cast<std::size_t>(n) * dtype_size(t));
+  for (std::int64_t k = 0; k < n; ++k) write_value(buf, k, t, in);
+  return buf;
+}
+
+/// A COO extent: mostly small, sometimes medium, at the int32 index limit, or huge (so that
+/// nrows * ncols is near or over int64), rarely negative.
+std::int64_t decode_extent(Input& in) {
+  static constexpr std::int64_t kHuge[] = {std::int64_t{1} << 32, 3037000499, 3037000500,
+                                           std::int64_t{1} << 40, std::int64_t{1} << 62,
+                                           INT64_MAX};
+  const std::uint8_t e = in.u8();
+  if (e == 255) return -1;
+  switch (e % 16) {
+    case 0: return 0;
+    case 10: return 10 + in.below(190);
+    case 11: return std::int64_t{1} << 31;        // the largest extent int32 indices allow
+    case 12: return (std::int64_t{1} << 31) + 1;  // one too many for int32
+    case 13: return kHuge[in.u8() % 6];
+    default: return 1 + e % 16 % 9;
+  }
+}
+
+bool product_over(std::int64_t a, std::int64_t b, std::int64_t limit) {
+  std::int64_t p = 0;
+  return a > 0 && b > 0 && (__builtin_mul_overflow(a, b, &p) || p > limit);
+}
+
+DType other_dtype(DType t, bool no_wider) {
+  switch (t) {
+    case DType::f16: return DType::bf16;
+    case DType::bf16: return DType::f16;
+    case DType::f32: return DType::i32;
+    case DType::f64: return no_wider ? DType::i64 : DType::f32;
+    case DType::i32: return DType::f32;
+    case DType::i64: return DType::f64;
+  }
+  return DType::f32;
+}
+
+struct Coord {
+  std::int64_t r, c;
+};
+
+/// An index that is out of range for `extent` and representable in `index`.
+std::int64_t bad_index(std::int64_t extent, IndexType index, Input& in) {
+  const bool i32 = index == IndexType::i32;
+  switch (in.u8() % 5) {
+    case 0: return -1;
+    case 1:
+      if (extent >= 0 && (!i32 || extent <= kI32Max)) return extent;
+      return i32 ? kI32Min : INT64_MIN;
+    case 2: return i32 ? kI32Min : INT64_MIN;
+    case 3:
+      if (!i32 && extent < INT64_MAX) return INT64_MAX;
+      if (i32 && extent <= kI32Max) return kI32Max;
+      return -2;
+    default: return -1 - in.below(1000);
+  }
+}
+
+std::int64_t in_range(std::int64_t n, Input& in) {
+  switch (in.u8() % 4) {
+    case 0: return 0;
+    case 1: return n - 1;
+    case 2: return n / 2;
+    default: return in.below(n);
+  }
+}
+
+void store_index(std::vector<std::uint8_t>& buf, IndexType t, std::int64_t k, std::int64_t v) {
+  if (t == IndexType::i32) {
+    const auto v32 = static_cast<std::int32_t>(v);
+    std::memcpy(buf.data() + k * 4, &v32, 4);
+  } else {
+    std::memcpy(buf.data() + k * 8, &v, 8);
+  }
+}
+
+/// Entries for a matrix of `desc`'s shape: from a shared pool of coordinates (duplicates and
+/// matches with the other operand), fresh ones, out-of-range ones; in one of four orders; the
+/// canonical flag honest or a lie. Returns whether every index is in range and the flag honest.
+bool decode_entries(CooBytes& m, const std::vector<Coord>& pool, Input& in) {
+  const CooDesc& d = m.desc;
+  const std::uint8_t n = in.u8();
+  const std::int64_t count = n < 200 ? n % 24 : n % 97;
+  const bool have_range = d.nrows > 0 && d.ncols > 0;
+  std::vector<Coord> e;
+  for (std::int64_t k = 0; k < count; ++k) {
+    const std::uint8_t s = in.u8() % 16;
+    if (have_range && s < 12 && !pool.empty()) e.push_back(pool[s % pool.size()]);
+    else if (have_range && s < 14) e.push_back({in_range(d.nrows, in), in_range(d.ncols, in)});
+    else if (s == 15 && have_range) e.push_back({in_range(d.nrows, in), bad_index(d.ncols, d.index, in)});
+    else e.push_back({bad_index(d.nrows, d.index, in), have_range ? in_range(d.ncols, in) : 0});
+  }
+  const auto less = [](const Coord& x, const Coord& y) { return x.r != y.r ? x.r < y.r : x.c < y.c; };
+  switch (in.u8() % 4) {
+    case 0: break;  // as generated
+    case 1: std::stable_sort(e.begin(), e.end(), less); break;
+    case 2:         // sorted without duplicates: canonical
+      std::stable_sort(e.begin(), e.end(), less);
+      e.erase(std::unique(e.begin(), e.end(), [](const Coord& x, const Coord& y) { return x.r == y.r && x.c == y.c; }),
+              e.end());
+      break;
+    default:
+      std::stable_sort(e.begin(), e.end(), less);
+      std::reverse(e.begin(), e.end());
+      break;
+  }
+  bool ranged = true, increasing = true;
+  for (std::size_t k = 0; k < e.size(); ++k) {
+    ranged = ranged && e[k].r >= 0 && e[k].r < d.nrows && e[k].c >= 0 && e[k].c < d.ncols;
+    if (k > 0 && !less(e[k - 1], e[k])) increasing = false;
+  }
+  const std::int64_t nnz = static_cast<std::int64_t>(e.size());
+  const std::size_t isz = index_size(d.index);
+  m.rows.assign(static_cast<std::size_t>(nnz) * isz, 0);
+  m.cols.assign(static_cast<std::size_t>(nnz) * isz, 0);
+  for (std::int64_t k = 0; k < nnz; ++k) {
+    store_index(m.rows, d.index, k, e[static_cast<std::size_t>(k)].r);
+    store_index(m.cols, d.index, k, e[static_cast<std::size_t>(k)].c);
+  }
+  m.vals = values(d.dtype, nnz, in);
+  m.desc.nnz = nnz;
+  m.desc.canonical = in.u8() % 4 == 0 ? !increasing : increasing;  // a lie one time in four
+  return ranged && m.desc.canonical == increasing;
+}
+/// A union fill: zero (bytes below 128, so zero bytes decode the default), else a value some
+/// dtype cannot hold: non-integral, NaN, infinite, beyond int32 or int64, beyond f16's range.
+double decode_fill(Input& in) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  static constexpr double kFills[] = {1.0,  -2.0, 0.5,  -0.0, std::numeric_limits<double>::quiet_NaN(),
+                                      kInf, -kInf, 1e300, 2147483648.0, -2147483648.0,
+                                      9223372036854775808.0, -9223372036854775808.0,
+                                      4294967296.0, 1e-45, 65520.0, 0.1};
+  const std::uint8_t b = in.u8();
+  return b < 128 ? 0.0 : kFills[b % 16];
+}
+/// combine_dense_out's and accumulate's dense: nrows x ncols (negative extents as 0, which the
+/// COO's own check rejects).
+Dims union_dense_shape(const CooDesc& a) {
+  return Dims{std::max<std::int64_t>(a.nrows, 0), std::max<std::int64_t>(a.ncols, 0)};
+}
+
+}  // namespace
+
+ApiCall decode_api_call(const std::uint8_t* data, std::size_t size) {
+  Input in(data, size);
+  ApiCall c;
+  c.op = static_cast<ApiOp>(in.u8() % kApiOpCount);
+  c.dtype = kAllDTypes[in.u8() % 6];
+  c.out_vals_dtype = c.dtype;
+  in.seed(in.u64());
+  const std::uint8_t flags = in.u8();
+
+  if (c.op == ApiOp::binary) {
+    c.binop = kAllOps[in.u8() % 6];
+    const std::uint8_t ko = in.u8();
+    c.dense.kernel = ko % 2 ? kKernelNames[1 + (ko / 2) % 9].kernel : Kernel::automatic;
+    const std::uint8_t tu = in.u8();
+    static constexpr int kThreads[] = {32, 64, 96, 128, 256, 512, 1024, 33, -32, 2048};
+    static constexpr int kFactors[] = {1, 2, 3, 8, 64, -1};
+    static constexpr int kBlocks[] = {1, 2, 3, -1};
+    if (tu % 8 == 1) c.dense.threads = kThreads[(tu / 8) % 10];
+    if (tu % 8 == 2) c.dense.sliding_factor = kFactors[(tu / 8) % 6];
+    if (tu % 8 == 3) c.dense.blocks = kBlocks[(tu / 8) % 4];
+    // Shapes: out's extents, the inputs' derived by dropping leading dims and setting dims to 1
+    // (or, rarely, to a size that does not broadcast).
+    const int rank = in.u8() % 5;
+    static constexpr std::int64_t kExt[] = {1, 2, 3, 4, 5, 7, 8, 16, 17, 33, 0, 1, 2, 3, 64, 1};
+    Dims shape = Dims::of_rank(rank, 1);
+    std::int64_t numel = 1;
+    for (int d = 0; d < rank; ++d) {
+      shape[d] = kExt[in.u8() % 16];
+      if (numel * std::max<std::int64_t>(shape[d], 1) > 1024) shape[d] = 1;
+      numel *= std::max<std::int64_t>(shape[d], 1);
+    }
+    const auto input_shape = [&](Input& inp) {
+      const std::uint8_t m = inp.u8();
+      Dims s = shape;
+      if (m % 4 == 1 && rank > 0) s = Dims::from(shape.begin() + m / 4 % (rank + 1), rank - m / 4 % (rank + 1));
+      if (m % 4 == 2)
+        for (int d = 0; d < s.size(); ++d)
+          if (inp.u8() % 2) s[d] = 1;
+      if (m >= 250 && s.size() > 0) s[static_cast<int>(inp.below(s.size()))] += 1;  // mismatch
+      return s;
+    };
+    Dims xs = input_shape(in), ys = input_shape(in);
+    Dims os = shape;
+    if (flags >= 248 && rank > 0) os[static_cast<int>(in.below(rank))] += 1;  // wrong out shape
+    bool empty_huge = false;
+    if (flags % 32 == 7) {  // empty output with a huge extent: y is a stride-0 vector of it
+      const std::int64_t h = std::int64_t{1} << (33 + in.u8() % 29);
+      os = xs = Dims{0, h};
+      ys = Dims{h};
+      empty_huge = true;
+    }
+    c.x.desc = TensorDesc{c.dtype, xs, input_strides(xs, in)};
+    c.y.desc = TensorDesc{flags % 64 == 9 ? other_dtype(c.dtype, true) : c.dtype, ys,
+                          empty_huge ? Dims{0} : input_strides(ys, in)};
+    c.out.desc = TensorDesc{c.dtype, os, empty_huge ? row_major(os) : output_strides(os, in)};
+    // Views too large for the arena get row-major strides (which fit: numel <= 2048).
+    for (ArenaView* v : {&c.x, &c.y, &c.out})
+      if (needed(v->desc, kZone) < 0) v->desc.strides = row_major(v->desc.shape);
+    // Arena: inputs in [0, zone), a separate output after it.
+    const std::int64_t nx = needed(c.x.desc, kZone), ny = needed(c.y.desc, kZone);
+    const std::int64_t zone = std::max<std::int64_t>({nx, ny, 1}) + in.u8() % 8;
+    c.x.offset = place(c.x.desc, 0, zone, in);
+    c.y.offset = place(c.y.desc, 0, zone, in);
+    const std::int64_t no = std::max<std::int64_t>(needed(c.out.desc, kZone), 0);
+    std::int64_t total = zone + no;
+    const std::uint8_t where = in.u8() % 8;
+    const bool x_like = c.x.desc.shape == os && c.x.desc.dtype == c.out.desc.dtype;
+    const bool y_like = c.y.desc.shape == os && c.y.desc.dtype == c.out.desc.dtype;
+    if (where == 4 && x_like) c.out = c.x;  // exactly in place
+    else if (where == 5 && y_like) c.out = c.y;
+    else if (where == 6 && no <= zone) c.out.offset = place(c.out.desc, 0, zone, in);
+    else if (where == 7) c.out.offset = c.x.offset;
+    else {
+      c.out.offset = place(c.out.desc, zone, no, in);
+      c.out_poisoned = true;
+    }
+    if (!inside(c.out, total)) {  // out at x's offset with its own strides may stick out
+      c.out.offset = place(c.out.desc, zone, no, in);
+      c.out_poisoned = true;
+    }
+    c.arena = values(c.dtype, total, in);
+    if (c.out_poisoned && no > 0) {
+      verify::poison(TensorView{c.arena.data() + c.out.offset * static_cast<std::int64_t>(dtype_size(c.dtype)),
+                                c.out.desc, Memory::host});
+    }
+    return c;
+  }
+
+  // Sparse calls.
+  CooDesc& ad = c.a.desc;
+  ad.index = flags & 1 ? IndexType::i64 : IndexType::i32;
+  ad.dtype = c.dtype;
+  ad.nrows = decode_extent(in);
+  ad.ncols = decode_extent(in);
+  const bool dense_result = c.op == ApiOp::coo_to_dense || c.op == ApiOp::combine_dense ||
+                            c.op == ApiOp::combine_dense_out || c.op == ApiOp::accumulate;
+  if (dense_result && product_over(ad.nrows, ad.ncols, 4096)) {
+    ad.nrows = std::min<std::int64_t>(ad.nrows, 64);
+    ad.ncols = std::min<std::int64_t>(ad.ncols, 64);
+  }
+  if (c.op == ApiOp::csr_row_offsets && ad.nrows > 4096 && ad.nrows != INT64_MAX) ad.nrows = 4096;
+  std::vector<Coord> pool;
+  if (ad.nrows > 0 && ad.ncols > 0)
+    for (int k = 1 + in.u8() % 6; k > 0; --k) pool.push_back({in_range(ad.nrows, in), in_range(ad.ncols, in)});
+  bool valid = decode_entries(c.a, pool, in);
+  if (c.op == ApiOp::multiply_coo || c.op == ApiOp::combine_coo) {
+    c.b.desc = ad;
+    const std::uint8_t m = in.u8() % 32;  // rare mismatches (zero bytes decode valid calls)
+    if (m == 31) c.b.desc.nrows = ad.nrows < INT64_MAX ? ad.nrows + 1 : 1;
+    if (m == 30) c.b.desc.dtype = other_dtype(ad.dtype, false);
+    if (m == 29) c.b.desc.index = ad.index == IndexType::i32 ? IndexType::i64 : IndexType::i32;
+    valid = decode_entries(c.b, pool, in) && valid;
+    if (c.op == ApiOp::multiply_coo) {
+      const std::uint8_t alg = in.u8();
+      c.sparse.algorithm = static_cast<CooAlgorithm>(alg < 250 ? alg % 6 : alg);
+    }
+  }
+  if (is_union(c.op)) {  // any op (mul and div are rejected), any fill
+    c.binop = kAllOps[in.u8() % 6];
+    c.sparse.fill_a = decode_fill(in);
+    c.sparse.fill_b = decode_fill(in);
+  }
+  if (flags & 2) c.sparse.drop_zeros = true;
+  // Skipping the index checks is allowed only on valid indices (else undefined behaviour).
+  if ((flags & 12) == 12 && valid) c.sparse.validate_indices = false;
+  const std::uint8_t rare = in.u8();
+  if (rare == 1) {
+    c.a.null_arrays = c.a.desc.nnz > 0;
+  } else if (rare == 2) {
+    c.a.desc.nnz = -1;
+    c.a.rows.clear();
+    c.a.cols.clear();
+    c.a.vals.clear();
+  }
+  if (!valid || c.a.null_arrays || c.a.desc.nnz < 0) c.sparse.validate_indices = true;
+
+  if (c.op == ApiOp::multiply_dense || c.op == ApiOp::multiply_values ||
+      c.op == ApiOp::multiply_values_into_a || c.op == ApiOp::combine_dense ||
+      c.op == ApiOp::combine_dense_out) {
+    const DType xt = in.u8() % 32 == 31 ? other_dtype(c.dtype, true) : c.dtype;
+    c.x.desc = sparse_dense_desc(ad, xt, in);
+  } else if (c.op == ApiOp::accumulate) {  // written in place: nrows x ncols, output strides
+    const std::uint8_t m = in.u8() % 32;
+    const Dims shape = m == 31 ? Dims{std::max<std::int64_t>(ad.ncols, 0)} : union_dense_shape(ad);
+    c.x.desc = TensorDesc{m == 30 ? other_dtype(c.dtype, true) : c.dtype, shape,
+                          output_strides(shape, in)};
+    if (needed(c.x.desc, kZone) < 0) c.x.desc.strides = row_major(shape);
+  } else if (c.op == ApiOp::dense_to_coo) {
+    c.dense_to_coo_index = flags & 16 ? IndexType::i64 : IndexType::i32;
+    const std::uint8_t m = in.u8();
+    Dims shape{m % 10, (m / 10) % 10};
+    if (m >= 200) shape = m % 2 ? Dims{0, std::int64_t{1} << (31 + m % 30)} : Dims{(std::int64_t{1} << 31) + m % 2, 0};
+    if (m == 199) shape = Dims{3};
+    c.x.desc = TensorDesc{c.dtype, shape, input_strides(shape, in)};
+  }
+  if (c.op == ApiOp::multiply_values) {
+    const std::uint8_t m = in.u8() % 32;
+    c.out_vals_len = std::max<std::int64_t>(c.a.desc.nnz, 0) + (m == 31 ? 1 : 0);
+    c.out_vals_dtype = m == 30 ? other_dtype(c.dtype, true) : c.dtype;
+  }
+  const std::int64_t nx = std::max<std::int64_t>(needed(c.x.desc, kZone), 0);
+  const std::int64_t total = nx + in.u8() % 4;
+  c.x.offset = place(c.x.desc, 0, total, in);
+  std::int64_t arena_total = std::max<std::int64_t>(total, 1), no = 0;
+  if (c.op == ApiOp::combine_dense_out) {
+    const Dims shape = union_dense_shape(ad);
+    c.out.desc = TensorDesc{c.dtype, shape, output_strides(shape, in)};
+    if (needed(c.out.desc, kZone) < 0) c.out.desc.strides = row_major(shape);
+    no = std::max<std::int64_t>(needed(c.out.desc, kZone), 0);
+    const std::uint8_t where = in.u8() % 8;
+    if (where == 5 && c.x.desc.shape == shape && c.x.desc.dtype == c.dtype) {
+      c.out = c.x;  // exactly in place
+    } else {
+      c.out.offset = c.x.offset;  // where 6: x's start with out's own strides
+      if (where != 6 || !inside(c.out, arena_total)) {
+        c.out.offset = place(c.out.desc, arena_total, no, in);
+        c.out_poisoned = true;
+        arena_total += no;
+      }
+    }
+  }
+  c.arena = values(c.dtype, arena_total, in);
+  if (c.out_poisoned && no > 0)
+    verify::poison(TensorView{c.arena.data() + c.out.offset * static_cast<std::int64_t>(dtype_size(c.dtype)),
+                              c.out.desc, Memory::host});
+  return c;
+}
+
+}  // namespace ewise::fuzz

@@ -1,0 +1,79 @@
+// fuzz/api_oracle.hpp — the api entry's oracle (entries.hpp): what a decoded call
+// (api_call.hpp) must do, written from the documented semantics (ewise/sparse.hpp,
+// ewise/ops.hpp, ewise/dense.hpp) independently of the CPU backend; it shares only the 16-bit
+// float conversions (ewise/half.hpp) with the library. The validity rules, from the headers'
+// text, are in api_oracle_rules.cpp; the expected results in api_oracle.cpp.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "api_call.hpp"
+
+namespace ewise::fuzz {
+
+using Bytes = std::vector<std::uint8_t>;
+using i128 = __int128;
+
+struct Expected {
+  bool valid = false;
+  bool has_coo = false;
+  CooDesc coo;
+  Bytes rows, cols, vals;
+  bool has_tensor = false;
+  DType tensor_dtype = DType::f32;
+  Dims tensor_shape;
+  Bytes tensor;
+  Bytes arena;     ///< the arena after the call (unchanged unless binary, combine_dense_out or
+                   ///< accumulate writes it)
+  Bytes out_vals;  ///< multiply_values: out_vals after (rejected: as before)
+};
+
+/// What the call must do: valid or not, and then its results bit for bit.
+Expected api_oracle(const ApiCall& c);
+
+// ---- validity, from the headers' text -------------------------------------------------------
+
+bool coo_desc_ok(const CooDesc& d);
+/// Index k of an i32 or i64 index array.
+std::int64_t index_at(const Bytes& b, IndexType t, std::int64_t k);
+/// A view ewise must accept: valid descriptor, arrays present, every index in range, entries
+/// strictly increasing by (row, col) when marked canonical.
+bool coo_ok(const CooBytes& m);
+/// TensorDesc validity: extents >= 0, numel and every byte offset within int64.
+bool tensor_desc_ok(const TensorDesc& d);
+/// `shape` broadcasts to `to` (NumPy rules, right-aligned).
+bool broadcasts_to(const Dims& shape, const Dims& to);
+/// The NumPy broadcast of two shapes; false when they do not broadcast.
+bool broadcast(const Dims& a, const Dims& b, Dims& out);
+std::int64_t numel_of(const Dims& s);
+bool options_ok(const DenseOptions& o);
+/// An output layout ewise accepts (a valid descriptor): no two coordinates at one element, as
+/// ewise's conservative test sees it (api_oracle_rules.cpp).
+bool out_layout_ok(const TensorDesc& out);
+/// An input and an output in the arena (`arena_elem` bytes an arena element) that ewise lets
+/// go together: the same view exactly, or no byte in common.
+bool overlap_ok(const ArenaView& out, const ArenaView& in, std::size_t arena_elem);
+/// binary's checks: every rule of dense.hpp except the named kernel's.
+bool binary_ok(const ApiCall& c);
+/// The union's operations (sparse.hpp): add, sub, min, max.
+bool union_op_ok(BinaryOp op);
+
+/// Calls f(coord) for every coordinate of `shape`, row-major.
+template <class F>
+void for_each_coord(const Dims& shape, F&& f) {
+  std::int64_t n = 1;
+  for (int i = 0; i < shape.size(); ++i) n *= shape[i];
+  Dims c = Dims::of_rank(shape.size(), 0);
+  for (std::int64_t k = 0; k < n; ++k) {
+    f(c);
+    for (int d = shape.size() - 1; d >= 0; --d) {
+      if (++c[d] < shape[d]) break;
+      c[d] = 0;
+    }
+  }
+}
+
+}  // namespace ewise::fuzz

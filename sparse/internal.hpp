@@ -74,11 +74,11 @@ DeviceCoo device_multiply_dense(const CooView& a, const DenseOperand& dense,
 void device_multiply_values(const CooView& a, const DenseOperand& dense, const TensorView& out_vals,
                             const SparseOptions& options, cudaStream_t stream);      // coo_dense.cu
 DeviceCoo device_coalesce(const CooView& a, const SparseOptions& options,
-                          cudaStream_t stream);                                      // coo_dense.cu
+                          cudaStream_t stream);                                      // coalesce.cu
 /// The canonical form of a matrix not marked canonical with its values the sums of its
 /// duplicates in the compute type, unrounded (dtype f32 for f16 and bf16; the union's dense
 /// forms round once, after the operation).
-DeviceCoo device_coalesce_sums(const CooView& a, bool validate, cudaStream_t stream);  // coo_dense.cu
+DeviceCoo device_coalesce_sums(const CooView& a, bool validate, cudaStream_t stream);  // coalesce.cu
 DeviceCoo device_dense_to_coo(const ConstTensorView& dense, const CooDesc& desc,
                               cudaStream_t stream);                                  // convert.cu
 DeviceTensor device_coo_to_dense(const CooView& a, const SparseOptions& options,

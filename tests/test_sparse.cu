@@ -366,9 +366,7 @@ INSTANTIATE_TEST_SUITE_P(All, SparseMultiplySweep, ::testing::ValuesIn(sweep_par
 
 TEST_F(SparseGpu, LargerMatrices) {
   EWISE_REQUIRE_GPU();
-  verify::CooGenOptions unsorted;
-  unsorted.unsorted = true;
-  unsorted.duplicate_fraction = 0.1;
+  verify::CooGenOptions unsorted = coo_options(DType::f32, IndexType::i32, true, 0.1);
   verify::CooGenOptions canonical;
   // 16384^2 at 1e-3 (268k entries each), unsorted with duplicates and canonical.
   const HostCoo a = verify::random_coo(16384, 16384, 1e-3, seed_, unsorted);
@@ -393,10 +391,7 @@ TEST_F(SparseGpu, OneOperandMuchLarger) {
 
 TEST_F(SparseGpu, KeyWidths) {
   EWISE_REQUIRE_GPU();
-  verify::CooGenOptions o;
-  o.index = IndexType::i64;
-  o.unsorted = true;
-  o.duplicate_fraction = 0.2;
+  verify::CooGenOptions o = coo_options(DType::f32, IndexType::i64, true, 0.2);
   // nrows * ncols = 9e9 > 2^32: 64-bit keys, 34 key bits.
   const HostCoo w = verify::random_coo(3'000'000'000, 3, 1e-6, seed_, o);
   check_multiply_all(w, partner(w, 1e-6, 0.5, seed_ + 1, o), "64-bit keys");
@@ -519,9 +514,7 @@ TEST_F(SparseGpu, AllDuplicates) {
     std::vector<Raw> ea = raw_entries(src);
     for (Raw& e : ea) e.r = 3, e.c = 4;
     const HostCoo a = assemble(CooDesc{10, 10, 0, IndexType::i32, DType::f32, false}, ea, false);
-    verify::CooGenOptions o;
-    o.unsorted = unsorted;
-    o.duplicate_fraction = 0.5;
+    verify::CooGenOptions o = coo_options(DType::f32, IndexType::i32, unsorted, 0.5);
     const HostCoo b = partner(a, 0.3, 1.0, seed_ + 1, o);
     check_multiply_all(a, b, unsorted ? "all duplicates, b unsorted" : "all duplicates");
     check_multiply_all(a, a, "all duplicates, squared");
@@ -558,10 +551,7 @@ TEST_F(SparseGpu, NoMatchesAndFullOverlap) {
 
 TEST_F(SparseGpu, MisalignedArraysAndStreams) {
   EWISE_REQUIRE_GPU();
-  verify::CooGenOptions o;
-  o.dtype = DType::f16;
-  o.unsorted = true;
-  o.duplicate_fraction = 0.2;
+  verify::CooGenOptions o = coo_options(DType::f16, IndexType::i32, true, 0.2);
   const HostCoo a = verify::random_coo(333, 257, 0.05, seed_, o);
   const HostCoo b = partner(a, 0.05, 0.5, seed_ + 1, o);
   cudaStream_t stream;
@@ -607,10 +597,7 @@ TEST_F(SparseGpu, MisalignedArraysAndStreams) {
 TEST_F(SparseGpu, DropZeros) {
   EWISE_REQUIRE_GPU();
   // Integers: duplicates that cancel, explicit zeros, and random values from {-2..2}.
-  verify::CooGenOptions o;
-  o.dtype = DType::i32;
-  o.unsorted = true;
-  o.duplicate_fraction = 0.5;
+  verify::CooGenOptions o = coo_options(DType::i32, IndexType::i32, true, 0.5);
   o.values.lo = -2;
   o.values.hi = 2;
   o.values.allow_zero = true;
@@ -707,11 +694,7 @@ TEST_F(SparseGpu, DenseFactorAndCoalesceAtTileEdges) {
       if (small && index != (d % 2 ? IndexType::i64 : IndexType::i32)) continue;
       for (const std::int64_t n : sizes) {
         for (const bool unsorted : {false, true}) {
-          verify::CooGenOptions o;
-          o.dtype = dtype;
-          o.index = index;
-          o.unsorted = unsorted;
-          o.duplicate_fraction = unsorted ? 0.3 : 0.0;
+          verify::CooGenOptions o = coo_options(dtype, index, unsorted, unsorted ? 0.3 : 0.0);
           const HostCoo a = verify::random_coo(97, 131, static_cast<double>(n) / (97 * 131), ++s, o);
           const std::string what = std::string(dtype_name(dtype)) + " " + index_name(index) + " n=" +
                                    std::to_string(n) + (unsorted ? " unsorted" : " canonical");
@@ -734,10 +717,8 @@ TEST_F(SparseGpu, DenseFactorManyTilesZerosAndKeyWidths) {
   small.allow_zero = true;
   for (const DType dtype : {DType::i32, DType::f32}) {
     for (const bool unsorted : {false, true}) {
-      verify::CooGenOptions o;
-      o.dtype = dtype;
-      o.unsorted = unsorted;
-      o.duplicate_fraction = unsorted ? 0.5 : 0.0;
+      verify::CooGenOptions o =
+          coo_options(dtype, IndexType::i32, unsorted, unsorted ? 0.5 : 0.0);
       o.values = small;
       // 154+ tiles of 2048 entries (38+ under the sanitizers)
       const std::int64_t n = test::sanitizer_sizes() ? 512 : 1024;
@@ -757,9 +738,8 @@ TEST_F(SparseGpu, DenseFactorManyTilesZerosAndKeyWidths) {
   }
   // Floats: products +0 and -0 are dropped, NaN is kept.
   for (const bool unsorted : {false, true}) {
-    verify::CooGenOptions o;
-    o.unsorted = unsorted;
-    o.duplicate_fraction = unsorted ? 0.2 : 0.0;
+    const verify::CooGenOptions o =
+        coo_options(DType::f32, IndexType::i32, unsorted, unsorted ? 0.2 : 0.0);
     const HostCoo f = verify::random_coo(300, 200, 0.3, seed_ + 9, o);
     HostTensor z = verify::random_tensor(DType::f32, Dims{300, 200}, seed_ + 10);
     auto* zp = z.data_as<float>();
@@ -774,10 +754,7 @@ TEST_F(SparseGpu, DenseFactorManyTilesZerosAndKeyWidths) {
     expect_same(multiply(to_device(f), dz.view(), drop), want, what);
     expect_same(multiply(to_device(f), dz.view()), reference_multiply(f, z.view()), what + " kept");
   }
-  verify::CooGenOptions o;
-  o.index = IndexType::i64;
-  o.unsorted = true;
-  o.duplicate_fraction = 0.2;
+  verify::CooGenOptions o = coo_options(DType::f32, IndexType::i64, true, 0.2);
   const HostCoo w = verify::random_coo(3'000'000'000, 3, 1e-6, seed_ + 3, o);  // 64-bit keys
   check_dense_factors(w, seed_ + 4, "64-bit keys");
   check_coalesce(w, "64-bit keys");
@@ -889,9 +866,7 @@ TEST_F(SparseGpu, RowVectorsLargerThanTheL2InColumnBands) {
     const std::int64_t column_bytes = std::min<std::int64_t>(std::abs(k.step) * es, 32);
     const auto ncols = static_cast<std::int64_t>(k.thirds * static_cast<double>(third)) / column_bytes;
     const std::int64_t nrows = 8;
-    verify::CooGenOptions o;
-    o.dtype = k.dtype;
-    o.index = k.index;
+    verify::CooGenOptions o = coo_options(k.dtype, k.index, false, 0.0);
     std::vector<Raw> e = raw_entries(verify::random_coo(nrows, ncols, static_cast<double>(n) / (nrows * ncols), ++s, o));
     // Entries on both sides of every multiple of 2^17 columns (every band edge) and at the ends.
     std::mt19937_64 rng(++s);
@@ -985,9 +960,7 @@ TEST_F(SparseGpu, RowVectorsLargerThanTheL2InColumnBands) {
 /// launch and leave the context usable.
 TEST_F(SparseGpu, MultiplyValuesInPlaceAndArgumentChecks) {
   EWISE_REQUIRE_GPU();
-  verify::CooGenOptions o;
-  o.unsorted = true;
-  o.duplicate_fraction = 0.2;
+  verify::CooGenOptions o = coo_options(DType::f32, IndexType::i32, true, 0.2);
   for (const DType t : {DType::f16, DType::f32, DType::i64}) {
     o.dtype = t;
     const HostCoo ha = verify::random_coo(300, 500, 0.05, seed_, o);
@@ -1078,10 +1051,7 @@ TEST_F(SparseGpu, NaNValuesLeaveCanonical) {
                                        : std::vector<DType>{DType::f16, DType::bf16, DType::f32, DType::f64};
   for (const DType t : floats) {
     for (const bool unsorted : {false, true}) {
-      verify::CooGenOptions o;
-      o.dtype = t;
-      o.unsorted = unsorted;
-      o.duplicate_fraction = unsorted ? 0.3 : 0.0;
+      verify::CooGenOptions o = coo_options(t, IndexType::i32, unsorted, unsorted ? 0.3 : 0.0);
       HostCoo a = verify::random_coo(300, 200, 0.2, seed_ + 1, o);
       test::sprinkle_nans(t, a.vals(), a.nnz(), 0.1, rng);
       HostCoo b = partner(a, 0.1, 0.6, seed_ + 2, o);
@@ -1701,9 +1671,7 @@ TEST_F(SparseGpu, UnionEmptyDisjointAndIdentical) {
 
 TEST_F(SparseGpu, UnionLargerMatricesAndKeyWidths) {
   EWISE_REQUIRE_GPU();
-  verify::CooGenOptions unsorted;
-  unsorted.unsorted = true;
-  unsorted.duplicate_fraction = 0.1;
+  verify::CooGenOptions unsorted = coo_options(DType::f32, IndexType::i32, true, 0.1);
   // 268k entries an operand; under the sanitizers 4096^2 at 4e-3, 67k.
   const std::int64_t n = test::sanitizer_sizes() ? 4096 : 16384;
   const double density = test::sanitizer_sizes() ? 4e-3 : 1e-3;
@@ -1716,9 +1684,7 @@ TEST_F(SparseGpu, UnionLargerMatricesAndKeyWidths) {
                   at + " canonical");
   // Keys over 32 bits: 2^17 x 2^17 cells, with i32 and i64 indices.
   for (const IndexType index : {IndexType::i32, IndexType::i64}) {
-    verify::CooGenOptions o;
-    o.index = index;
-    o.dtype = DType::f64;
+    verify::CooGenOptions o = coo_options(DType::f64, index, false, 0.0);
     const HostCoo w = verify::random_coo(1 << 17, 1 << 17, 1e-6, seed_ + 2, o);
     check_union_all(w, partner(w, 1e-6, 0.5, seed_ + 8, o),
                     std::string("wide keys canonical ") + index_name(index));
@@ -1728,16 +1694,11 @@ TEST_F(SparseGpu, UnionLargerMatricesAndKeyWidths) {
                     std::string("wide keys ") + index_name(index));
   }
   // One row of 2^32 columns: 32-bit keys, a column count past 32 bits.
-  verify::CooGenOptions row;
-  row.index = IndexType::i64;
-  row.unsorted = true;
-  row.duplicate_fraction = 0.3;
+  verify::CooGenOptions row = coo_options(DType::f32, IndexType::i64, true, 0.3);
   const HostCoo r = verify::random_coo(1, std::int64_t{1} << 32, 1e-6, seed_ + 9, row);
   check_union_all(r, partner(r, 1e-6, 0.5, seed_ + 10, row), "one row of 2^32 columns");
   // accumulate and combine into dense over a larger matrix with many duplicates.
-  verify::CooGenOptions dups;
-  dups.unsorted = true;
-  dups.duplicate_fraction = 0.5;
+  verify::CooGenOptions dups = coo_options(DType::f32, IndexType::i32, true, 0.5);
   const HostCoo g = verify::random_coo(512, 384, 0.1, seed_ + 4, dups);
   check_union_dense(g, seed_ + 5, "512x384 unsorted dups");
 }
@@ -1858,10 +1819,7 @@ TEST_F(SparseGpu, UnionNaNValuesLeaveCanonical) {
   EWISE_REQUIRE_GPU();
   std::mt19937_64 rng(seed_);
   for (DType t : {DType::f16, DType::bf16, DType::f32, DType::f64}) {
-    verify::CooGenOptions o;
-    o.dtype = t;
-    o.unsorted = true;
-    o.duplicate_fraction = 0.3;
+    verify::CooGenOptions o = coo_options(t, IndexType::i32, true, 0.3);
     o.values.allow_zero = true;
     HostCoo a = verify::random_coo(40, 30, 0.3, seed_, o);
     HostCoo b = partner(a, 0.3, 0.5, seed_ + 1, o);

@@ -1,6 +1,7 @@
-// sparse/api.cpp — the public sparse entry points: check, then run on the backend where the
-// inputs live (GPU: the operands' memory and the stream checked against the current device
-// (src/residency.hpp), then the device_* functions of internal.hpp; CPU: sparse/reference.cpp).
+// sparse/api.cpp — the public sparse entry points: check each argument once, then run on the
+// backend where the inputs live (GPU: the operands' memory and the stream checked against the
+// current device (src/residency.hpp), then the device_* functions of internal.hpp; CPU: the
+// index checks, then the host_* functions of internal.hpp, sparse/reference.cpp).
 // coo_algorithm_name and parse_coo_algorithm are in select.cpp, beside the rule.
 #include <string_view>
 #include <type_traits>
@@ -8,7 +9,6 @@
 #include "ewise/error.hpp"
 #include "ewise/memory.hpp"
 #include "ewise/sparse.hpp"
-#include "ewise/sparse_reference.hpp"
 #include "internal.hpp"
 #include "residency.hpp"
 #include "select.hpp"
@@ -31,22 +31,36 @@ struct ResultMemory<DeviceTensor> : std::integral_constant<Memory, Memory::devic
 template <>
 struct ResultMemory<HostTensor> : std::integral_constant<Memory, Memory::host> {};
 
-/// The union's checked operation and fills (union_fill) for operands of `dtype`.
-UnionArgs union_args(BinaryOp op, DType dtype, const SparseOptions& options, const char* fn) {
-  check_union_op(op, fn);
+/// The union's operation and fills (union_fill) for operands of `dtype`; op already checked.
+UnionArgs union_args(BinaryOp op, DType dtype, const SparseOptions& options) {
   return {op, union_fill(options.fill_a, dtype, "fill_a"),
           union_fill(options.fill_b, dtype, "fill_b")};
 }
 
-/// Every check of combine(op, a, dense, out) but the residency of out.
-DenseOperand check_combine_dense(BinaryOp op, const CooView& a, const ConstTensorView& dense,
+/// The checks combine(op, a, dense[, out]) runs before it looks at out, in order.
+struct CombineDense {
+  DenseOperand dense;
+  UnionArgs union_args;
+};
+CombineDense check_combine_dense(BinaryOp op, const CooView& a, const ConstTensorView& dense,
                                  const SparseOptions& options) {
   check_union_op(op, "combine");
   const DenseOperand d = check_dense_operand(a, dense, "combine");
-  EWISE_EXPECTS(!options.drop_zeros, "combine: a dense result has no entries to drop: ",
-                "drop_zeros must be false");
-  (void)union_args(op, a.desc.dtype, options, "combine");
-  return d;
+  check_dense_result_options(options.drop_zeros, "combine");
+  return {d, union_args(op, a.desc.dtype, options)};
+}
+
+/// combine(op, a, dense, out) on arguments checked and, for device views, resident: the
+/// backend where a lives.
+void combine_checked(const CooView& a, const CombineDense& c, const TensorView& out,
+                     const SparseOptions& options, cudaStream_t stream) {
+  if (a.memory == Memory::host) {
+    check_indices_host(a, "a");
+    host_combine_dense(c.union_args.op, c.union_args.fill_a, a, c.dense, out);
+  } else {
+    const detail::CallMemory memory(options.memory);
+    device_combine_dense(a, c.dense, out, c.union_args, options, stream);
+  }
 }
 
 }  // namespace
@@ -103,7 +117,9 @@ Result multiply(const CooView& a, const CooView& b, const SparseOptions& options
   if constexpr (ResultMemory<Result>::value == Memory::host) {
     EWISE_EXPECTS(std::string_view(coo_algorithm_name(options.algorithm)) != "unknown",
                   "multiply: unknown COO algorithm ", static_cast<int>(options.algorithm));
-    return reference_multiply(a, b, options);
+    check_indices_host(a, "a");
+    check_indices_host(b, "b");
+    return host_multiply(a, b, options);
   } else {
     const CooAlgorithm algorithm = resolve_algorithm(a.desc, b.desc, options.algorithm);
     detail::DeviceOperands().add(a, "a").add(b, "b").check(stream);
@@ -117,8 +133,10 @@ Result multiply(const CooView& a, const ConstTensorView& dense, const SparseOpti
                 cudaStream_t stream) {
   const DenseOperand d = check_dense_operand(a, dense);
   check_result_memory(a.memory, ResultMemory<Result>::value, "multiply");
-  if constexpr (ResultMemory<Result>::value == Memory::host) return reference_multiply(a, dense, options);
-  else {
+  if constexpr (ResultMemory<Result>::value == Memory::host) {
+    check_indices_host(a, "a");
+    return host_multiply_dense(a, d, options);
+  } else {
     detail::DeviceOperands().add(a, "a").add(dense, "dense").check(stream);
     const detail::CallMemory memory(options.memory);
     return device_multiply_dense(a, d, options, stream);
@@ -130,7 +148,8 @@ void multiply_values(const CooView& a, const ConstTensorView& dense, const Tenso
   const DenseOperand d = check_dense_operand(a, dense);
   check_values_output(a, dense, out_vals, options.drop_zeros);
   if (a.memory == Memory::host) {
-    reference_multiply_values(a, dense, out_vals, options);
+    check_indices_host(a, "a");
+    host_multiply_values(a, d, out_vals);
   } else {
     detail::DeviceOperands().add(a, "a").add(dense, "dense").add(out_vals, "out_vals").check(
         stream);
@@ -144,9 +163,11 @@ Result combine(BinaryOp op, const CooView& a, const CooView& b, const SparseOpti
   check_union_op(op, "combine");
   check_operands(a, b, "combine");
   check_result_memory(a.memory, ResultMemory<Result>::value, "combine");
-  const UnionArgs u = union_args(op, a.desc.dtype, options, "combine");
+  const UnionArgs u = union_args(op, a.desc.dtype, options);
   if constexpr (ResultMemory<Result>::value == Memory::host) {
-    return reference_combine(op, a, b, options);
+    check_indices_host(a, "a");
+    check_indices_host(b, "b");
+    return host_combine(a, b, u, options);
   } else {
     detail::DeviceOperands().add(a, "a").add(b, "b").check(stream);
     const detail::CallMemory memory(options.memory);
@@ -156,27 +177,24 @@ Result combine(BinaryOp op, const CooView& a, const CooView& b, const SparseOpti
 
 void combine(BinaryOp op, const CooView& a, const ConstTensorView& dense, const TensorView& out,
              const SparseOptions& options, cudaStream_t stream) {
-  const DenseOperand d = check_combine_dense(op, a, dense, options);
-  check_union_output(a, &dense, out, options.drop_zeros, "combine");
-  if (a.memory == Memory::host) {
-    reference_combine(op, a, dense, out, options);
-  } else {
+  const CombineDense c = check_combine_dense(op, a, dense, options);
+  check_view(out, "out");
+  check_union_output(a, &dense, out, "combine");
+  if (a.memory == Memory::device)
     detail::DeviceOperands().add(a, "a").add(dense, "dense").add(out, "out").check(stream);
-    const detail::CallMemory memory(options.memory);
-    device_combine_dense(a, d, out, union_args(op, a.desc.dtype, options, "combine"), options,
-                         stream);
-  }
+  combine_checked(a, c, out, options, stream);
 }
 
 template <class Result>
 Result combine(BinaryOp op, const CooView& a, const ConstTensorView& dense,
                const SparseOptions& options, cudaStream_t stream) {
-  (void)check_combine_dense(op, a, dense, options);
+  const CombineDense c = check_combine_dense(op, a, dense, options);
   check_result_memory(a.memory, ResultMemory<Result>::value, "combine");
   if constexpr (ResultMemory<Result>::value == Memory::device)
     detail::DeviceOperands().add(a, "a").add(dense, "dense").check(stream);
+  // The result is made here to fit: the checks of an out given by the caller do not apply.
   Result out(a.desc.dtype, Dims{a.desc.nrows, a.desc.ncols}, stream, options.memory);
-  combine(op, a, dense, out.view(), options, stream);
+  combine_checked(a, c, out.view(), options, stream);
   return out;
 }
 
@@ -184,9 +202,12 @@ void accumulate(BinaryOp op, const TensorView& dense, const CooView& a,
                 const SparseOptions& options, cudaStream_t stream) {
   check_union_op(op, "accumulate");
   check_view(a, "a");
-  check_union_output(a, nullptr, dense, options.drop_zeros, "accumulate");
+  check_view(dense, "dense");
+  check_dense_result_options(options.drop_zeros, "accumulate");
+  check_union_output(a, nullptr, dense, "accumulate");
   if (a.memory == Memory::host) {
-    reference_accumulate(op, dense, a, options);
+    check_indices_host(a, "a");
+    host_accumulate(op, dense, a);
   } else {
     detail::DeviceOperands().add(a, "a").add(dense, "dense").check(stream);
     const detail::CallMemory memory(options.memory);
@@ -198,8 +219,10 @@ template <class Result>
 Result coalesce(const CooView& a, const SparseOptions& options, cudaStream_t stream) {
   check_view(a, "a");
   check_result_memory(a.memory, ResultMemory<Result>::value, "coalesce");
-  if constexpr (ResultMemory<Result>::value == Memory::host) return reference_coalesce(a, options);
-  else {
+  if constexpr (ResultMemory<Result>::value == Memory::host) {
+    check_indices_host(a, "a");
+    return host_coalesce(a, options);
+  } else {
     detail::DeviceOperands().add(a, "a").check(stream);
     const detail::CallMemory memory(options.memory);
     return device_coalesce(a, options, stream);
@@ -211,7 +234,7 @@ Result dense_to_coo(const ConstTensorView& dense, IndexType index, cudaStream_t 
                     MemoryResource* memory) {
   const CooDesc desc = check_dense_to_coo(dense, index);
   check_result_memory(dense.memory, ResultMemory<Result>::value, "dense_to_coo");
-  if constexpr (ResultMemory<Result>::value == Memory::host) return reference_dense_to_coo(dense, index);
+  if constexpr (ResultMemory<Result>::value == Memory::host) return host_dense_to_coo(dense, desc);
   else {
     detail::DeviceOperands().add(dense, "dense").check(stream);
     const detail::CallMemory call_memory(memory);
@@ -223,8 +246,10 @@ template <class Result>
 Result coo_to_dense(const CooView& a, const SparseOptions& options, cudaStream_t stream) {
   check_view(a, "a");
   check_result_memory(a.memory, ResultMemory<Result>::value, "coo_to_dense");
-  if constexpr (ResultMemory<Result>::value == Memory::host) return reference_coo_to_dense(a);
-  else {
+  if constexpr (ResultMemory<Result>::value == Memory::host) {
+    check_indices_host(a, "a");
+    return host_coo_to_dense(a);
+  } else {
     detail::DeviceOperands().add(a, "a").check(stream);
     const detail::CallMemory memory(options.memory);
     return device_coo_to_dense(a, options, stream);
@@ -237,8 +262,10 @@ Result coo_to_csr_row_offsets(const CooView& a, const SparseOptions& options,
   check_view(a, "a");
   check_canonical_for_csr(a);
   check_result_memory(a.memory, ResultMemory<Result>::value, "coo_to_csr_row_offsets");
-  if constexpr (ResultMemory<Result>::value == Memory::host) return reference_coo_to_csr_row_offsets(a);
-  else {
+  if constexpr (ResultMemory<Result>::value == Memory::host) {
+    check_indices_host(a, "a");
+    return host_csr_row_offsets(a);
+  } else {
     detail::DeviceOperands().add(a, "a").check(stream);
     const detail::CallMemory memory(options.memory);
     return device_csr_row_offsets(a, options, stream);

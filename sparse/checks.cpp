@@ -44,6 +44,22 @@ DenseOperand check_dense_operand(const CooView& a, const ConstTensorView& dense,
   return {dense.data, s[0], s[1]};
 }
 
+namespace {
+
+/// check_no_partial_overlap of out with each of a's arrays: a.vals, a.rows, a.cols.
+void check_no_partial_overlap_with(const CooView& a, const TensorView& out) {
+  const CooDesc& d = a.desc;
+  const DType index = d.index == IndexType::i32 ? DType::i32 : DType::i64;
+  const auto array = [&](const void* p, DType t) {
+    return ConstTensorView(p, TensorDesc::contiguous(t, Dims{d.nnz}), a.memory);
+  };
+  check_no_partial_overlap(out, array(a.vals, d.dtype), "a.vals");
+  check_no_partial_overlap(out, array(a.rows, index), "a.rows");
+  check_no_partial_overlap(out, array(a.cols, index), "a.cols");
+}
+
+}  // namespace
+
 void check_values_output(const CooView& a, const ConstTensorView& dense,
                          const TensorView& out_vals, bool drop_zeros) {
   check_view(out_vals, "out_vals");
@@ -63,13 +79,7 @@ void check_values_output(const CooView& a, const ConstTensorView& dense,
                     reinterpret_cast<std::uintptr_t>(out_vals.data) % elem == 0,
                 "multiply_values: out_vals data ", out_vals.data, " is not aligned to its ", elem,
                 "-byte ", dtype_name(d.dtype), " elements");
-  const DType index = d.index == IndexType::i32 ? DType::i32 : DType::i64;
-  const auto array = [&](const void* p, DType t) {
-    return ConstTensorView(p, TensorDesc::contiguous(t, Dims{d.nnz}), a.memory);
-  };
-  check_no_partial_overlap(out_vals, array(a.vals, d.dtype), "a.vals");
-  check_no_partial_overlap(out_vals, array(a.rows, index), "a.rows");
-  check_no_partial_overlap(out_vals, array(a.cols, index), "a.cols");
+  check_no_partial_overlap_with(a, out_vals);
   check_no_partial_overlap(out_vals, dense, "dense");
   // Exact aliasing of the other arrays (which check_no_partial_overlap lets through).
   EWISE_EXPECTS(d.nnz == 0 || (out_vals.data != a.rows && out_vals.data != a.cols),
@@ -104,13 +114,15 @@ double union_fill(double fill, DType dtype, const char* what) {
   return 0;
 }
 
-void check_union_output(const CooView& a, const ConstTensorView* dense, const TensorView& out,
-                        bool drop_zeros, const char* fn) {
-  const char* name = dense ? "out" : "dense";
-  check_view(out, name);
-  const CooDesc& d = a.desc;
+void check_dense_result_options(bool drop_zeros, const char* fn) {
   EWISE_EXPECTS(!drop_zeros, fn, ": a dense result has no entries to drop: drop_zeros must be ",
                 "false");
+}
+
+void check_union_output(const CooView& a, const ConstTensorView* dense, const TensorView& out,
+                        const char* fn) {
+  const char* name = dense ? "out" : "dense";
+  const CooDesc& d = a.desc;
   EWISE_EXPECTS(out.desc.dtype == d.dtype, fn, ": ", name, " is ", dtype_name(out.desc.dtype),
                 " but a is ", dtype_name(d.dtype));
   EWISE_EXPECTS(out.desc.rank() == 2 && out.desc.shape[0] == d.nrows &&
@@ -126,14 +138,8 @@ void check_union_output(const CooView& a, const ConstTensorView* dense, const Te
                 dtype_name(d.dtype), " elements");
   EWISE_EXPECTS(out.desc.is_non_overlapping(), fn, ": ", name, " ", out.desc.str(),
                 " revisits elements (a stride of 0 or strides that overlap); it is written");
-  const DType index = d.index == IndexType::i32 ? DType::i32 : DType::i64;
-  const auto array = [&](const void* p, DType t) {
-    return ConstTensorView(p, TensorDesc::contiguous(t, Dims{d.nnz}), a.memory);
-  };
   // a's arrays are 1-D and out is 2-D, so any overlap is one (none counts as exact).
-  check_no_partial_overlap(out, array(a.vals, d.dtype), "a.vals");
-  check_no_partial_overlap(out, array(a.rows, index), "a.rows");
-  check_no_partial_overlap(out, array(a.cols, index), "a.cols");
+  check_no_partial_overlap_with(a, out);
   if (dense) check_no_partial_overlap(out, *dense, "dense");
 }
 

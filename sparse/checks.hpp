@@ -28,12 +28,15 @@ void check_union_op(BinaryOp op, const char* fn);
 /// converts exactly to the compute type. Throws for an integer dtype and a fill that is not an
 /// integer in its range. `what` names the option.
 double union_fill(double fill, DType dtype, const char* what);
+/// Throws when drop_zeros is set for an operation with a dense result (`fn`: combine with a
+/// dense operand, accumulate).
+void check_dense_result_options(bool drop_zeros, const char* fn);
 /// The checks of the dense outputs of combine (fn "combine", `dense` given: out may be exactly
-/// dense) and accumulate (fn "accumulate", `dense` null): out a rank-2 (nrows, ncols) tensor of
-/// a's dtype in a's memory, device data aligned, not revisiting an element, overlapping none of
-/// a's arrays (nor dense, but exactly); drop_zeros off.
+/// dense) and accumulate (fn "accumulate", `dense` null) on an out that check_view accepted:
+/// out a rank-2 (nrows, ncols) tensor of a's dtype in a's memory, device data aligned, not
+/// revisiting an element, overlapping none of a's arrays (nor dense, but exactly).
 void check_union_output(const CooView& a, const ConstTensorView* dense, const TensorView& out,
-                        bool drop_zeros, const char* fn);
+                        const char* fn);
 
 /// The checks of multiply_values beyond check_dense_operand: out_vals a contiguous 1-D tensor
 /// of a.nnz elements of a's dtype in a's memory (device data aligned), overlapping none of a's

@@ -1,5 +1,4 @@
-// sparse/compaction.cu — Compaction, SinglePassTiles, RunHeads, finalize and
-// drop_zero_entries (compaction.cuh).
+// sparse/compaction.cu — Compaction, SinglePassTiles and RunHeads (compaction.cuh).
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
@@ -8,7 +7,6 @@
 
 #include "compaction.cuh"
 #include "ewise/error.hpp"
-#include "internal.hpp"
 
 namespace ewise::sparse_detail {
 
@@ -103,105 +101,6 @@ RunHeads::RunHeads(const KeySeq& keys, std::int64_t n, std::int64_t* count, cuda
   select_run_heads(nullptr, temp_bytes, keys, n, nullptr, nullptr, stream);
   ws_ = Workspace({static_cast<std::size_t>(n) * sizeof(std::int64_t), temp_bytes}, stream);
   select_run_heads(ws_.get(1), temp_bytes, keys, n, ws_.get<std::int64_t>(0), count, stream);
-}
-
-// ---- finalize ------------------------------------------------------------------------------
-
-FinalizeArgs FinalizeArgs::sums(const EntrySeq& q, const std::int64_t* heads, std::int64_t nout) {
-  FinalizeArgs a;
-  a.nout = nout;
-  a.heads = heads;
-  a.q = q;
-  return a;
-}
-
-FinalizeArgs FinalizeArgs::products(const EntrySeq& q, const EntrySeq& s, const std::int64_t* heads,
-                                    std::int64_t nout, const std::int64_t* matchpos, MatchIndex index) {
-  FinalizeArgs a = sums(q, heads, nout);
-  a.factor = Factor::sparse;
-  a.matchpos = matchpos;
-  a.match_index = index;
-  a.s = s;
-  return a;
-}
-
-FinalizeArgs& FinalizeArgs::to_coo(DeviceCoo& out) {
-  out_rows = index_array(out.rows(), out.desc().index);
-  out_cols = index_array(out.cols(), out.desc().index);
-  out_vals = out.vals();
-  return *this;
-}
-
-FinalizeArgs& FinalizeArgs::to_dense(void* dense) {
-  out_dense = dense;
-  return *this;
-}
-
-namespace {
-
-template <class T>
-__global__ void finalize_kernel(FinalizeArgs a) {
-  for (std::int64_t u = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; u < a.nout;
-       u += std::int64_t{gridDim.x} * blockDim.x) {
-    const std::int64_t j = a.heads ? a.heads[u] : u;
-    std::int64_t p = 0;
-    if (a.factor == Factor::sparse)
-      p = a.matchpos[a.match_index == MatchIndex::storage ? a.q.storage(j) : j];
-    finalize_entry<T>(a, u, j, p);
-  }
-}
-
-}  // namespace
-
-void finalize(const FinalizeArgs& args, DType dtype, cudaStream_t stream) {
-  if (args.nout == 0) return;
-  detail::dispatch_dtype(dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    detail::launch("sparse finalize", finalize_kernel<T>, dim3(blocks_for(args.nout)), dim3(kBlock),
-                   0, stream, args);
-  });
-}
-
-// ---- dropping zeros ------------------------------------------------------------------------
-
-namespace {
-
-template <class T>
-struct NonzeroEntries {
-  IndexArray rows, cols;
-  const T* vals;
-  IndexArray out_rows, out_cols;
-  T* out_vals;
-  __device__ bool flag(std::int64_t i) const {
-    return detail::to_compute(vals[i]) != detail::compute_t<T>(0);
-  }
-  __device__ void write(std::int64_t i, std::int64_t slot) const {
-    out_rows.set(slot, rows[i]);
-    out_cols.set(slot, cols[i]);
-    out_vals[slot] = vals[i];
-  }
-};
-
-}  // namespace
-
-DeviceCoo drop_zero_entries(DeviceCoo in, Status& status, cudaStream_t stream) {
-  const CooDesc& d = in.desc();
-  if (d.nnz == 0) return in;
-  return detail::dispatch_dtype(d.dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    NonzeroEntries<T> op{index_array(in.rows(), d.index), index_array(in.cols(), d.index),
-                         static_cast<const T*>(in.vals()), {}, {}, nullptr};
-    Compaction c(d.nnz, stream);
-    c.count(op);
-    const std::int64_t n = c.scan_total(status, 3);
-    if (n == d.nnz) return std::move(in);
-    DeviceCoo out(result_desc(d, n), stream);
-    op.out_rows = index_array(out.rows(), d.index);
-    op.out_cols = index_array(out.cols(), d.index);
-    op.out_vals = static_cast<T*>(out.vals());
-    c.write(op);
-    return out;
-  });
 }
 
 }  // namespace ewise::sparse_detail

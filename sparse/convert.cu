@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "compaction.cuh"
+#include "finalize.cuh"
 #include "internal.hpp"
 #include "sort.cuh"
 

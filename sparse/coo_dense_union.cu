@@ -121,9 +121,9 @@ struct FlatCells {
 };
 
 /// Any strides: (row, col) of the first cell from a divmod, then stepped by kBlock / ncols rows
-/// and kBlock % ncols columns with at most one carry. Batches of 4: with the 64-bit offsets of
-/// 16 cells at once the kernel took 128 (f64) to 138 (f32) registers on sm_90 (one or two
-/// blocks an SM), with 4 it takes 48 (f64) to 64 (f16).
+/// and kBlock % ncols columns with at most one carry. Batches of 4 keep the kernel at 48 (f64)
+/// to 64 (f16) registers on sm_90; the 64-bit offsets of all 16 cells at once leave room for
+/// one or two blocks an SM (docs/benchmarks.md).
 struct StridedCells {
   static constexpr int kBatch = 4;
   std::uint64_t r, c;

@@ -1,6 +1,12 @@
-// sparse/internal.hpp — the GPU backend's entry points, called by api.cpp once the arguments
-// are checked (each defined in the file named beside it), and what both backends share.
-// Host-compilable.
+// sparse/internal.hpp — the backends' entry points, called once the arguments are checked, and
+// what both backends share. Host-compilable.
+//
+// Every check runs once per public call: the public entry points (api.cpp for ewise/sparse.hpp,
+// reference.cpp for ewise/sparse_reference.hpp) run the argument checks (checks.hpp) and pass
+// what they computed (DenseOperand, UnionArgs, the resolved algorithm) down; the functions
+// declared here take checked arguments and check nothing again. The index checks are the
+// backends' own: the CPU backend's functions take operands whose indices the caller checked
+// (check_indices_host); the GPU backend's run them in their pipelines (validate_indices).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -40,7 +46,27 @@ struct UnionArgs {
   double fill_a = 0, fill_b = 0;
 };
 
-// Device views; `algorithm` is already resolved (never automatic).
+// ---- the CPU backend (reference.cpp): host views, indices checked --------------------------
+
+HostCoo host_multiply(const CooView& a, const CooView& b, const SparseOptions& options);
+HostCoo host_multiply_dense(const CooView& a, const DenseOperand& dense,
+                            const SparseOptions& options);
+void host_multiply_values(const CooView& a, const DenseOperand& dense, const TensorView& out_vals);
+HostCoo host_combine(const CooView& a, const CooView& b, const UnionArgs& u,
+                     const SparseOptions& options);
+/// fill_a as union_fill returned it (the dense form does not use fill_b).
+void host_combine_dense(BinaryOp op, double fill_a, const CooView& a, const DenseOperand& dense,
+                        const TensorView& out);
+void host_accumulate(BinaryOp op, const TensorView& dense, const CooView& a);
+HostCoo host_coalesce(const CooView& a, const SparseOptions& options);
+/// desc: check_dense_to_coo's descriptor of the result.
+HostCoo host_dense_to_coo(const ConstTensorView& dense, const CooDesc& desc);
+HostTensor host_coo_to_dense(const CooView& a);
+/// a marked canonical (check_canonical_for_csr).
+HostTensor host_csr_row_offsets(const CooView& a);
+
+// ---- the GPU backend: device views, indices checked by the pipelines -----------------------
+// `algorithm` is already resolved (never automatic).
 DeviceCoo device_multiply(const CooView& a, const CooView& b, CooAlgorithm algorithm,
                           const SparseOptions& options, cudaStream_t stream);        // multiply.cu
 DeviceCoo device_multiply_dense(const CooView& a, const DenseOperand& dense,
@@ -48,11 +74,11 @@ DeviceCoo device_multiply_dense(const CooView& a, const DenseOperand& dense,
 void device_multiply_values(const CooView& a, const DenseOperand& dense, const TensorView& out_vals,
                             const SparseOptions& options, cudaStream_t stream);      // coo_dense.cu
 DeviceCoo device_coalesce(const CooView& a, const SparseOptions& options,
-                          cudaStream_t stream);                                      // coo_dense.cu
+                          cudaStream_t stream);                                      // coalesce.cu
 /// The canonical form of a matrix not marked canonical with its values the sums of its
 /// duplicates in the compute type, unrounded (dtype f32 for f16 and bf16; the union's dense
 /// forms round once, after the operation).
-DeviceCoo device_coalesce_sums(const CooView& a, bool validate, cudaStream_t stream);  // coo_dense.cu
+DeviceCoo device_coalesce_sums(const CooView& a, bool validate, cudaStream_t stream);  // coalesce.cu
 DeviceCoo device_dense_to_coo(const ConstTensorView& dense, const CooDesc& desc,
                               cudaStream_t stream);                                  // convert.cu
 DeviceTensor device_coo_to_dense(const CooView& a, const SparseOptions& options,

@@ -97,9 +97,8 @@ struct ImplicitKeys {
   const I* c;
   std::uint64_t ncols;
   /// Not zeroed: stage_merge_tile holds one per item for each operand and writes only the one
-  /// its position takes. Zeroing both took 50 more static SASS instructions in the staging (591
-  /// against 541) and 48 registers against 46 (single_pass_kernel, f32 intersection, i32
-  /// indices, sm_90), and 136-160 bytes of spills against 32-80 with i64 indices.
+  /// its position takes; zeroing both costs instructions and registers in the staging, and
+  /// spills with i64 indices (sm_90 figures in docs/benchmarks.md).
   struct Raw {
     I r, c;
   };

@@ -1,6 +1,6 @@
 // sparse/merge.cu — COO ⊙ COO by merge: both operands in sorted order (canonical ones as
 // they are, others radix-sorted), intersected by merge-path tiles of equal size: a key both
-// store is an output at its first Q position (single_pass.cuh). Two canonical operands take the
+// store is an output at its first Q position (merge_set_op.cuh). Two canonical operands take the
 // single pass that the union shares (single_pass_merge). Otherwise the matches are found and
 // counted per tile, placed by a scan and written with both operands' sums (duplicate runs
 // summed) by a second pass.
@@ -10,8 +10,10 @@
 #include "compaction.cuh"
 #include "ewise/error.hpp"
 #include "ewise/ops.hpp"
+#include "finalize.cuh"
 #include "internal.hpp"
 #include "merge_path.cuh"
+#include "merge_set_op.cuh"
 #include "multiply.cuh"
 #include "single_pass.cuh"
 #include "sort.cuh"
@@ -84,39 +86,29 @@ DeviceCoo merge_pipeline(const CooView& a, const CooView& b, bool validate, Stat
   const bool q_is_a = a.desc.nnz <= b.desc.nnz;
   const CooView& Q = q_is_a ? a : b;
   const CooView& S = q_is_a ? b : a;
-  // Sorted operands are checked by the sort's first pass, canonical ones by the merge.
-  const EntryCheck qc = status.fused(Q, q_is_a ? "a" : "b", validate);
-  const EntryCheck sc = status.fused(S, q_is_a ? "b" : "a", validate);
-  const SortedSeq sorted_q = sort_entries(Q, Q.desc.canonical ? EntryCheck{} : qc, stream);
-  const SortedSeq sorted_s = sort_entries(S, S.desc.canonical ? EntryCheck{} : sc, stream);
-  const EntrySeq& q = sorted_q.seq;
-  const EntrySeq& s = sorted_s.seq;
+  const MergeOperands sorted(Q, q_is_a ? "a" : "b", S, q_is_a ? "b" : "a", validate, status,
+                             stream);
+  const EntrySeq& q = sorted.q();
+  const EntrySeq& s = sorted.s();
   // Each match's value is q * s in the compute type, rounded once (Q's value first, as
   // finalize_entry multiplies).
   if (single_pass_operand(q) && single_pass_operand(s))
     return single_pass_merge<SetOp::intersect>(
-        Q, S, [](auto f) { f(ops::Mul{}); }, 0.0, 0.0, qc, sc, validate, "merge", status,
-        stream);
-  const std::int64_t tiles = tiles_for(q.n + s.n);
-  // Tile counts, offsets and scan storage, then q_split and staging: one allocation.
-  Compaction matches(q.n + s.n, stream,
-                     {static_cast<std::size_t>(tiles + 1) * sizeof(std::int64_t),
-                      static_cast<std::size_t>(q.n) * sizeof(TileOutput)});
-  auto* q_split = matches.extra<std::int64_t>(0);
-  auto* staging = matches.extra<TileOutput>(1);
-  with_merge_keys(q.keys, s.keys, wide_keys(a.desc), [&](auto qk, auto sk, auto ktag) {
-    using QK = decltype(qk);
-    using SK = decltype(sk);
-    partition_merge(qk, q.n, sk, s.n, tiles, q_split, stream);
-    detail::launch("sparse merge_match", merge_match_kernel<QK, SK, decltype(ktag)>,
-                   dim3(static_cast<unsigned>(tiles)), dim3(kBlock), 0, stream, qk, q.n, q.unique, sk,
-                   s.n, tiles, q_split, Q.desc.canonical ? qc : EntryCheck{},
-                   S.desc.canonical ? sc : EntryCheck{}, staging, matches.counts(),
-                   status.total_slot(kBadSplitSlot));
-  });
-  matches.scan(status, kOutputsSlot);
-  read_merge_status(status, validate, "merge");
-  const std::int64_t m = status.total(kOutputsSlot);
+        Q, S, [](auto f) { f(ops::Mul{}); }, 0.0, 0.0, sorted.qc, sorted.sc, validate, "merge",
+        status, stream);
+  MergeCount matches(q.n + s.n, q.n, stream);
+  const std::int64_t m = matches.count(
+      q, s, wide_keys(a.desc),
+      [&](auto qk, auto sk, auto ktag) {
+        detail::launch("sparse merge_match",
+                       merge_match_kernel<decltype(qk), decltype(sk), decltype(ktag)>,
+                       dim3(static_cast<unsigned>(matches.tiles())), dim3(kBlock), 0, stream, qk,
+                       q.n, q.unique, sk, s.n, matches.tiles(), matches.q_split(),
+                       MergeOperands::merge_check(Q, sorted.qc),
+                       MergeOperands::merge_check(S, sorted.sc), matches.staging(),
+                       matches.counts(), status.total_slot(kBadSplitSlot));
+      },
+      status, validate, "merge", stream);
   DeviceCoo out(result_desc(a.desc, m), stream);
   if (m == 0) return out;
   detail::dispatch_dtype(a.desc.dtype, [&](auto tag) {
@@ -124,8 +116,8 @@ DeviceCoo merge_pipeline(const CooView& a, const CooView& b, bool validate, Stat
     using W = MergeFinalize<T>;
     FinalizeArgs f = FinalizeArgs::products(q, s, nullptr, 0, nullptr, MatchIndex::position);
     detail::launch("sparse merge_write", merge_write_kernel<W>,
-                   dim3(static_cast<unsigned>(tiles)), dim3(kBlock), 0, stream, q_split, staging,
-                   matches.offsets(), W{f.to_coo(out)});
+                   dim3(static_cast<unsigned>(matches.tiles())), dim3(kBlock), 0, stream,
+                   matches.q_split(), matches.staging(), matches.offsets(), W{f.to_coo(out)});
   });
   return out;
 }

@@ -46,8 +46,8 @@ __device__ std::int64_t warp_merge_split(QK q, std::int64_t nq, SK s, std::int64
 
 /// q_split[t] = how many Q entries lie among the first t * kTile entries of the merge of Q and
 /// S (on equal keys Q's entries come first), for t in [0, tiles]: one warp a split
-/// (warp_merge_split). A binary search per thread took 27-40 us for 10k-16k tiles on an H100 (39
-/// to 62 blocks, 25 dependent rounds of loads each); a warp a split takes about 5 rounds.
+/// (warp_merge_split), about 5 dependent rounds of loads where a binary search by one thread
+/// takes 25 (docs/benchmarks.md).
 template <class QK, class SK>
 __global__ void merge_partition_kernel(QK q, std::int64_t nq, SK s, std::int64_t ns,
                                        std::int64_t tiles, std::int64_t* q_split) {

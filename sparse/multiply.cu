@@ -2,7 +2,7 @@
 // dropping zeros) around the pipeline of the algorithm selected (multiply.cuh).
 #include <utility>
 
-#include "compaction.cuh"
+#include "drop_zeros.cuh"
 #include "internal.hpp"
 #include "multiply.cuh"
 

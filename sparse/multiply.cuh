@@ -21,6 +21,6 @@ DeviceCoo merge_pipeline(const CooView& a, const CooView& b, bool validate, Stat
 DeviceCoo bitmap_merge_pipeline(const CooView& a, const CooView& b, bool validate,
                                 Status& status, cudaStream_t stream);  // bitmap_merge.cu
 DeviceCoo hash_merge_pipeline(const CooView& a, const CooView& b, bool validate, Status& status,
-                              cudaStream_t stream);  // bitmap_merge.cu
+                              cudaStream_t stream);  // hash_merge.cu
 
 }  // namespace ewise::sparse_detail

@@ -67,10 +67,16 @@ using Coord = std::pair<std::int64_t, std::int64_t>;
 template <class C>
 using Summed = std::map<Coord, C>;
 
-void check_host(const CooView& m, const char* what) {
-  check_view(m, what);
+/// Throws unless m is a host view (the reference's operands; the others must share its memory).
+void require_host(const CooView& m, const char* what) {
   EWISE_EXPECTS(m.memory == Memory::host, "the CPU reference needs host views; ", what,
                 " is in device memory");
+}
+
+/// check_view, require_host and the index checks of a lone operand.
+void check_host(const CooView& m, const char* what) {
+  check_view(m, what);
+  require_host(m, what);
   sparse_detail::check_indices_host(m, what);
 }
 
@@ -116,10 +122,11 @@ HostCoo to_coo(const CooDesc& like, const std::vector<std::pair<Coord, typename 
 
 }  // namespace
 
-HostCoo reference_multiply(const CooView& a, const CooView& b, const SparseOptions& options) {
-  sparse_detail::check_operands(a, b);
-  check_host(a, "a");
-  check_host(b, "b");
+// ---- the CPU backend on checked arguments (internal.hpp) -------------------------------------
+
+namespace sparse_detail {
+
+HostCoo host_multiply(const CooView& a, const CooView& b, const SparseOptions& options) {
   return with_elem(a.desc.dtype, [&](auto e) {
     using E = decltype(e);
     const auto sa = summed<E>(a), sb = summed<E>(b);
@@ -132,10 +139,7 @@ HostCoo reference_multiply(const CooView& a, const CooView& b, const SparseOptio
   });
 }
 
-HostCoo reference_multiply(const CooView& a, const ConstTensorView& dense,
-                           const SparseOptions& options) {
-  const sparse_detail::DenseOperand d = sparse_detail::check_dense_operand(a, dense);
-  check_host(a, "a");
+HostCoo host_multiply_dense(const CooView& a, const DenseOperand& d, const SparseOptions& options) {
   return with_elem(a.desc.dtype, [&](auto e) {
     using E = decltype(e);
     std::vector<std::pair<Coord, typename E::compute>> out;
@@ -146,11 +150,7 @@ HostCoo reference_multiply(const CooView& a, const ConstTensorView& dense,
   });
 }
 
-void reference_multiply_values(const CooView& a, const ConstTensorView& dense,
-                               const TensorView& out_vals, const SparseOptions& options) {
-  const sparse_detail::DenseOperand d = sparse_detail::check_dense_operand(a, dense);
-  sparse_detail::check_values_output(a, dense, out_vals, options.drop_zeros);
-  check_host(a, "a");
+void host_multiply_values(const CooView& a, const DenseOperand& d, const TensorView& out_vals) {
   with_elem(a.desc.dtype, [&](auto e) {
     using E = decltype(e);
     for (std::int64_t k = 0; k < a.desc.nnz; ++k) {
@@ -162,27 +162,21 @@ void reference_multiply_values(const CooView& a, const ConstTensorView& dense,
   });
 }
 
-HostCoo reference_combine(BinaryOp op, const CooView& a, const CooView& b,
-                          const SparseOptions& options) {
-  sparse_detail::check_union_op(op, "combine");
-  sparse_detail::check_operands(a, b, "combine");
-  check_host(a, "a");
-  check_host(b, "b");
-  const double fill_a = sparse_detail::union_fill(options.fill_a, a.desc.dtype, "fill_a");
-  const double fill_b = sparse_detail::union_fill(options.fill_b, a.desc.dtype, "fill_b");
+HostCoo host_combine(const CooView& a, const CooView& b, const UnionArgs& u,
+                     const SparseOptions& options) {
   return with_elem(a.desc.dtype, [&](auto e) {
     using E = decltype(e);
     using C = typename E::compute;
     const auto sa = summed<E>(a), sb = summed<E>(b);
     std::vector<std::pair<Coord, C>> out;
-    sparse_detail::with_union_op(op, [&](auto f) {
+    with_union_op(u.op, [&](auto f) {
       auto ia = sa.begin(), ib = sb.begin();
       while (ia != sa.end() || ib != sb.end()) {
         if (ib == sb.end() || (ia != sa.end() && ia->first < ib->first)) {
-          out.emplace_back(ia->first, f(ia->second, static_cast<C>(fill_b)));
+          out.emplace_back(ia->first, f(ia->second, static_cast<C>(u.fill_b)));
           ++ia;
         } else if (ia == sa.end() || ib->first < ia->first) {
-          out.emplace_back(ib->first, f(static_cast<C>(fill_a), ib->second));
+          out.emplace_back(ib->first, f(static_cast<C>(u.fill_a), ib->second));
           ++ib;
         } else {
           out.emplace_back(ia->first, f(ia->second, ib->second));
@@ -195,13 +189,8 @@ HostCoo reference_combine(BinaryOp op, const CooView& a, const CooView& b,
   });
 }
 
-void reference_combine(BinaryOp op, const CooView& a, const ConstTensorView& dense,
-                       const TensorView& out, const SparseOptions& options) {
-  sparse_detail::check_union_op(op, "combine");
-  const sparse_detail::DenseOperand d = sparse_detail::check_dense_operand(a, dense, "combine");
-  sparse_detail::check_union_output(a, &dense, out, options.drop_zeros, "combine");
-  check_host(a, "a");
-  const double fill_a = sparse_detail::union_fill(options.fill_a, a.desc.dtype, "fill_a");
+void host_combine_dense(BinaryOp op, double fill_a, const CooView& a, const DenseOperand& d,
+                        const TensorView& out) {
   const std::int64_t nr = a.desc.nrows, nc = a.desc.ncols;
   with_elem(a.desc.dtype, [&](auto e) {
     using E = decltype(e);
@@ -211,7 +200,7 @@ void reference_combine(BinaryOp op, const CooView& a, const ConstTensorView& den
     };
     // Every result first, then the stores: out may be dense itself.
     std::vector<C> result(static_cast<std::size_t>(nr * nc));
-    sparse_detail::with_union_op(op, [&](auto f) {
+    with_union_op(op, [&](auto f) {
       for (std::int64_t r = 0; r < nr && nc > 0; ++r)
         for (std::int64_t c = 0; c < nc; ++c)
           result[static_cast<std::size_t>(r * nc + c)] = f(static_cast<C>(fill_a), at(r, c));
@@ -225,15 +214,10 @@ void reference_combine(BinaryOp op, const CooView& a, const ConstTensorView& den
   });
 }
 
-void reference_accumulate(BinaryOp op, const TensorView& dense, const CooView& a,
-                          const SparseOptions& options) {
-  sparse_detail::check_union_op(op, "accumulate");
-  check_view(a, "a");
-  sparse_detail::check_union_output(a, nullptr, dense, options.drop_zeros, "accumulate");
-  check_host(a, "a");
+void host_accumulate(BinaryOp op, const TensorView& dense, const CooView& a) {
   with_elem(a.desc.dtype, [&](auto e) {
     using E = decltype(e);
-    sparse_detail::with_union_op(op, [&](auto f) {
+    with_union_op(op, [&](auto f) {
       for (const auto& [rc, v] : summed<E>(a)) {
         const std::int64_t k = rc.first * dense.desc.strides[0] + rc.second * dense.desc.strides[1];
         E::store(dense.data, k, f(E::load(dense.data, k), v));
@@ -242,8 +226,7 @@ void reference_accumulate(BinaryOp op, const TensorView& dense, const CooView& a
   });
 }
 
-HostCoo reference_coalesce(const CooView& a, const SparseOptions& options) {
-  check_host(a, "a");
+HostCoo host_coalesce(const CooView& a, const SparseOptions& options) {
   return with_elem(a.desc.dtype, [&](auto e) {
     using E = decltype(e);
     const auto s = summed<E>(a);
@@ -251,10 +234,7 @@ HostCoo reference_coalesce(const CooView& a, const SparseOptions& options) {
   });
 }
 
-HostCoo reference_dense_to_coo(const ConstTensorView& dense, IndexType index) {
-  const CooDesc desc = sparse_detail::check_dense_to_coo(dense, index);
-  EWISE_EXPECTS(dense.memory == Memory::host, "the CPU reference needs host views; dense is in ",
-                "device memory");
+HostCoo host_dense_to_coo(const ConstTensorView& dense, const CooDesc& desc) {
   return with_elem(desc.dtype, [&](auto e) {
     using E = decltype(e);
     std::vector<std::pair<Coord, typename E::compute>> out;
@@ -268,8 +248,7 @@ HostCoo reference_dense_to_coo(const ConstTensorView& dense, IndexType index) {
   });
 }
 
-HostTensor reference_coo_to_dense(const CooView& a) {
-  check_host(a, "a");
+HostTensor host_coo_to_dense(const CooView& a) {
   HostTensor out(a.desc.dtype, Dims{a.desc.nrows, a.desc.ncols});
   with_elem(a.desc.dtype, [&](auto e) {
     using E = decltype(e);
@@ -279,10 +258,8 @@ HostTensor reference_coo_to_dense(const CooView& a) {
   return out;
 }
 
-HostTensor reference_coo_to_csr_row_offsets(const CooView& a) {
-  sparse_detail::check_canonical_for_csr(a);
-  check_host(a, "a");
-  const DType t = sparse_detail::csr_offsets_dtype(a.desc);
+HostTensor host_csr_row_offsets(const CooView& a) {
+  const DType t = csr_offsets_dtype(a.desc);
   std::vector<std::int64_t> per_row(static_cast<std::size_t>(a.desc.nrows) + 1, 0);
   for (std::int64_t k = 0; k < a.desc.nnz; ++k)
     ++per_row[static_cast<std::size_t>(host_index(a.rows, a.desc.index, k)) + 1];
@@ -293,6 +270,98 @@ HostTensor reference_coo_to_csr_row_offsets(const CooView& a) {
     store_index(out.data(), t == DType::i32 ? IndexType::i32 : IndexType::i64, r, total);
   }
   return out;
+}
+
+}  // namespace sparse_detail
+
+// ---- the public reference (ewise/sparse_reference.hpp): each check once, then the backend ----
+
+using sparse_detail::check_indices_host;
+
+HostCoo reference_multiply(const CooView& a, const CooView& b, const SparseOptions& options) {
+  sparse_detail::check_operands(a, b);
+  require_host(a, "a");  // b shares a's memory
+  check_indices_host(a, "a");
+  check_indices_host(b, "b");
+  return sparse_detail::host_multiply(a, b, options);
+}
+
+HostCoo reference_multiply(const CooView& a, const ConstTensorView& dense,
+                           const SparseOptions& options) {
+  const sparse_detail::DenseOperand d = sparse_detail::check_dense_operand(a, dense);
+  require_host(a, "a");
+  check_indices_host(a, "a");
+  return sparse_detail::host_multiply_dense(a, d, options);
+}
+
+void reference_multiply_values(const CooView& a, const ConstTensorView& dense,
+                               const TensorView& out_vals, const SparseOptions& options) {
+  const sparse_detail::DenseOperand d = sparse_detail::check_dense_operand(a, dense);
+  sparse_detail::check_values_output(a, dense, out_vals, options.drop_zeros);
+  require_host(a, "a");
+  check_indices_host(a, "a");
+  sparse_detail::host_multiply_values(a, d, out_vals);
+}
+
+HostCoo reference_combine(BinaryOp op, const CooView& a, const CooView& b,
+                          const SparseOptions& options) {
+  sparse_detail::check_union_op(op, "combine");
+  sparse_detail::check_operands(a, b, "combine");
+  require_host(a, "a");  // b shares a's memory
+  check_indices_host(a, "a");
+  check_indices_host(b, "b");
+  const sparse_detail::UnionArgs u{op,
+                                   sparse_detail::union_fill(options.fill_a, a.desc.dtype, "fill_a"),
+                                   sparse_detail::union_fill(options.fill_b, a.desc.dtype, "fill_b")};
+  return sparse_detail::host_combine(a, b, u, options);
+}
+
+void reference_combine(BinaryOp op, const CooView& a, const ConstTensorView& dense,
+                       const TensorView& out, const SparseOptions& options) {
+  sparse_detail::check_union_op(op, "combine");
+  const sparse_detail::DenseOperand d = sparse_detail::check_dense_operand(a, dense, "combine");
+  check_view(out, "out");
+  sparse_detail::check_dense_result_options(options.drop_zeros, "combine");
+  sparse_detail::check_union_output(a, &dense, out, "combine");
+  require_host(a, "a");
+  check_indices_host(a, "a");
+  const double fill_a = sparse_detail::union_fill(options.fill_a, a.desc.dtype, "fill_a");
+  sparse_detail::host_combine_dense(op, fill_a, a, d, out);
+}
+
+void reference_accumulate(BinaryOp op, const TensorView& dense, const CooView& a,
+                          const SparseOptions& options) {
+  sparse_detail::check_union_op(op, "accumulate");
+  check_view(a, "a");
+  check_view(dense, "dense");
+  sparse_detail::check_dense_result_options(options.drop_zeros, "accumulate");
+  sparse_detail::check_union_output(a, nullptr, dense, "accumulate");
+  require_host(a, "a");
+  check_indices_host(a, "a");
+  sparse_detail::host_accumulate(op, dense, a);
+}
+
+HostCoo reference_coalesce(const CooView& a, const SparseOptions& options) {
+  check_host(a, "a");
+  return sparse_detail::host_coalesce(a, options);
+}
+
+HostCoo reference_dense_to_coo(const ConstTensorView& dense, IndexType index) {
+  const CooDesc desc = sparse_detail::check_dense_to_coo(dense, index);
+  EWISE_EXPECTS(dense.memory == Memory::host, "the CPU reference needs host views; dense is in ",
+                "device memory");
+  return sparse_detail::host_dense_to_coo(dense, desc);
+}
+
+HostTensor reference_coo_to_dense(const CooView& a) {
+  check_host(a, "a");
+  return sparse_detail::host_coo_to_dense(a);
+}
+
+HostTensor reference_coo_to_csr_row_offsets(const CooView& a) {
+  sparse_detail::check_canonical_for_csr(a);
+  check_host(a, "a");
+  return sparse_detail::host_csr_row_offsets(a);
 }
 
 }  // namespace ewise

@@ -2,7 +2,7 @@
 // of Q (in storage order) looks its key up in S; the matches are compacted (and, when Q is not
 // canonical, sorted by key, one output per run) and finalized. Each algorithm brings its
 // lookup: a lockstep binary search of S sorted (sort_search.cu) or a scan of all of S
-// (linear_search.cu); the rest of the pipeline is search_matches (sort_search.cu).
+// (linear_search.cu); the rest of the pipeline is search_matches (search.cu).
 #pragma once
 
 #include <cuda_runtime.h>

@@ -9,8 +9,8 @@
 //   3. bitmap_merge when its bitmap fits in L2 (at most bitmap_max_bytes) and takes at most
 //      bitmap_bytes_per_entry bytes per input entry (so only matching entries are sorted);
 //   4. merge.
-// hash_merge is run only when requested: on the H100 it was slower than merge on every
-// structure kind of the benchmark, the bitmap-less shapes included (sparse.hpp).
+// hash_merge is run only when requested: it is slower than merge on every structure kind of
+// the benchmark, the bitmap-less shapes included (sparse.hpp, docs/benchmarks.md).
 // A requested algorithm runs as asked unless it cannot: bitmap_merge past kBitmapMaxBytes and
 // linear_search past kLinearSearchMaxWork (sparse.hpp) are refused.
 #include <iterator>

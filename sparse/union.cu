@@ -1,7 +1,7 @@
 // sparse/union.cu — COO ⊕ COO on the GPU, combine(op, a, b) (sparse.hpp): both operands in
 // sorted order (canonical ones as they are, others radix-sorted), merged by merge-path tiles
 // (merge_path.cuh); every first entry of a key in the merge becomes one output
-// (single_pass.cuh). Two canonical operands take the single pass that the intersection shares
+// (merge_set_op.cuh). Two canonical operands take the single pass that the intersection shares
 // (single_pass_merge). Otherwise the outputs are counted per tile, placed by a scan and written
 // with both operands' sums (duplicate runs summed) by a second pass.
 #include <algorithm>
@@ -9,12 +9,15 @@
 #include <utility>
 
 #include "compaction.cuh"
+#include "drop_zeros.cuh"
 #include "ewise/detail/launch.cuh"
 #include "ewise/detail/types.cuh"
 #include "ewise/error.hpp"
 #include "ewise/ops.hpp"
 #include "internal.hpp"
 #include "merge_path.cuh"
+#include "merge_set_op.cuh"
+#include "run_sums.cuh"
 #include "single_pass.cuh"
 #include "sort.cuh"
 
@@ -63,8 +66,8 @@ struct UnionWrite {
   IndexArray out_rows, out_cols;
   T* out_vals;
   /// Blocks an SM that union_write_kernel's register count is held to: six (40 registers), five
-  /// (48) for 8-byte sums, the counts the compiler picked before finish_long_runs staged its
-  /// values; left free, it takes 62-64 for that path, which few tiles take (ptxas, sm_90).
+  /// (48) for 8-byte sums. Left free, the compiler sizes the whole kernel for finish_long_runs'
+  /// path (62-64 registers; ptxas, sm_90), which few tiles take.
   static constexpr int kMinBlocks = sizeof(detail::compute_t<T>) == 8 ? 5 : 6;
 
   /// Called by every lane of the warp (warp_run_sum); `live` says whether o is an output, which
@@ -111,37 +114,26 @@ __global__ void __launch_bounds__(kBlock, W::kMinBlocks)
 /// operands are canonical, else in two (match, then write, which sums duplicate runs).
 DeviceCoo union_pipeline(const CooView& a, const CooView& b, const UnionArgs& u, bool validate,
                          Status& status, cudaStream_t stream) {
-  // Sorted operands are checked by the sort's first pass, canonical ones by the merge.
-  const EntryCheck qc = status.fused(a, "a", validate);
-  const EntryCheck sc = status.fused(b, "b", validate);
-  const SortedSeq sorted_q = sort_entries(a, a.desc.canonical ? EntryCheck{} : qc, stream);
-  const SortedSeq sorted_s = sort_entries(b, b.desc.canonical ? EntryCheck{} : sc, stream);
-  const EntrySeq& q = sorted_q.seq;
-  const EntrySeq& s = sorted_s.seq;
+  const MergeOperands sorted(a, "a", b, "b", validate, status, stream);
+  const EntrySeq& q = sorted.q();
+  const EntrySeq& s = sorted.s();
   if (single_pass_operand(q) && single_pass_operand(s))
     return single_pass_merge<SetOp::unite>(
-        a, b, [&](auto f) { with_union_op(u.op, f); }, u.fill_a, u.fill_b, qc, sc, validate,
-        "combine", status, stream);
-  const std::int64_t n = q.n + s.n, tiles = tiles_for(n);
-  // Tile counts, offsets and scan storage, then q_split and staging: one allocation.
-  Compaction outputs(n, stream,
-                     {static_cast<std::size_t>(tiles + 1) * sizeof(std::int64_t),
-                      static_cast<std::size_t>(n) * sizeof(TileOutput)});
-  auto* q_split = outputs.extra<std::int64_t>(0);
-  auto* staging = outputs.extra<TileOutput>(1);
-  with_merge_keys(q.keys, s.keys, wide_keys(a.desc), [&](auto qk, auto sk, auto ktag) {
-    using QK = decltype(qk);
-    using SK = decltype(sk);
-    partition_merge(qk, q.n, sk, s.n, tiles, q_split, stream);
-    detail::launch("sparse union_match", union_match_kernel<QK, SK, decltype(ktag)>,
-                   dim3(static_cast<unsigned>(tiles)), dim3(kBlock), 0, stream, qk, q.n,
-                   q.unique, sk, s.n, s.unique, tiles, q_split,
-                   a.desc.canonical ? qc : EntryCheck{}, b.desc.canonical ? sc : EntryCheck{},
-                   staging, outputs.counts(), status.total_slot(kBadSplitSlot));
-  });
-  outputs.scan(status, kOutputsSlot);
-  read_merge_status(status, validate, "combine");
-  const std::int64_t m = status.total(kOutputsSlot);
+        a, b, [&](auto f) { with_union_op(u.op, f); }, u.fill_a, u.fill_b, sorted.qc, sorted.sc,
+        validate, "combine", status, stream);
+  MergeCount outputs(q.n + s.n, q.n + s.n, stream);
+  const std::int64_t m = outputs.count(
+      q, s, wide_keys(a.desc),
+      [&](auto qk, auto sk, auto ktag) {
+        detail::launch("sparse union_match",
+                       union_match_kernel<decltype(qk), decltype(sk), decltype(ktag)>,
+                       dim3(static_cast<unsigned>(outputs.tiles())), dim3(kBlock), 0, stream, qk,
+                       q.n, q.unique, sk, s.n, s.unique, outputs.tiles(), outputs.q_split(),
+                       MergeOperands::merge_check(a, sorted.qc),
+                       MergeOperands::merge_check(b, sorted.sc), outputs.staging(),
+                       outputs.counts(), status.total_slot(kBadSplitSlot));
+      },
+      status, validate, "combine", stream);
   DeviceCoo out(result_desc(a.desc, m), stream);
   if (m == 0) return out;
   detail::dispatch_dtype(a.desc.dtype, [&](auto tag) {
@@ -158,8 +150,8 @@ DeviceCoo union_pipeline(const CooView& a, const CooView& b, const UnionArgs& u,
                 index_array(out.cols(), out.desc().index),
                 static_cast<T*>(out.vals())};
       detail::launch("sparse union_write", union_write_kernel<W>,
-                     dim3(static_cast<unsigned>(tiles)), dim3(kBlock), 0, stream, q_split,
-                     staging, outputs.offsets(), w);
+                     dim3(static_cast<unsigned>(outputs.tiles())), dim3(kBlock), 0, stream,
+                     outputs.q_split(), outputs.staging(), outputs.offsets(), w);
     });
   });
   return out;

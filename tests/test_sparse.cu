@@ -14,6 +14,7 @@
 #include <random>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "element.hpp"
@@ -253,12 +254,28 @@ void check_coalesce(const HostCoo& a, const std::string& what) {
   }
 }
 
+/// The test's seed (EWISE_SEED or random), printed so that a failure can be rerun.
+std::uint64_t printed_seed() {
+  const std::uint64_t seed = verify::seed_from_env_or_random();
+  std::cout << "[ seed ] EWISE_SEED=" << seed << "\n";
+  return seed;
+}
+
+/// Random matrices of dtype and index type, stored unsorted or in order, with
+/// duplicate_fraction of their entries stored again.
+verify::CooGenOptions coo_options(DType dtype, IndexType index, bool unsorted,
+                                  double duplicate_fraction) {
+  verify::CooGenOptions o;
+  o.dtype = dtype;
+  o.index = index;
+  o.unsorted = unsorted;
+  o.duplicate_fraction = duplicate_fraction;
+  return o;
+}
+
 class SparseGpu : public ::testing::Test {
  protected:
-  void SetUp() override {
-    seed_ = verify::seed_from_env_or_random();
-    std::cout << "[ seed ] EWISE_SEED=" << seed_ << "\n";
-  }
+  void SetUp() override { seed_ = printed_seed(); }
   std::uint64_t seed_ = 0;
 };
 
@@ -281,31 +298,43 @@ std::vector<Case> sweep_cases() {
 
 // dtype × index type × sorted × duplicates
 using SweepParam = std::tuple<DType, IndexType, bool, bool>;
+
+/// One case of a sweep: a drawn as the parameter says, and two partners sharing about half of
+/// its coordinates, one ordered and duplicated alike, one canonical.
+struct SweepCase {
+  const Case& shape;
+  HostCoo a, b_alike, b_canonical;
+  std::string what;  ///< dtype, index type, shape, density, order, duplicates
+};
+
+/// The sweep of one parameter: prints its seed, then calls check(c, s) for every case of
+/// sweep_cases(), s the seed counter the case's matrices were drawn with (++s draws more).
+void for_each_sweep_case(const SweepParam& param,
+                         const std::function<void(const SweepCase&, std::uint64_t&)>& check) {
+  const auto [dtype, index, sorted, dups] = param;
+  std::uint64_t s = printed_seed();
+  const verify::CooGenOptions o = coo_options(dtype, index, !sorted, dups ? 0.25 : 0.0);
+  const verify::CooGenOptions canonical = coo_options(dtype, index, false, 0);
+  for (const Case& c : sweep_cases()) {
+    HostCoo a = verify::random_coo(c.nrows, c.ncols, c.density, ++s, o);
+    HostCoo alike = partner(a, c.density, 0.5, ++s, o);
+    HostCoo canon = partner(a, c.density, 0.5, ++s, canonical);
+    std::string what = std::string(dtype_name(dtype)) + " " + index_name(index) + " " +
+                       std::to_string(c.nrows) + "x" + std::to_string(c.ncols) + " density " +
+                       std::to_string(c.density) + (sorted ? " sorted" : " unsorted") +
+                       (dups ? " dups" : "");
+    check(SweepCase{c, std::move(a), std::move(alike), std::move(canon), std::move(what)}, s);
+  }
+}
+
 class SparseMultiplySweep : public ::testing::TestWithParam<SweepParam> {};
 
 TEST_P(SparseMultiplySweep, EveryAlgorithmMatchesTheReference) {
   EWISE_REQUIRE_GPU();
-  const auto [dtype, index, sorted, dups] = GetParam();
-  const std::uint64_t seed = verify::seed_from_env_or_random();
-  std::cout << "[ seed ] EWISE_SEED=" << seed << "\n";
-  verify::CooGenOptions o;
-  o.dtype = dtype;
-  o.index = index;
-  o.unsorted = !sorted;
-  o.duplicate_fraction = dups ? 0.25 : 0.0;
-  verify::CooGenOptions canonical = o;
-  canonical.unsorted = false;
-  canonical.duplicate_fraction = 0;
-  std::uint64_t s = seed;
-  for (const Case& c : sweep_cases()) {
-    const HostCoo a = verify::random_coo(c.nrows, c.ncols, c.density, ++s, o);
-    const std::string what = std::string(dtype_name(dtype)) + " " + index_name(index) + " " +
-                             std::to_string(c.nrows) + "x" + std::to_string(c.ncols) +
-                             " density " + std::to_string(c.density) + (sorted ? " sorted" : " unsorted") +
-                             (dups ? " dups" : "");
-    check_multiply_all(a, partner(a, c.density, 0.5, ++s, o), what + " (b alike)");
-    check_multiply_all(a, partner(a, c.density, 0.5, ++s, canonical), what + " (b canonical)");
-  }
+  for_each_sweep_case(GetParam(), [](const SweepCase& c, std::uint64_t&) {
+    check_multiply_all(c.a, c.b_alike, c.what + " (b alike)");
+    check_multiply_all(c.a, c.b_canonical, c.what + " (b canonical)");
+  });
 }
 
 std::string sweep_name(const ::testing::TestParamInfo<SweepParam>& info) {
@@ -337,9 +366,7 @@ INSTANTIATE_TEST_SUITE_P(All, SparseMultiplySweep, ::testing::ValuesIn(sweep_par
 
 TEST_F(SparseGpu, LargerMatrices) {
   EWISE_REQUIRE_GPU();
-  verify::CooGenOptions unsorted;
-  unsorted.unsorted = true;
-  unsorted.duplicate_fraction = 0.1;
+  verify::CooGenOptions unsorted = coo_options(DType::f32, IndexType::i32, true, 0.1);
   verify::CooGenOptions canonical;
   // 16384^2 at 1e-3 (268k entries each), unsorted with duplicates and canonical.
   const HostCoo a = verify::random_coo(16384, 16384, 1e-3, seed_, unsorted);
@@ -364,10 +391,7 @@ TEST_F(SparseGpu, OneOperandMuchLarger) {
 
 TEST_F(SparseGpu, KeyWidths) {
   EWISE_REQUIRE_GPU();
-  verify::CooGenOptions o;
-  o.index = IndexType::i64;
-  o.unsorted = true;
-  o.duplicate_fraction = 0.2;
+  verify::CooGenOptions o = coo_options(DType::f32, IndexType::i64, true, 0.2);
   // nrows * ncols = 9e9 > 2^32: 64-bit keys, 34 key bits.
   const HostCoo w = verify::random_coo(3'000'000'000, 3, 1e-6, seed_, o);
   check_multiply_all(w, partner(w, 1e-6, 0.5, seed_ + 1, o), "64-bit keys");
@@ -411,31 +435,58 @@ std::vector<std::int64_t> merge_tile_sizes() {
   return sizes;
 }
 
-TEST_F(SparseGpu, MergeTileEdges) {
-  EWISE_REQUIRE_GPU();
-  const CooDesc shape{64, 4096, 0, IndexType::i32, DType::f32, true};
-  const std::vector<Raw> vals = raw_entries(verify::random_coo(1, 20000, 1.0, seed_));
-  // Entries at keys first, first + step, ... (n of them), each stored `copies` times in a row.
-  const auto band = [&](std::int64_t n, std::int64_t first, std::int64_t step, int copies, std::size_t v0) {
+/// The operands of the merge tile-edge tests: 64 x 4096 f32 matrices (i32 indices) whose
+/// values come in turn from one random draw.
+class Bands {
+ public:
+  explicit Bands(std::uint64_t seed)
+      : vals_(raw_entries(verify::random_coo(1, 20000, 1.0, seed))) {}
+  /// Entries at keys first, first + step, ... (n of them), each stored `copies` times in a row,
+  /// values from draw v0 on; shuffled when `unsorted`. Marked canonical when it is.
+  HostCoo operator()(std::int64_t n, std::int64_t first, std::int64_t step, int copies,
+                     std::size_t v0, bool unsorted = false) const {
     std::vector<Raw> e;
     for (std::int64_t k = 0; k < n; ++k)
       for (int c = 0; c < copies; ++c) {
-        Raw x = vals[(v0 + e.size()) % vals.size()];
+        Raw x = vals_[(v0 + e.size()) % vals_.size()];
         const std::int64_t key = first + k * step;
-        x.r = key / 4096;
-        x.c = key % 4096;
+        x.r = key / kShape.ncols;
+        x.c = key % kShape.ncols;
         e.push_back(x);
       }
-    return assemble(shape, e, copies == 1);
-  };
-  for (const std::int64_t n : merge_tile_sizes()) {
-    const std::string at = " n=" + std::to_string(n);
-    check_multiply_all(band(n, 0, 1, 1, 0), band(n, 0, 1, 1, 7), "same keys" + at);
-    check_multiply_all(band(n, 0, 2, 1, 0), band(n, 1, 2, 1, 7), "interleaved, no match" + at);
-    check_multiply_all(band(n, 0, 1, 1, 0), band(n, n - 1, 1, 1, 7), "one match at the end" + at);
-    check_multiply_all(band(n, 0, 2, 1, 0), band(2 * n, 0, 1, 1, 7), "every other key" + at);
-    check_multiply_all(band(n, 5, 3, 3, 0), band(n, 5, 1, 2, 7), "duplicate runs" + at);
+    if (unsorted) std::shuffle(e.begin(), e.end(), std::mt19937_64(v0 + n));
+    return assemble(kShape, e, copies == 1 && !unsorted);
   }
+
+  struct Pair {
+    HostCoo a, b;
+    std::string what;
+  };
+  /// The cases of two operands around n entries each that the intersection and the union
+  /// share: the same keys, interleaved keys (none shared), one key shared at the end, every
+  /// other key (b twice as long), runs of duplicates on both sides.
+  std::vector<Pair> tile_edge_pairs(std::int64_t n) const {
+    const Bands& band = *this;
+    const std::string at = " n=" + std::to_string(n);
+    std::vector<Pair> p;
+    p.push_back({band(n, 0, 1, 1, 0), band(n, 0, 1, 1, 7), "same keys" + at});
+    p.push_back({band(n, 0, 2, 1, 0), band(n, 1, 2, 1, 7), "interleaved, none shared" + at});
+    p.push_back({band(n, 0, 1, 1, 0), band(n, n - 1, 1, 1, 7), "one shared key at the end" + at});
+    p.push_back({band(n, 0, 2, 1, 0), band(2 * n, 0, 1, 1, 7), "every other key" + at});
+    p.push_back({band(n, 5, 3, 3, 0), band(n, 5, 1, 2, 7), "duplicate runs" + at});
+    return p;
+  }
+
+ private:
+  static constexpr CooDesc kShape{64, 4096, 0, IndexType::i32, DType::f32, true};
+  std::vector<Raw> vals_;
+};
+
+TEST_F(SparseGpu, MergeTileEdges) {
+  EWISE_REQUIRE_GPU();
+  const Bands band(seed_);
+  for (const std::int64_t n : merge_tile_sizes())
+    for (const Bands::Pair& p : band.tile_edge_pairs(n)) check_multiply_all(p.a, p.b, p.what);
 }
 
 TEST_F(SparseGpu, EmptyAndDegenerate) {
@@ -463,9 +514,7 @@ TEST_F(SparseGpu, AllDuplicates) {
     std::vector<Raw> ea = raw_entries(src);
     for (Raw& e : ea) e.r = 3, e.c = 4;
     const HostCoo a = assemble(CooDesc{10, 10, 0, IndexType::i32, DType::f32, false}, ea, false);
-    verify::CooGenOptions o;
-    o.unsorted = unsorted;
-    o.duplicate_fraction = 0.5;
+    verify::CooGenOptions o = coo_options(DType::f32, IndexType::i32, unsorted, 0.5);
     const HostCoo b = partner(a, 0.3, 1.0, seed_ + 1, o);
     check_multiply_all(a, b, unsorted ? "all duplicates, b unsorted" : "all duplicates");
     check_multiply_all(a, a, "all duplicates, squared");
@@ -502,10 +551,7 @@ TEST_F(SparseGpu, NoMatchesAndFullOverlap) {
 
 TEST_F(SparseGpu, MisalignedArraysAndStreams) {
   EWISE_REQUIRE_GPU();
-  verify::CooGenOptions o;
-  o.dtype = DType::f16;
-  o.unsorted = true;
-  o.duplicate_fraction = 0.2;
+  verify::CooGenOptions o = coo_options(DType::f16, IndexType::i32, true, 0.2);
   const HostCoo a = verify::random_coo(333, 257, 0.05, seed_, o);
   const HostCoo b = partner(a, 0.05, 0.5, seed_ + 1, o);
   cudaStream_t stream;
@@ -551,10 +597,7 @@ TEST_F(SparseGpu, MisalignedArraysAndStreams) {
 TEST_F(SparseGpu, DropZeros) {
   EWISE_REQUIRE_GPU();
   // Integers: duplicates that cancel, explicit zeros, and random values from {-2..2}.
-  verify::CooGenOptions o;
-  o.dtype = DType::i32;
-  o.unsorted = true;
-  o.duplicate_fraction = 0.5;
+  verify::CooGenOptions o = coo_options(DType::i32, IndexType::i32, true, 0.5);
   o.values.lo = -2;
   o.values.hi = 2;
   o.values.allow_zero = true;
@@ -583,13 +626,8 @@ class SparseConversions : public ::testing::TestWithParam<ConvParam> {};
 TEST_P(SparseConversions, MatchTheReference) {
   EWISE_REQUIRE_GPU();
   const auto [dtype, index, canon] = GetParam();
-  const std::uint64_t seed = verify::seed_from_env_or_random();
-  std::cout << "[ seed ] EWISE_SEED=" << seed << "\n";
-  verify::CooGenOptions o;
-  o.dtype = dtype;
-  o.index = index;
-  o.unsorted = !canon;
-  o.duplicate_fraction = canon ? 0 : 0.3;
+  const std::uint64_t seed = printed_seed();
+  const verify::CooGenOptions o = coo_options(dtype, index, !canon, canon ? 0 : 0.3);
   for (const Case& c : sweep_cases()) {
     const std::string what = std::string(dtype_name(dtype)) + " " + std::to_string(c.nrows) + "x" +
                              std::to_string(c.ncols) + " " + std::to_string(c.density);
@@ -656,11 +694,7 @@ TEST_F(SparseGpu, DenseFactorAndCoalesceAtTileEdges) {
       if (small && index != (d % 2 ? IndexType::i64 : IndexType::i32)) continue;
       for (const std::int64_t n : sizes) {
         for (const bool unsorted : {false, true}) {
-          verify::CooGenOptions o;
-          o.dtype = dtype;
-          o.index = index;
-          o.unsorted = unsorted;
-          o.duplicate_fraction = unsorted ? 0.3 : 0.0;
+          verify::CooGenOptions o = coo_options(dtype, index, unsorted, unsorted ? 0.3 : 0.0);
           const HostCoo a = verify::random_coo(97, 131, static_cast<double>(n) / (97 * 131), ++s, o);
           const std::string what = std::string(dtype_name(dtype)) + " " + index_name(index) + " n=" +
                                    std::to_string(n) + (unsorted ? " unsorted" : " canonical");
@@ -683,10 +717,8 @@ TEST_F(SparseGpu, DenseFactorManyTilesZerosAndKeyWidths) {
   small.allow_zero = true;
   for (const DType dtype : {DType::i32, DType::f32}) {
     for (const bool unsorted : {false, true}) {
-      verify::CooGenOptions o;
-      o.dtype = dtype;
-      o.unsorted = unsorted;
-      o.duplicate_fraction = unsorted ? 0.5 : 0.0;
+      verify::CooGenOptions o =
+          coo_options(dtype, IndexType::i32, unsorted, unsorted ? 0.5 : 0.0);
       o.values = small;
       // 154+ tiles of 2048 entries (38+ under the sanitizers)
       const std::int64_t n = test::sanitizer_sizes() ? 512 : 1024;
@@ -706,9 +738,8 @@ TEST_F(SparseGpu, DenseFactorManyTilesZerosAndKeyWidths) {
   }
   // Floats: products +0 and -0 are dropped, NaN is kept.
   for (const bool unsorted : {false, true}) {
-    verify::CooGenOptions o;
-    o.unsorted = unsorted;
-    o.duplicate_fraction = unsorted ? 0.2 : 0.0;
+    const verify::CooGenOptions o =
+        coo_options(DType::f32, IndexType::i32, unsorted, unsorted ? 0.2 : 0.0);
     const HostCoo f = verify::random_coo(300, 200, 0.3, seed_ + 9, o);
     HostTensor z = verify::random_tensor(DType::f32, Dims{300, 200}, seed_ + 10);
     auto* zp = z.data_as<float>();
@@ -723,10 +754,7 @@ TEST_F(SparseGpu, DenseFactorManyTilesZerosAndKeyWidths) {
     expect_same(multiply(to_device(f), dz.view(), drop), want, what);
     expect_same(multiply(to_device(f), dz.view()), reference_multiply(f, z.view()), what + " kept");
   }
-  verify::CooGenOptions o;
-  o.index = IndexType::i64;
-  o.unsorted = true;
-  o.duplicate_fraction = 0.2;
+  verify::CooGenOptions o = coo_options(DType::f32, IndexType::i64, true, 0.2);
   const HostCoo w = verify::random_coo(3'000'000'000, 3, 1e-6, seed_ + 3, o);  // 64-bit keys
   check_dense_factors(w, seed_ + 4, "64-bit keys");
   check_coalesce(w, "64-bit keys");
@@ -838,9 +866,7 @@ TEST_F(SparseGpu, RowVectorsLargerThanTheL2InColumnBands) {
     const std::int64_t column_bytes = std::min<std::int64_t>(std::abs(k.step) * es, 32);
     const auto ncols = static_cast<std::int64_t>(k.thirds * static_cast<double>(third)) / column_bytes;
     const std::int64_t nrows = 8;
-    verify::CooGenOptions o;
-    o.dtype = k.dtype;
-    o.index = k.index;
+    verify::CooGenOptions o = coo_options(k.dtype, k.index, false, 0.0);
     std::vector<Raw> e = raw_entries(verify::random_coo(nrows, ncols, static_cast<double>(n) / (nrows * ncols), ++s, o));
     // Entries on both sides of every multiple of 2^17 columns (every band edge) and at the ends.
     std::mt19937_64 rng(++s);
@@ -934,9 +960,7 @@ TEST_F(SparseGpu, RowVectorsLargerThanTheL2InColumnBands) {
 /// launch and leave the context usable.
 TEST_F(SparseGpu, MultiplyValuesInPlaceAndArgumentChecks) {
   EWISE_REQUIRE_GPU();
-  verify::CooGenOptions o;
-  o.unsorted = true;
-  o.duplicate_fraction = 0.2;
+  verify::CooGenOptions o = coo_options(DType::f32, IndexType::i32, true, 0.2);
   for (const DType t : {DType::f16, DType::f32, DType::i64}) {
     o.dtype = t;
     const HostCoo ha = verify::random_coo(300, 500, 0.05, seed_, o);
@@ -1027,10 +1051,7 @@ TEST_F(SparseGpu, NaNValuesLeaveCanonical) {
                                        : std::vector<DType>{DType::f16, DType::bf16, DType::f32, DType::f64};
   for (const DType t : floats) {
     for (const bool unsorted : {false, true}) {
-      verify::CooGenOptions o;
-      o.dtype = t;
-      o.unsorted = unsorted;
-      o.duplicate_fraction = unsorted ? 0.3 : 0.0;
+      verify::CooGenOptions o = coo_options(t, IndexType::i32, unsorted, unsorted ? 0.3 : 0.0);
       HostCoo a = verify::random_coo(300, 200, 0.2, seed_ + 1, o);
       test::sprinkle_nans(t, a.vals(), a.nnz(), 0.1, rng);
       HostCoo b = partner(a, 0.1, 0.6, seed_ + 2, o);
@@ -1441,68 +1462,29 @@ void check_union_dense(const HostCoo& a, std::uint64_t seed, const std::string& 
   }
 }
 
-using UnionParam = std::tuple<DType, IndexType, bool, bool>;  // as SweepParam
-class SparseUnionSweep : public ::testing::TestWithParam<UnionParam> {};
+class SparseUnionSweep : public ::testing::TestWithParam<SweepParam> {};
 
 TEST_P(SparseUnionSweep, EveryFormMatchesTheReference) {
   EWISE_REQUIRE_GPU();
-  const auto [dtype, index, sorted, dups] = GetParam();
-  const std::uint64_t seed = verify::seed_from_env_or_random();
-  std::cout << "[ seed ] EWISE_SEED=" << seed << "\n";
-  verify::CooGenOptions o;
-  o.dtype = dtype;
-  o.index = index;
-  o.unsorted = !sorted;
-  o.duplicate_fraction = dups ? 0.25 : 0.0;
-  verify::CooGenOptions canonical = o;
-  canonical.unsorted = false;
-  canonical.duplicate_fraction = 0;
-  std::uint64_t s = seed;
-  for (const Case& c : sweep_cases()) {
-    const HostCoo a = verify::random_coo(c.nrows, c.ncols, c.density, ++s, o);
-    const std::string what = std::string(dtype_name(dtype)) + " " + index_name(index) + " " +
-                             std::to_string(c.nrows) + "x" + std::to_string(c.ncols) +
-                             " density " + std::to_string(c.density) +
-                             (sorted ? " sorted" : " unsorted") + (dups ? " dups" : "");
-    check_union_all(a, partner(a, c.density, 0.5, ++s, o), what + " (b alike)");
-    check_union_all(a, partner(a, c.density, 0.5, ++s, canonical), what + " (b canonical)");
+  for_each_sweep_case(GetParam(), [](const SweepCase& c, std::uint64_t& s) {
+    check_union_all(c.a, c.b_alike, c.what + " (b alike)");
+    check_union_all(c.a, c.b_canonical, c.what + " (b canonical)");
     // The dense forms on the small shapes only: each check makes 72 host references over every
     // cell and some 500 transfers (on an H100 a sweep instance took 7-12 s with shapes up to
     // 2^17 cells); LongDuplicateRunsSumInStorageOrder and UnionLargerMatricesAndKeyWidths check
     // them on larger matrices once.
-    if (c.nrows * c.ncols <= (1 << 12)) check_union_dense(a, ++s, what);
-  }
+    if (c.shape.nrows * c.shape.ncols <= (1 << 12)) check_union_dense(c.a, ++s, c.what);
+  });
 }
 
 INSTANTIATE_TEST_SUITE_P(All, SparseUnionSweep, ::testing::ValuesIn(sweep_params()), sweep_name);
 
 TEST_F(SparseGpu, UnionMergeTileEdges) {
   EWISE_REQUIRE_GPU();
-  const CooDesc shape{64, 4096, 0, IndexType::i32, DType::f32, true};
-  const std::vector<Raw> vals = raw_entries(verify::random_coo(1, 20000, 1.0, seed_));
-  // Entries at keys first, first + step, ... (n of them), each stored `copies` times in a row;
-  // shuffled when `unsorted`.
-  const auto band = [&](std::int64_t n, std::int64_t first, std::int64_t step, int copies,
-                        std::size_t v0, bool unsorted = false) {
-    std::vector<Raw> e;
-    for (std::int64_t k = 0; k < n; ++k)
-      for (int c = 0; c < copies; ++c) {
-        Raw x = vals[(v0 + e.size()) % vals.size()];
-        const std::int64_t key = first + k * step;
-        x.r = key / 4096;
-        x.c = key % 4096;
-        e.push_back(x);
-      }
-    if (unsorted) std::shuffle(e.begin(), e.end(), std::mt19937_64(v0 + n));
-    return assemble(shape, e, copies == 1 && !unsorted);
-  };
+  const Bands band(seed_);
   for (const std::int64_t n : merge_tile_sizes()) {
     const std::string at = " n=" + std::to_string(n);
-    check_union_all(band(n, 0, 1, 1, 0), band(n, 0, 1, 1, 7), "same keys" + at);
-    check_union_all(band(n, 0, 2, 1, 0), band(n, 1, 2, 1, 7), "interleaved, disjoint" + at);
-    check_union_all(band(n, 0, 1, 1, 0), band(n, n - 1, 1, 1, 7), "one shared key" + at);
-    check_union_all(band(n, 0, 2, 1, 0), band(2 * n, 0, 1, 1, 7), "every other key" + at);
-    check_union_all(band(n, 5, 3, 3, 0), band(n, 5, 1, 2, 7), "duplicate runs" + at);
+    for (const Bands::Pair& p : band.tile_edge_pairs(n)) check_union_all(p.a, p.b, p.what);
     check_union_all(band(n, 5, 1, 4, 0, true), band(n, 6, 1, 3, 7, true),
                     "unsorted duplicate runs" + at);
     check_union_all(band(n, 0, 1, 1, 0), band(0, 0, 1, 1, 7), "b empty" + at);
@@ -1689,9 +1671,7 @@ TEST_F(SparseGpu, UnionEmptyDisjointAndIdentical) {
 
 TEST_F(SparseGpu, UnionLargerMatricesAndKeyWidths) {
   EWISE_REQUIRE_GPU();
-  verify::CooGenOptions unsorted;
-  unsorted.unsorted = true;
-  unsorted.duplicate_fraction = 0.1;
+  verify::CooGenOptions unsorted = coo_options(DType::f32, IndexType::i32, true, 0.1);
   // 268k entries an operand; under the sanitizers 4096^2 at 4e-3, 67k.
   const std::int64_t n = test::sanitizer_sizes() ? 4096 : 16384;
   const double density = test::sanitizer_sizes() ? 4e-3 : 1e-3;
@@ -1704,9 +1684,7 @@ TEST_F(SparseGpu, UnionLargerMatricesAndKeyWidths) {
                   at + " canonical");
   // Keys over 32 bits: 2^17 x 2^17 cells, with i32 and i64 indices.
   for (const IndexType index : {IndexType::i32, IndexType::i64}) {
-    verify::CooGenOptions o;
-    o.index = index;
-    o.dtype = DType::f64;
+    verify::CooGenOptions o = coo_options(DType::f64, index, false, 0.0);
     const HostCoo w = verify::random_coo(1 << 17, 1 << 17, 1e-6, seed_ + 2, o);
     check_union_all(w, partner(w, 1e-6, 0.5, seed_ + 8, o),
                     std::string("wide keys canonical ") + index_name(index));
@@ -1716,16 +1694,11 @@ TEST_F(SparseGpu, UnionLargerMatricesAndKeyWidths) {
                     std::string("wide keys ") + index_name(index));
   }
   // One row of 2^32 columns: 32-bit keys, a column count past 32 bits.
-  verify::CooGenOptions row;
-  row.index = IndexType::i64;
-  row.unsorted = true;
-  row.duplicate_fraction = 0.3;
+  verify::CooGenOptions row = coo_options(DType::f32, IndexType::i64, true, 0.3);
   const HostCoo r = verify::random_coo(1, std::int64_t{1} << 32, 1e-6, seed_ + 9, row);
   check_union_all(r, partner(r, 1e-6, 0.5, seed_ + 10, row), "one row of 2^32 columns");
   // accumulate and combine into dense over a larger matrix with many duplicates.
-  verify::CooGenOptions dups;
-  dups.unsorted = true;
-  dups.duplicate_fraction = 0.5;
+  verify::CooGenOptions dups = coo_options(DType::f32, IndexType::i32, true, 0.5);
   const HostCoo g = verify::random_coo(512, 384, 0.1, seed_ + 4, dups);
   check_union_dense(g, seed_ + 5, "512x384 unsorted dups");
 }
@@ -1846,10 +1819,7 @@ TEST_F(SparseGpu, UnionNaNValuesLeaveCanonical) {
   EWISE_REQUIRE_GPU();
   std::mt19937_64 rng(seed_);
   for (DType t : {DType::f16, DType::bf16, DType::f32, DType::f64}) {
-    verify::CooGenOptions o;
-    o.dtype = t;
-    o.unsorted = true;
-    o.duplicate_fraction = 0.3;
+    verify::CooGenOptions o = coo_options(t, IndexType::i32, true, 0.3);
     o.values.allow_zero = true;
     HostCoo a = verify::random_coo(40, 30, 0.3, seed_, o);
     HostCoo b = partner(a, 0.3, 0.5, seed_ + 1, o);

@@ -28,6 +28,7 @@ def define(namespace, make):
     make(op), a function (a, b, out=None, kernel=None), named and documented here."""
     for name, cpp_name, what in FUNCTIONS:
         function = make(cpp_name)
+        function.__code__ = function.__code__.replace(co_name=name)  # tracebacks name it
         function.__name__ = function.__qualname__ = name
         function.__module__ = namespace["__name__"]
         function.__doc__ = f"{what} (see binary)."

@@ -129,12 +129,16 @@ bool fail() {
   return false;
 }
 
-bool read_flag(PyObject* x, PyObject* name, bool& value) {
-  PyObject* v = PyObject_GetAttr(x, name);
+// A flag from a new reference v (an attribute or a call's result), which it releases.
+bool take_flag(PyObject* v, bool& value) {
   if (v == nullptr) return fail();
   value = v == Py_True;
   Py_DECREF(v);
   return true;
+}
+
+bool read_flag(PyObject* x, PyObject* name, bool& value) {
+  return take_flag(PyObject_GetAttr(x, name), value);
 }
 
 PyObject* call_method(PyObject* x, PyObject* name) {
@@ -143,11 +147,7 @@ PyObject* call_method(PyObject* x, PyObject* name) {
 }
 
 bool call_flag(PyObject* x, PyObject* name, bool& value) {
-  PyObject* v = call_method(x, name);
-  if (v == nullptr) return fail();
-  value = v == Py_True;
-  Py_DECREF(v);
-  return true;
+  return take_flag(call_method(x, name), value);
 }
 
 // A tuple of ints (torch.Size is a tuple subclass; stride() returns a tuple) as Dims.

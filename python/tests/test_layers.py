@@ -12,7 +12,7 @@ import pytest
 import ewise
 
 PACKAGE = pathlib.Path(ewise.__file__).parent
-# The interop layer's modules that import a framework at the top, by the framework.
+# The modules that import a framework at the top, by the framework (skipped without it).
 NEEDS = {"ewise._interop.torch": "torch", "ewise._interop.cupy": "cupy",
          "ewise._interop.jax": "jax", "ewise.torch": "torch"}
 EXTENSIONS = {"ewise._ewise", "ewise._ewise_torch"}

@@ -3,9 +3,10 @@
 
   * host overhead: one small call, a (64, 64) + (64,) float32 add (broadcast), timed on the
     host (time.perf_counter) over --calls calls (default 10,000) after 200 warm-up calls;
-    per call: ewise.add(a, b) and ewise.add(a, b, out=c) through each fast path the package
-    has for plain torch tensors ("native": ewise._ewise_torch, built against libtorch;
-    "python-api": ewise._ewise.torch_binary; ewise._torch_path names the one ewise takes),
+    per call: ewise.add(a, b) and ewise.add(a, b, out=c) through each route the package
+    has for plain torch tensors ("libtorch": ewise._ewise_torch, built against libtorch;
+    "python-api": ewise._ewise.torch_binary; ewise.routes() names the one ewise takes,
+    torch_route.use switches),
     ewise.torch.add(a, b) (the torch.library operator), torch.add(a, b) and
     torch.add(a, b, out=c). On the GPU the loop only queues kernels (the stream is
     synchronized once at the end, so the figure is the host's cost per call while the GPU
@@ -31,6 +32,7 @@ import sys
 import time
 
 import ewise
+import torch_route
 
 try:
     import torch
@@ -117,21 +119,21 @@ def main():
     print(f"device: {torch.cuda.get_device_name() if device == 'cuda' else 'cpu'}, "
           f"torch {torch.__version__}, ewise GPU: {ewise.gpu_available()}")
 
-    default = ewise._torch_path()
+    default = ewise.routes()["torch"]
     paths = ["python-api"]
     try:
-        ewise._torch_path(use="native")
-        paths.insert(0, "native")
+        torch_route.use("libtorch")
+        paths.insert(0, "libtorch")
     except ImportError as e:
-        print(f"native path unavailable: {e}")
-    print(f"torch fast path taken: {default}")
+        print(f"libtorch route unavailable: {e}")
+    print(f"torch route taken: {default}")
 
     a = torch.randn(64, 64, generator=g).to(device)
     b = torch.randn(64, generator=g).to(device)
     c = torch.empty_like(a)
     rows = []
     for path in paths:
-        ewise._torch_path(use=path)
+        torch_route.use(path)
         assert torch.equal(ewise.add(a, b), torch.add(a, b))
         assert ewise.add(a, b, out=c) is c and torch.equal(c, torch.add(a, b))
         rows += [(f"ewise.add(a, b) [{path}]", path, lambda: ewise.add(a, b)),
@@ -142,7 +144,7 @@ def main():
     print(f"\nhost overhead: (64, 64) + (64,) float32, {args.calls} calls")
     print(f"| call | us/call | us/call (batches of {args.batch}) |\n| --- | ---: | ---: |")
     for name, path, fn in rows:
-        ewise._torch_path(use=path)
+        torch_route.use(path)
         flat = host_overhead(fn, args.calls, sync)
         batched = host_overhead_batched(fn, args.calls, args.batch, sync)
         print(f"| {name} | {flat * 1e6:.2f} | {batched * 1e6:.2f} |")

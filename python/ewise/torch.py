@@ -32,7 +32,7 @@ from typing import Optional
 
 import torch
 
-from . import _op, binary as _ewise_binary, sparse as _sparse
+from . import _dense, _ops, _sparse
 
 __all__ = ["binary", "add", "sub", "mul", "div", "minimum", "maximum", "sparse_multiply"]
 
@@ -41,13 +41,13 @@ __all__ = ["binary", "add", "sub", "mul", "div", "minimum", "maximum", "sparse_m
 def _binary(op: str, a: torch.Tensor, b: torch.Tensor, kernel: Optional[str]) -> torch.Tensor:
     # detach(): under autograd the op gets its inputs as they are (requires_grad set), and
     # torch refuses to export such tensors through DLPack; the gradient is the op's own.
-    return _ewise_binary(op, a.detach(), b.detach(), kernel=kernel)
+    return _dense.call(_ops.op(op), a.detach(), b.detach(), None, kernel, None)
 
 
 @torch.library.custom_op("ewise::binary_out", mutates_args=("out",))
 def _binary_out(op: str, a: torch.Tensor, b: torch.Tensor, out: torch.Tensor,
                 kernel: Optional[str]) -> None:
-    _ewise_binary(op, a.detach(), b.detach(), out=out, kernel=kernel)
+    _dense.call(_ops.op(op), a.detach(), b.detach(), out, kernel, None)
 
 
 def _check(a, b):
@@ -125,7 +125,7 @@ def binary(op, a, b, out=None, kernel=None):
     """out = a op b with broadcasting, as ewise.binary, through the torch.library operators
     (see the module comment): differentiable without out=, traceable by torch.compile.
     Returns out, a new tensor when None."""
-    op = _op(op)
+    op = _ops.op(op)
     if not isinstance(a, torch.Tensor):
         raise TypeError(f"ewise: a is a {type(a).__name__}, not a torch.Tensor")
     b = _tensor(b, a, "b")
@@ -140,34 +140,13 @@ def binary(op, a, b, out=None, kernel=None):
     return out
 
 
-def add(a, b, out=None, kernel=None):
-    """a + b (see binary)."""
-    return binary("add", a, b, out=out, kernel=kernel)
+def _function(op):
+    def function(a, b, out=None, kernel=None):
+        return binary(op, a, b, out=out, kernel=kernel)
+    return function
 
 
-def sub(a, b, out=None, kernel=None):
-    """a - b (see binary)."""
-    return binary("sub", a, b, out=out, kernel=kernel)
-
-
-def mul(a, b, out=None, kernel=None):
-    """a * b (see binary)."""
-    return binary("mul", a, b, out=out, kernel=kernel)
-
-
-def div(a, b, out=None, kernel=None):
-    """a / b (see binary; integers truncate, x / 0 is 0)."""
-    return binary("div", a, b, out=out, kernel=kernel)
-
-
-def minimum(a, b, out=None, kernel=None):
-    """Element-wise minimum, NaN propagating (see binary; gradient as torch.minimum's)."""
-    return binary("min", a, b, out=out, kernel=kernel)
-
-
-def maximum(a, b, out=None, kernel=None):
-    """Element-wise maximum, NaN propagating (see binary; gradient as torch.maximum's)."""
-    return binary("max", a, b, out=out, kernel=kernel)
+_ops.define(globals(), _function)
 
 
 class _SparseMultiply(torch.autograd.Function):

@@ -129,12 +129,16 @@ bool fail() {
   return false;
 }
 
-bool read_flag(PyObject* x, PyObject* name, bool& value) {
-  PyObject* v = PyObject_GetAttr(x, name);
+// A flag from a new reference v (an attribute or a call's result), which it releases.
+bool take_flag(PyObject* v, bool& value) {
   if (v == nullptr) return fail();
   value = v == Py_True;
   Py_DECREF(v);
   return true;
+}
+
+bool read_flag(PyObject* x, PyObject* name, bool& value) {
+  return take_flag(PyObject_GetAttr(x, name), value);
 }
 
 PyObject* call_method(PyObject* x, PyObject* name) {
@@ -143,11 +147,7 @@ PyObject* call_method(PyObject* x, PyObject* name) {
 }
 
 bool call_flag(PyObject* x, PyObject* name, bool& value) {
-  PyObject* v = call_method(x, name);
-  if (v == nullptr) return fail();
-  value = v == Py_True;
-  Py_DECREF(v);
-  return true;
+  return take_flag(call_method(x, name), value);
 }
 
 // A tuple of ints (torch.Size is a tuple subclass; stride() returns a tuple) as Dims.
@@ -281,25 +281,20 @@ nb::object torch_binary(nb::handle op, nb::handle a, nb::handle b, nb::handle ou
   if (!read(a.ptr(), ta) || !read(b.ptr(), tb) || (has_out && !read(out.ptr(), to)))
     return nb::none();
 
-  nb::object result;
-  if (has_out) {
-    result = nb::borrow(out);
-  } else {
-    const NewResult r = new_result(ta, tb);
-    result = allocate(a.ptr(), ta, b.ptr(), tb, r, to.strides);
-    to.shape = r.shape;
-    to.dtype = ta.dtype;
-    if (!read_pointer(result.ptr(), to.data))
-      throw std::runtime_error("ewise: cannot read the data pointer of a new torch tensor");
-  }
-  std::uintptr_t stream = 0;
-  if (!host) {
-    nb::object handle = call(g_torch.current_stream, nb::int_(ta.device).ptr());
-    stream = static_cast<std::uintptr_t>(PyLong_AsUnsignedLongLong(handle.ptr()));
-    if (PyErr_Occurred()) throw nb::python_error();
-  }
-  run_binary(op, kernel, ta, tb, to, host, stream);
-  return result;
+  return finish_binary(
+      op, kernel, out, ta, tb, to, host,
+      [&](const NewResult& r, TorchTensor& t) {
+        nb::object result = allocate(a.ptr(), ta, b.ptr(), tb, r, t.strides);
+        if (!read_pointer(result.ptr(), t.data))
+          throw std::runtime_error("ewise: cannot read the data pointer of a new torch tensor");
+        return result;
+      },
+      [](int device) {
+        nb::object handle = call(g_torch.current_stream, nb::int_(device).ptr());
+        const auto stream = static_cast<std::uintptr_t>(PyLong_AsUnsignedLongLong(handle.ptr()));
+        if (PyErr_Occurred()) throw nb::python_error();
+        return stream;
+      });
 }
 
 }  // namespace

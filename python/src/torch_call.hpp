@@ -46,6 +46,29 @@ NewResult new_result(const TorchTensor& a, const TorchTensor& b);
 void run_binary(nb::handle op, nb::handle kernel, const TorchTensor& a, const TorchTensor& b,
                 const TorchTensor& out, bool host, std::uintptr_t stream);
 
+/// The rest of a fast call once a, b and out (unless None) are read into ta, tb and to: the
+/// result, out or a new tensor, then out = a op b. `allocate(r, to)` returns the new tensor for
+/// the NewResult r and fills to.data and to.strides (to's shape, dtype and device are r's and
+/// a's); `stream(device)` returns PyTorch's current stream of a CUDA device (not called on the
+/// host).
+template <class Allocate, class Stream>
+nb::object finish_binary(nb::handle op, nb::handle kernel, nb::handle out, const TorchTensor& ta,
+                         const TorchTensor& tb, TorchTensor& to, bool host, Allocate allocate,
+                         Stream stream) {
+  nb::object result;
+  if (!out.is_none()) {
+    result = nb::borrow(out);
+  } else {
+    const NewResult r = new_result(ta, tb);
+    to.shape = r.shape;
+    to.dtype = ta.dtype;
+    to.device = ta.device;
+    result = allocate(r, to);
+  }
+  run_binary(op, kernel, ta, tb, to, host, host ? 0 : stream(ta.device));
+  return result;
+}
+
 /// Defines `name`(op, a, b, out, kernel) as f(op, a, b, out, kernel, false), the CUDA path, and
 /// `host_name`(...) as f(..., true), its CPU form for the tests; out and kernel may be None.
 template <class F>

@@ -94,28 +94,24 @@ nb::object binary(nb::handle op, nb::handle a, nb::handle b, nb::handle out, nb:
       !same_device_and_dtype(ta, tb, has_out ? &to : nullptr))
     return nb::none();
 
-  nb::object result;
-  if (has_out) {
-    result = nb::borrow(out);
-  } else {
-    const NewResult r = new_result(ta, tb);
-    at::Tensor t = r.like == Like::a   ? at::empty_like(xa)
-                   : r.like == Like::b ? at::empty_like(xb)
-                                       : at::empty(at::IntArrayRef(r.shape.begin(),
-                                                                   r.shape.end()),
-                                                   xa.options());
-    to = {t.mutable_data_ptr(), ta.device, ta.dtype, r.shape,
-          Dims::from(t.strides().data(), static_cast<int>(t.dim()))};
-    result = nb::steal(THPVariable_Wrap(std::move(t)));
-    if (!result.is_valid()) throw nb::python_error();
-  }
-  const std::uintptr_t stream =
-      host ? 0
-           : reinterpret_cast<std::uintptr_t>(
-                 c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(ta.device))
-                     .stream());
-  run_binary(op, kernel, ta, tb, to, host, stream);
-  return result;
+  return finish_binary(
+      op, kernel, out, ta, tb, to, host,
+      [&](const NewResult& r, TorchTensor& t) {
+        at::Tensor x = r.like == Like::a   ? at::empty_like(xa)
+                       : r.like == Like::b ? at::empty_like(xb)
+                                           : at::empty(at::IntArrayRef(r.shape.begin(),
+                                                                       r.shape.end()),
+                                                       xa.options());
+        t.data = x.mutable_data_ptr();
+        t.strides = Dims::from(x.strides().data(), static_cast<int>(x.dim()));
+        nb::object result = nb::steal(THPVariable_Wrap(std::move(x)));
+        if (!result.is_valid()) throw nb::python_error();
+        return result;
+      },
+      [](int device) {
+        return reinterpret_cast<std::uintptr_t>(
+            c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(device)).stream());
+      });
 }
 
 }  // namespace
@@ -125,7 +121,7 @@ NB_MODULE(_ewise_torch, m) {
   namespace nb = nanobind;
   using namespace ewise::python;
   m.doc() = "ewise.binary's fast path for plain torch tensors, built against libtorch "
-            "(see ewise/__init__.py)";
+            "(see ewise/_interop/torch.py)";
   // EWISE_TORCH_VERSION: torch.__version__ at configure time (python/CMakeLists.txt).
   nb::object torch = nb::steal(PyImport_GetModule(nb::str("torch").ptr()));
   if (!torch.is_valid()) {

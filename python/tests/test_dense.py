@@ -12,6 +12,7 @@ import pytest
 
 import ewise
 from dlpack_producer import Producer
+from ewise._interop.views import interface_view
 
 SEED = int(os.environ.get("EWISE_SEED", "20240615"))
 print(f"seed {SEED} (EWISE_SEED replays)", file=sys.stderr)
@@ -246,11 +247,11 @@ def test_negative_strides_through_an_array_interface():
     x = random(rng, (6, 8), np.float32)[::-1, ::-2]
     b = random(rng, (4,), np.float32)
     out = np.empty((6, 4), np.float32)
-    view = ewise._interface_view(x, x.__array_interface__, (1, 0))
+    view = interface_view(x, x.__array_interface__, (1, 0))
     assert ewise.add(view, b, out=out) is out
     np.testing.assert_array_equal(out, x + b, strict=True)
     target = np.empty((6, 8), np.float32)[:, ::-2]  # a negative-stride out as well
-    ewise.mul(b, view, out=ewise._interface_view(target, target.__array_interface__, (1, 0)))
+    ewise.mul(b, view, out=interface_view(target, target.__array_interface__, (1, 0)))
     np.testing.assert_array_equal(target, b * x, strict=True)
 
 

@@ -72,18 +72,19 @@ def torch_path(request, torch):
     path chosen before is restored after."""
     if request.param == "native" and not NATIVE_BUILT:
         pytest.skip(NOT_BUILT)
-    before = ewise._torch_path()
-    ewise._torch_path(use=request.param)
-    yield (ewise._ewise.torch_binary if request.param == "python-api"
-           else importlib.import_module("ewise._ewise_torch").binary)
-    ewise._torch_path(use=before)
+    ewise.routes()  # ewise's own choice first, restored after
+    before = ewise._interop.routes.torch
+    ewise._interop.routes.torch = (ewise._ewise.torch_binary if request.param == "python-api"
+                                   else importlib.import_module("ewise._ewise_torch").binary)
+    yield ewise._interop.routes.torch
+    ewise._interop.routes.torch = before
 
 
 def test_torch_native_path_is_active(torch):
     """Where the package has _ewise_torch, it imports with this torch and ewise.binary takes it."""
     if not NATIVE_BUILT:
         pytest.skip(NOT_BUILT)
-    assert ewise._torch_path() == "native", ewise._torch_native_error
+    assert ewise.routes()["torch"] == "libtorch", ewise._interop.torch.libtorch_error
 
 
 # torch.cuda._sleep's cycles: about 0.5 s on an H100 (1.98 GHz boost), long enough for every

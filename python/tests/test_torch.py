@@ -250,7 +250,7 @@ def test_native_path_is_active():
     """Where the package has _ewise_torch, it imports with this torch and ewise.binary takes it."""
     if not NATIVE_BUILT:
         pytest.skip(NOT_BUILT)
-    assert ewise._torch_path() == "native", ewise._torch_native_error
+    assert ewise.routes()["torch"] == "libtorch", ewise._interop.torch.libtorch_error
 
 
 def test_native_path_refuses_another_torch():
@@ -261,9 +261,9 @@ def test_native_path_refuses_another_torch():
     code = ("import torch\n"
             "torch.__version__ = '0.0.0'\n"
             "import ewise\n"
-            "assert ewise._torch_path() == 'python-api'\n"
-            "assert 'built against torch' in ewise._torch_native_error, "
-            "ewise._torch_native_error\n"
+            "assert ewise.routes()['torch'] == 'python-api'\n"
+            "assert 'built against torch' in ewise._interop.torch.libtorch_error, "
+            "ewise._interop.torch.libtorch_error\n"
             "assert torch.equal(ewise.add(torch.ones(3), torch.ones(3)), torch.full((3,), 2.0))\n")
     subprocess.run([sys.executable, "-c", code], check=True)
 
@@ -431,7 +431,7 @@ def test_import_without_torch():
             "a = np.ones(4, np.float32)\n"
             "assert ewise._ewise.torch_binary('add', a.view(Tensor), a, None, None) is None\n"
             "assert (ewise.add(a, a) == 2).all()\n"
-            "assert ewise._torch_path() == 'python-api'\n"
+            "assert ewise.routes()['torch'] is None\n"
             "assert 'torch' not in sys.modules and 'ewise._ewise_torch' not in sys.modules\n")
     subprocess.run([sys.executable, "-c", code], check=True)
 

@@ -1,0 +1,58 @@
+"""CuPy arrays (on CuPy's current stream) and cupyx.scipy.sparse matrices (cupyx is imported
+for those only)."""
+import cupy
+
+from . import scipy
+from .interface import Adapter
+from .views import interface_view
+
+
+class CuPy(Adapter):
+    def empty(self, like, shape, device):
+        with like.device:
+            return cupy.empty(shape, dtype=like.dtype)
+
+    def stream(self, device_id):
+        context = cupy.cuda.Device(device_id)
+        with context:
+            current = cupy.cuda.get_current_stream()
+        return context, current, current.ptr
+
+    def export(self, x, call):
+        """CuPy exports negative strides wrongly (it divides the byte stride by the item size
+        as unsigned numbers: -2 bytes of float16 become 2^63 - 1 elements): such an array is
+        passed as a view with the byte strides of its __cuda_array_interface__, ordered after
+        CuPy's current stream by an event when the call runs on another stream."""
+        if not any(s < 0 for s in x.strides):
+            return super().export(x, call)
+        current = cupy.cuda.get_current_stream()
+        if current.ptr != call.stream:
+            cupy.cuda.ExternalStream(call.stream).wait_event(current.record())
+        return interface_view(x, x.__cuda_array_interface__, (2, call.device[1]))
+
+
+class CuPySparse(CuPy):
+    """cupyx.scipy.sparse matrices: SciPy's formats (scipy.coo_operand), on the GPU."""
+
+    def is_sparse(self, x):
+        import cupyx.scipy.sparse
+        return cupyx.scipy.sparse.issparse(x)
+
+    def coo(self, x, what):
+        return scipy.coo_operand(self, x, cupy)
+
+    def coo_result(self, like, op, arrays, device):
+        with cupy.cuda.Device(device[1]):
+            rows, cols, vals = (cupy.empty(0, dtype=dtype) if x is None else cupy.from_dlpack(x)
+                                for x, dtype in zip(arrays, (op.rows.dtype, op.rows.dtype,
+                                                             op.vals.dtype)))
+        # cupyx's (data, (row, col)) constructor reads the indices' bounds on the host (a
+        # synchronization); ewise checked them: an empty matrix gets the arrays instead.
+        import cupyx.scipy.sparse
+        result = scipy.coo_kind(cupyx.scipy.sparse, like)(op.shape, dtype=vals.dtype)
+        result.data, result.row, result.col = vals, rows, cols
+        result.has_canonical_format = True
+        return result
+
+
+ADAPTERS = {"cupy": CuPy(), "cupyx": CuPySparse()}

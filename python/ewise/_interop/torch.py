@@ -1,0 +1,115 @@
+"""PyTorch's tensors, dense and sparse; and `route`, the route of a plain dense call on them
+(routes.py), chosen when this module is imported: the first time ewise meets torch, which it
+never imports itself.
+
+The route: _ewise_torch.binary (src/torch_native.cpp, built against libtorch), where the
+package has it and it imports with the torch of this process; else _ewise.torch_binary
+(src/torch_binary.cpp, through PyTorch's Python API, whose attribute reads and allocation cost
+a small call more host time: docs/benchmarks.md, Python). libtorch_error: why _ewise_torch did
+not import (None when it did)."""
+import numpy
+import torch
+
+from .. import _ewise
+from .interface import DTYPE_NAMES, Adapter, Operand
+from .views import strided_view
+
+
+def _choose():
+    try:
+        from .. import _ewise_torch
+    except ImportError as e:  # not built, or built against another torch
+        return _ewise.torch_binary, str(e)
+    return _ewise_torch.binary, None
+
+
+route, libtorch_error = _choose()
+
+# PyTorch's dtypes by ewise's names.
+_DTYPES = {getattr(torch, n): e for n, e in DTYPE_NAMES.items()}
+
+
+class Torch(Adapter):
+    def operand(self, x):
+        """A tensor with the negative bit (torch._neg_view) as a tensor of its values: DLPack
+        exports the memory without the bit, so the values would arrive with the wrong sign."""
+        return x.resolve_neg() if x.is_neg() else x
+
+    def check_writable(self, x, what):
+        if x.is_neg():
+            raise ValueError(f"ewise: {what} is a torch tensor with the negative bit set "
+                             "(torch._neg_view): ewise writes memory as it is and cannot write "
+                             "through the bit; pass a plain tensor (resolve_neg() copies)")
+
+    def empty(self, like, shape, device):
+        return torch.empty(shape, dtype=like.dtype, device=like.device)
+
+    def stream(self, device_id):
+        current = torch.cuda.current_stream(device_id)
+        return torch.cuda.device(device_id), current, current.cuda_stream
+
+    def export(self, x, call):
+        """A plain tensor of a call on PyTorch's stream as a view of its pointer, shape and
+        strides: PyTorch's own export with a stream costs far more host time a tensor (a sparse
+        call exports three to five; docs/design.md, "PyTorch's fast path"). Other tensors, and
+        dtypes ewise does not take (the export then reports them), through DLPack."""
+        if call.adapter is self and type(x) is torch.Tensor and not x.is_neg():
+            name = _DTYPES.get(x.dtype)
+            if name is not None:
+                return strided_view(x, name, x.data_ptr(), list(x.shape), list(x.stride()),
+                                    call.device[1])
+        return super().export(x, call)
+
+    def needs_grad(self, *tensors):
+        """True when a tensor asks for a gradient and grad mode is on."""
+        return torch.is_grad_enabled() and any(t.requires_grad for t in tensors
+                                               if isinstance(t, torch.Tensor))
+
+    def is_sparse(self, x):
+        return x.layout is not torch.strided
+
+    def coo(self, x, what):
+        """Layouts sparse_coo, sparse_csr and sparse_csc (converted), 2-D with scalar values;
+        a coalesced tensor is taken as canonical."""
+        if x.layout in (torch.sparse_csr, torch.sparse_csc):
+            x = x.to_sparse_coo()
+        if x.layout is not torch.sparse_coo:
+            raise TypeError(f"ewise: {what} is a torch tensor of layout {x.layout}: ewise "
+                            "takes torch.sparse_coo (and sparse_csr, sparse_csc)")
+        if x.sparse_dim() != 2 or x.dense_dim() != 0:
+            raise ValueError(f"ewise: {what} has {x.sparse_dim()} sparse and {x.dense_dim()} "
+                             "dense dimensions: ewise takes 2-D sparse matrices with scalar "
+                             "values")
+        indices = x._indices()
+        # rows = indices[0], cols = indices[1]: 1-D views of stride 1 when indices is
+        # contiguous, as torch makes it (no copy); .contiguous() copies only otherwise.
+        rows, cols = indices[0].contiguous(), indices[1].contiguous()
+        return Operand(self, rows, cols, self.operand(x._values()).contiguous(), tuple(x.shape),
+                       x.is_coalesced())
+
+    def coo_result(self, like, op, arrays, device):
+        """A coalesced sparse_coo tensor over ewise's arrays (host: NumPy arrays, device:
+        DLPack-exporting arrays, None for an empty one), without a copy but the stacked
+        indices (PyTorch keeps them as one tensor)."""
+        rows, cols, vals = (
+            torch.empty(0, dtype=dtype, device=f"cuda:{device[1]}") if x is None
+            else torch.from_numpy(x) if isinstance(x, numpy.ndarray) else torch.from_dlpack(x)
+            for x, dtype in zip(arrays, (op.rows.dtype, op.rows.dtype, op.vals.dtype)))
+        return torch.sparse_coo_tensor(torch.stack((rows, cols)), vals, op.shape,
+                                       is_coalesced=True, check_invariants=False)
+
+    def shares_pattern(self, x, op):
+        """A coalesced sparse_coo tensor keeps its pattern, as PyTorch's own sparse * dense
+        does."""
+        return op.canonical and x.layout is torch.sparse_coo
+
+    def values_like(self, op):
+        return torch.empty_like(op.vals)
+
+    def with_values(self, x, vals, op):
+        """x's indices, shared, with new values."""
+        return torch.sparse_coo_tensor(x._indices(), vals, op.shape, is_coalesced=True,
+                                       check_invariants=False)
+
+
+ADAPTERS = {"torch": Torch()}

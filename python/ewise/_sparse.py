@@ -1,0 +1,103 @@
+"""The sparse calls, under the sparse API (ewise.sparse) and the PyTorch operators
+(ewise.torch.sparse_multiply): operands read as COO by their framework's adapter, run on the
+host or on the stream of the first operand's framework (_interop.Call), results of that
+framework's kind."""
+from . import _ewise
+from ._interop import Call, adapter, check_devices, check_writable, operand
+from ._ops import op as _op
+
+
+def _sparse_operand(x, what):
+    """x as an _interop Operand; TypeError for anything but a sparse matrix ewise takes."""
+    found = adapter(x)
+    if not found.is_sparse(x):
+        raise TypeError(f"ewise: {what} is a {type(x).__name__}, not a sparse matrix ewise "
+                        "takes (scipy.sparse, cupyx.scipy.sparse, or a torch.sparse_coo tensor)")
+    return found.coo(x, what)
+
+
+def _coo(run, op):
+    """An Operand as the call imports it."""
+    return _ewise.Coo(run.array(op.rows), run.array(op.cols), run.array(op.vals), op.shape[0],
+                      op.shape[1], op.canonical)
+
+
+def _options(drop_zeros=False, algorithm="automatic", fill_a=0.0, fill_b=0.0,
+             validate_indices=True):
+    o = _ewise.SparseOptions()
+    o.drop_zeros = bool(drop_zeros)
+    o.algorithm = algorithm
+    o.fill_a = float(fill_a)
+    o.fill_b = float(fill_b)
+    o.validate_indices = bool(validate_indices)
+    return o
+
+
+def multiply(a, b, drop_zeros=False, algorithm="automatic", validate_indices=True,
+             autograd=None):
+    """a ⊙ b (see ewise.sparse.multiply). autograd(a, b, drop_zeros, validate_indices): what
+    runs a call with a torch operand that requires a gradient while grad mode is on
+    (ewise.torch.sparse_multiply); None for calls that never have one."""
+    options = _options(drop_zeros, algorithm, validate_indices=validate_indices)
+    oa = _sparse_operand(a, "a")
+    if adapter(b).is_sparse(b):
+        ob = _sparse_operand(b, "b")
+        device = check_devices(a=oa.vals, b=ob.vals)
+        with Call(a, device) as run:
+            arrays = _ewise.multiply(_coo(run, oa), _coo(run, ob), options, run.stream,
+                                     run.stream_owner)
+        return oa.adapter.coo_result(a, oa, arrays, device)
+    b = operand(b)
+    device = check_devices(a=oa.vals, b=b)
+    if autograd is not None and oa.adapter.needs_grad(a, b):
+        return autograd(a, b, drop_zeros, validate_indices)
+    if not drop_zeros and oa.adapter.shares_pattern(a, oa):
+        # Only the values are computed (multiply_values); the result shares a's indices.
+        vals = oa.adapter.values_like(oa)
+        with Call(a, device) as run:
+            _ewise.multiply_values(_coo(run, oa), run.array(b), run.array(vals), options,
+                                   run.stream)
+        return oa.adapter.with_values(a, vals, oa)
+    with Call(a, device) as run:
+        arrays = _ewise.multiply_dense(_coo(run, oa), run.array(b), options, run.stream,
+                                       run.stream_owner)
+    return oa.adapter.coo_result(a, oa, arrays, device)
+
+
+def union(op, a, b, out, drop_zeros, fill_a, fill_b, validate_indices):
+    """a op b for add, sub, min, max (see ewise.sparse.add)."""
+    options = _options(drop_zeros, fill_a=fill_a, fill_b=fill_b,
+                       validate_indices=validate_indices)
+    oa = _sparse_operand(a, "a")
+    if adapter(b).is_sparse(b):
+        if out is not None:
+            raise ValueError("ewise: out= is for a dense b (sparse op sparse returns a new "
+                             "matrix)")
+        ob = _sparse_operand(b, "b")
+        device = check_devices(a=oa.vals, b=ob.vals)
+        with Call(a, device) as run:
+            arrays = _ewise.combine(op, _coo(run, oa), _coo(run, ob), options, run.stream,
+                                    run.stream_owner)
+        return oa.adapter.coo_result(a, oa, arrays, device)
+    b = operand(b)
+    operands = {"a": oa.vals, "b": b} if out is None else {"a": oa.vals, "b": b, "out": out}
+    device = check_devices(**operands)
+    if out is None:
+        out = adapter(b).empty(b, tuple(oa.shape), device)
+    check_writable(out, "out")
+    with Call(a, device) as run:
+        _ewise.combine_dense(op, _coo(run, oa), run.array(b), run.array(out), options,
+                             run.stream)
+    return out
+
+
+def accumulate(op, dense, a, validate_indices):
+    """dense = op(dense, a) at a's coordinates (see ewise.sparse.accumulate)."""
+    op = _op(op)
+    oa = _sparse_operand(a, "a")
+    device = check_devices(dense=dense, a=oa.vals)
+    check_writable(dense, "dense")
+    with Call(dense, device) as run:
+        _ewise.accumulate(op, run.array(dense), _coo(run, oa),
+                          _options(validate_indices=validate_indices), run.stream)
+    return dense

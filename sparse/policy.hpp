@@ -1,7 +1,9 @@
 // sparse/policy.hpp — every tuning constant of the sparse GPU backend: the tile shape of the
-// kernels and the thresholds of the automatic algorithm choice, with the figures they rest on.
-// One policy for every architecture: each was measured on one device (named with its figure)
-// and nothing here has been measured to differ by architecture. Host-compilable.
+// kernels and the thresholds of the automatic algorithm choice. One policy for every
+// architecture: each constant was tuned on sm_90 (H100 or H200, named with the one figure that
+// justifies it) and none has been measured to differ by architecture. The measurements behind
+// them are in docs/benchmarks.md ("The measurements behind the tuning constants").
+// Host-compilable.
 #pragma once
 
 #include <algorithm>
@@ -20,10 +22,9 @@ struct TilePolicy {
   int max_grid_blocks;
 };
 
-/// 256 x 8 (2048-entry tiles) is the only shape measured for the kernels other than the single
-/// pass (whose items a thread are kSinglePassItems, below); no sweep of it is recorded. At this
-/// shape, H200, 16384², f32, i32 indices (bench/results/h200-542e119): bitmap_merge of two
-/// unsorted operands 0.376 ms at density 1e-2, 2.19 ms at 1e-1. The grid cap was not measured.
+/// 256 x 8 (2048-entry tiles): the only shape measured for the kernels other than the single
+/// pass (whose items a thread are kSinglePassItems, below); not swept. The grid cap was not
+/// measured.
 inline constexpr TilePolicy kTilePolicy{256, 8, 65536};
 
 inline constexpr int kBlock = kTilePolicy.block_threads;
@@ -41,19 +42,10 @@ constexpr std::int64_t tiles_for(std::int64_t n, std::int64_t tile = kTile) {
 /// union of two canonical operands, by their index type I; its tile holds kBlock times as many
 /// (MergeTile, which keeps positions inside a tile in 15 bits). A tile's fixed work is its
 /// ticket, the search for its split (two warps, about five rounds of dependent loads for
-/// 10M-entry operands, while the other six wait) and the look-back for its output offset: under
-/// Nsight Compute (H100, 8 a thread, the intersection of two canonical 10% masks) 26% of the
-/// warps' stall samples sat at the barrier after the split search and 17% at the look-back's.
-/// Larger tiles spread it over more entries. H100, same run, medians of two rounds, i32
-/// indices, f32: 8 -> 10 took the intersection of two 10% masks (8192 x 12288, 10.1M entries
-/// each) from 0.235-0.237 to 0.209-0.217 ms and of two 2^20 x 2^20 matrices (16.8M entries each,
-/// 80% shared) from 0.443-0.448 to 0.407-0.413 ms, their unions from 0.351-0.355 to 0.340-0.343
-/// and from 0.489-0.495 to 0.468-0.475 ms. Against 10 (same run, bench/results/h100/
-/// structures/single_pass_tiles): 9 took the masks' intersection 0.230 ms against 0.220; 11,
-/// and 12 at four blocks an SM, were no faster (0.217-0.226, 0.425-0.432 ms) with slower unions;
-/// 10 at six blocks an SM (40 registers) slowed the unions (mask 0.369-0.393 against 0.345 ms).
-/// With i64 indices 10 spills 184-392 bytes a thread against 40-140 at 8 (ptxas, sm_90; not
-/// timed), so 8.
+/// 10M-entry operands, while the other six wait) and the look-back for its output offset;
+/// larger tiles spread it over more entries. i32 indices: 10 (H100: the intersection of two
+/// canonical 10% masks, 10.1M entries each, 0.236 -> 0.209 ms from 8); 9, 11 and 12 were no
+/// faster. i64 indices: 8, since at 10 a thread spills 184-392 bytes (ptxas, sm_90).
 template <class I>
 inline constexpr int kSinglePassItems = sizeof(I) == 4 ? 10 : 8;
 
@@ -77,19 +69,10 @@ static_assert(kCellItems <= 32, "a warp's lanes clear the presence words its cel
 /// vector over min_l2_percent of the L2, and the fewest bands that keep a band within
 /// l2_bytes / l2_divisor are taken, up to max_bands; past that the bands are widened to twice
 /// that size, up to max_bands_widened of them; a vector larger still is gathered in one visit.
-/// H100 (50 MiB L2, so bands of 16 MiB at f32), a probe of 12.0M uniform canonical entries in
-/// 4096 rows (2048 for 2^26 columns), f32, kernel µs, one visit -> banded, multiply / values
-/// only unchecked (bench/results/h100/structures/column_bands/):
-///   4.5M columns (18 MB, 36% of the L2), two bands: 169 -> 185 / 130 -> 144
-///   5M (20 MB, 40%), two bands: 180 -> 185 / 135 -> 141
-///   6M (24 MB, 48%), two bands: 210 -> 182 / 152 -> 140 (so 44%: between the two)
-///   2^23 (32 MiB), two bands: 268 -> 186 / 187 -> 140
-///   2^24 (64 MiB), four bands: 372 -> 253 / 317 -> 204; two of 32 MiB: 290 / 214-221
-///   2^25 (128 MiB): eight bands of 16 MiB 434 -> 397 / 397 -> 335; four of 32 MiB 324 / 269
-///   2^26 (256 MiB): sixteen of 16 MiB 470 -> 667 / 436 -> 571; eight of 32 MiB 444 / 388
-/// (the last two rows' 32 MiB bands at eight entries a thread). Without bands, evict-first
-/// loads and stores of the entries alone took 2^24 from 372 to 342 µs and an evict-last policy
-/// on the gathers changed nothing.
+/// H100 (50 MiB L2, bands of 16 MiB at f32), 12.0M canonical entries times a 2^24-column f32
+/// vector (64 MiB), four bands: 372 -> 253 µs. 44% lies between the vector sizes where two
+/// bands lost (40% of the L2) and won (48%); the probe's sizes from 18 MB to 256 MB are in
+/// docs/benchmarks.md.
 struct ColumnBandPolicy {
   int min_l2_percent;
   int l2_divisor;
@@ -100,7 +83,7 @@ inline constexpr ColumnBandPolicy kColumnBands{44, 3, 4, 8};
 
 /// Entries a thread of banded_entries_kernel visits a step: their columns are loaded
 /// first, so that a thread has that many loads in flight before it knows which entries are its
-/// band's. H100, the 64 MiB case above: 253 µs at 4, 259 at 8, 261 at 2, 291 at 1.
+/// band's. H100, the 64 MiB case above: 253 µs at 4 (fewer or more were slower).
 inline constexpr int kEntryItems = 4;
 
 /// Blocks of a grid-stride loop over n elements with kBlock threads.
@@ -112,11 +95,8 @@ constexpr unsigned blocks_for(std::int64_t n) {
 /// The thresholds of the automatic choice of a COO ⊙ COO algorithm (the rule is in select.cpp).
 struct AutoSelectPolicy {
   /// sort_search when an operand must be sorted and the one it sorts has at most this many
-  /// entries. H200, 16384², f32 (bench/results/h200-542e119): two unsorted operands of 26.8k
-  /// entries (1e-4): sort_search 0.148 ms, merge 0.152 ms; of 268k entries (1e-3, over the
-  /// limit, so merge runs): sort_search 0.168 ms, merge 0.178 ms — the limit may be low.
-  /// When both are canonical merge's fewer steps win even for small inputs: 26.6k entries
-  /// each, merge 0.040 ms, sort_search 0.057 ms (542e119).
+  /// entries (H200, 16384², f32, two unsorted operands of 26.8k entries: sort_search 3% ahead
+  /// of merge). When both are canonical merge's fewer steps win even for small inputs.
   std::int64_t sort_search_max_sorted;
   /// sort_search also when the searching operand has at most 1/sort_search_ratio of the sorted
   /// one's entries (not measured separately).
@@ -125,9 +105,8 @@ struct AutoSelectPolicy {
   /// many bytes per input entry (not measured separately) ...
   std::int64_t bitmap_bytes_per_entry;
   /// ... and at most this many bytes, so that it fits in the L2 of an H100 (50 MB) or H200
-  /// (60 MB). H200, unsorted f32 (bench e51fcc1): 16384² (32 MiB bitmap) bitmap_merge 2.10 ms
-  /// vs merge 2.77 ms at 1e-1; 32768² (128 MiB) bitmap_merge 15.1 ms vs merge 10.4 ms at 1e-1,
-  /// 1.38 vs 1.11 ms at 1e-2.
+  /// (60 MB). H200, unsorted f32, 1e-1: a 32 MiB bitmap (16384²) beats merge, 2.10 against
+  /// 2.77 ms; a 128 MiB one (32768²) loses.
   std::int64_t bitmap_max_bytes;
 };
 

@@ -10,23 +10,31 @@
 
 namespace ewise {
 
-DeviceBuffer::DeviceBuffer(std::size_t bytes, cudaStream_t stream, MemoryResource* memory)
+template <Memory M>
+BasicBuffer<M>::BasicBuffer(std::size_t bytes, cudaStream_t stream, MemoryResource* memory)
     : stream_(stream) {
   if (bytes == 0) return;
-  MemoryResource* from = memory != nullptr ? memory : detail::call_memory();
-  if (from == nullptr) from = default_memory_resource();
-  ptr_ = from->allocate(bytes, stream);
+  if constexpr (M == Memory::host) {
+    (void)memory;
+    ptr_ = new std::byte[bytes];
+  } else {
+    MemoryResource* from = memory != nullptr ? memory : detail::call_memory();
+    if (from == nullptr) from = default_memory_resource();
+    ptr_ = from->allocate(bytes, stream);
+    memory_ = from;
+  }
   bytes_ = bytes;
-  memory_ = from;
 }
 
-DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept
+template <Memory M>
+BasicBuffer<M>::BasicBuffer(BasicBuffer&& other) noexcept
     : ptr_(std::exchange(other.ptr_, nullptr)),
       bytes_(std::exchange(other.bytes_, 0)),
       stream_(other.stream_),
       memory_(std::exchange(other.memory_, nullptr)) {}
 
-DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
+template <Memory M>
+BasicBuffer<M>& BasicBuffer<M>::operator=(BasicBuffer&& other) noexcept {
   if (this != &other) {
     release();
     ptr_ = std::exchange(other.ptr_, nullptr);
@@ -37,17 +45,25 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
   return *this;
 }
 
-DeviceBuffer::~DeviceBuffer() { release(); }
+template <Memory M>
+BasicBuffer<M>::~BasicBuffer() { release(); }
 
-void DeviceBuffer::release() noexcept {
-  if (ptr_ != nullptr) memory_->deallocate(ptr_, bytes_, stream_);
+template <Memory M>
+void BasicBuffer<M>::release() noexcept {
+  if (ptr_ != nullptr) {
+    if constexpr (M == Memory::host) {
+      delete[] static_cast<std::byte*>(ptr_);
+    } else {
+      memory_->deallocate(ptr_, bytes_, stream_);
+    }
+  }
   ptr_ = nullptr;
   bytes_ = 0;
   memory_ = nullptr;
 }
 
-HostBuffer::HostBuffer(std::size_t bytes, cudaStream_t /*stream*/, MemoryResource* /*memory*/)
-    : ptr_(bytes ? new std::byte[bytes] : nullptr), bytes_(bytes) {}
+template class BasicBuffer<Memory::device>;
+template class BasicBuffer<Memory::host>;
 
 namespace {
 

@@ -25,9 +25,7 @@ struct OwnAllocation {
 /// The lock prefers writers where the C library offers it (glibc's
 /// PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP): with the default preference for readers,
 /// threads that keep looking up hold add() and remove() back for as long as their shared holds
-/// overlap. tests/test_memory_host.cpp's concurrency test (4 threads adding and removing 20,000
-/// times each while 4 look up in a loop) took 6.8-57 s on the CI machine's 2 cores with
-/// std::shared_mutex (up to 350 us an add or remove) and 0.16 s writer-preferring.
+/// overlap (docs/reliability.md, bug 16).
 class OwnAllocations {
  public:
   /// Throws Error when the lock cannot be made; find(), add() and remove() throw Error when

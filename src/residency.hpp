@@ -12,7 +12,7 @@
 // other than the default ones; per distinct pointer in memory of ewise's pools (every ewise
 // result and temporary unless the caller names a MemoryResource of its own) a map search under
 // a shared lock, no driver call and no allocation; per other distinct pointer one
-// cuPointerGetAttributes (an 8-attribute call took 0.11-0.23 us on an H100, driver 580), which
+// cuPointerGetAttributes (H100: about 0.2 µs for the 8 attributes asked), which
 // settles plain cudaMalloc memory (PyTorch's and CuPy's caching allocators), and for other
 // memory (other pools, cuMemMap, pinned, managed) one cuMemGetAddressRange more and two
 // queries per further piece a view reaches into; plus one cuCtxGetCurrent per check that asks

@@ -5,37 +5,39 @@
 // stream-ordered: the memory may be used by work queued on that stream before the destructor
 // runs. It is move-only and cannot leak when an exception unwinds. The resource and the stream
 // the buffer frees on must outlive it: to keep a buffer past its stream, give it another one
-// with set_stream first (CUDA cannot free on a destroyed stream: on an H100 with driver 580,
-// cudaFreeAsync on a destroyed stream crashed the process).
-// HostBuffer is the same interface over host memory, so code templated on the buffer serves both.
+// with set_stream first (CUDA cannot free on a destroyed stream: cudaFreeAsync on one may crash
+// the process). HostBuffer is the same class over host memory (BasicBuffer), so code templated
+// on the buffer serves both.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
-#include <memory>
 
 #include "ewise/memory.hpp"
 #include "ewise/tensor.hpp"
 
 namespace ewise {
 
-/// Stream-ordered device allocation.
-class DeviceBuffer {
+/// Owning, move-only memory of kind M. Device memory is stream-ordered: allocated on `stream`
+/// from a MemoryResource and freed on the same stream. Host memory comes from operator new[]
+/// (the stream and the resource are ignored), so code templated on the buffer serves both.
+template <Memory M>
+class BasicBuffer {
  public:
-  static constexpr Memory memory = Memory::device;
+  static constexpr Memory memory = M;
 
-  DeviceBuffer() = default;
+  BasicBuffer() = default;
   /// Allocates `bytes` on `stream` from `memory` (nullptr: the current device's default
   /// resource). 0 bytes allocates nothing and makes no CUDA call. Throws what the resource
   /// throws (CudaError from ewise's pool).
-  explicit DeviceBuffer(std::size_t bytes, cudaStream_t stream = nullptr,
-                        MemoryResource* memory = nullptr);
-  DeviceBuffer(DeviceBuffer&& other) noexcept;
-  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  ~DeviceBuffer();
+  explicit BasicBuffer(std::size_t bytes, cudaStream_t stream = nullptr,
+                       MemoryResource* memory = nullptr);
+  BasicBuffer(BasicBuffer&& other) noexcept;
+  BasicBuffer& operator=(BasicBuffer&& other) noexcept;
+  BasicBuffer(const BasicBuffer&) = delete;
+  BasicBuffer& operator=(const BasicBuffer&) = delete;
+  ~BasicBuffer();
 
   void* data() noexcept { return ptr_; }
   const void* data() const noexcept { return ptr_; }
@@ -45,7 +47,7 @@ class DeviceBuffer {
   /// may outlive that stream. The caller orders `stream` after the work that uses the buffer
   /// (e.g. with an event), as for any stream-ordered free.
   void set_stream(cudaStream_t stream) noexcept { stream_ = stream; }
-  /// The resource the memory came from (nullptr for an empty buffer).
+  /// The resource the memory came from (nullptr for an empty buffer and for host memory).
   MemoryResource* resource() const noexcept { return memory_; }
 
  private:
@@ -56,24 +58,10 @@ class DeviceBuffer {
   MemoryResource* memory_ = nullptr;
 };
 
+/// Stream-ordered device allocation.
+using DeviceBuffer = BasicBuffer<Memory::device>;
 /// Host allocation with DeviceBuffer's interface (the stream is ignored).
-class HostBuffer {
- public:
-  static constexpr Memory memory = Memory::host;
-
-  HostBuffer() = default;
-  explicit HostBuffer(std::size_t bytes, cudaStream_t stream = nullptr,
-                      MemoryResource* memory = nullptr);
-
-  void* data() noexcept { return ptr_.get(); }
-  const void* data() const noexcept { return ptr_.get(); }
-  std::size_t size() const noexcept { return bytes_; }
-  void set_stream(cudaStream_t /*stream*/) noexcept {}
-
- private:
-  std::unique_ptr<std::byte[]> ptr_;
-  std::size_t bytes_ = 0;
-};
+using HostBuffer = BasicBuffer<Memory::host>;
 
 /// A tensor that owns its memory: always contiguous (row-major), so its view is contiguous.
 template <class Buffer>

@@ -11,10 +11,10 @@
 //
 // ewise's pool is a cudaMemPool of its own per device whose release threshold keeps freed memory
 // for the next call: a synchronization between calls (a timing loop, a host read) does not hand
-// it back to the driver, so the next call does not have to map it again (measured on an H100:
-// COO ⊙ dense, 16384², 10%, synchronizing between calls, 1.21 ms from the device's default pool
-// against 0.54 ms from a pool that keeps its memory). The device's default pool and the caller's
-// process-wide CUDA settings are not touched. trim_memory_pool returns what the pool holds unused.
+// it back to the driver, so the next call does not have to map it again (H100: a COO ⊙ dense
+// call synchronizing between calls takes less than half the time; docs/benchmarks.md). The
+// device's default pool and the caller's process-wide CUDA settings are not touched.
+// trim_memory_pool returns what the pool holds unused.
 //
 // Lifetimes: a resource must outlive every buffer allocated from it. A buffer is freed on the
 // stream it was allocated on, so that stream must outlive the buffer, as with cudaFreeAsync, or

@@ -65,8 +65,8 @@ enum class CooAlgorithm : std::uint8_t {
   /// By the operands' sizes and sortedness: sort_search when one operand is small (few entries
   /// to sort, or far fewer than the other); else merge when both are canonical; else
   /// bitmap_merge when its bitmap is small for the input and fits in L2; else merge.
-  /// select_coo_algorithm names the choice; the thresholds, measured on an H200, are in
-  /// sparse/policy.hpp and the rule in sparse/select.cpp.
+  /// select_coo_algorithm names the choice; the thresholds are in sparse/policy.hpp and the
+  /// rule in sparse/select.cpp.
   automatic,
   /// The HammerBlade write-up's optimized kernel: one operand is radix-sorted by absolute
   /// index (only the bits nrows*ncols needs; 32-bit keys when they fit; skipped when it is
@@ -87,9 +87,8 @@ enum class CooAlgorithm : std::uint8_t {
   linear_search,
   /// bitmap_merge with a hash set of the coordinates stored instead of a bitmap of every cell
   /// (open addressing, 16 to 32 bytes per entry of b), so any shape takes it: only matching
-  /// entries are sorted. Not chosen by automatic: slower than merge on every structure kind
-  /// measured (H100, docs/benchmarks.md: 8.4 vs 4.6 ms on a 16.8M-edge graph as drawn, 1.8 vs
-  /// 0.26 ms on a canonical 11.5M-entry bag of words); its table costs more than the sort.
+  /// entries are sorted. Not chosen by automatic: its table costs more than the sort, so it is
+  /// slower than merge on every structure kind measured (docs/benchmarks.md).
   hash_merge,
 };
 

@@ -1,7 +1,7 @@
 // dense/dense.cpp — the dense entry points: the device entry's plan (checks, the operands'
 // residency on the current device, then its cached properties), the allocating form, the CPU
 // backend for host views, and the dispatch of the built-in operations to their per-dtype
-// instantiations. The planner is dense/plan.cpp.
+// instantiations. The planner is dense/plan*.cpp.
 #include "ewise/dense.hpp"
 
 #include <cuda_runtime_api.h>

@@ -165,7 +165,7 @@ Result multiply(const CooView& a, const ConstTensorView& dense, const SparseOpti
 /// Nothing is sorted, summed or dropped and no index is copied: a's rows and cols with out_vals
 /// are the result, a duplicate's entries each scaled (their sum is the product of the sum).
 /// For a canonical a the values equal multiply(a, dense)'s. The allocating multiply(a, dense)
-/// shares its kernel (sparse/coo_dense.cu).
+/// shares its kernel (sparse/entries_pass.cuh).
 /// out_vals: a contiguous 1-D tensor of a.nnz elements of a's dtype, in a's memory; it may be
 /// a.vals itself (in place) and may overlap nothing else of a or dense. drop_zeros must be
 /// false (InvalidArgument otherwise); the algorithm is ignored.

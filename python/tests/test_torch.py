@@ -462,3 +462,23 @@ def test_negative_views_keep_their_sign():
                                               check_invariants=False)
     assert torch.equal(ewise.sparse.multiply(negative_values, d).to_dense(),
                        -s.to_dense() * d)
+
+
+class _Tagged(torch.Tensor):
+    """A torch.Tensor subclass from a package ewise has no module for (as torchvision's
+    tv_tensors are)."""
+
+
+_Tagged.__module__ = "tensorpkg"
+
+
+def test_negative_views_of_tensor_subclasses_keep_their_sign():
+    """A tensor subclass from another package is read as any DLPack producer's array, its
+    negative bit resolved (refused as out) as for torch's own tensors."""
+    g = torch.Generator().manual_seed(SEED)
+    a, b = random(g, (5, 4), torch.float32), random(g, (4,), torch.float32)
+    negative_b = torch._neg_view(b).as_subclass(_Tagged)
+    assert torch.equal(ewise.add(a, negative_b), a - b)
+    assert np.array_equal(ewise.add(negative_b, a), (a - b).numpy())
+    with pytest.raises(ValueError, match="negative bit"):
+        ewise.add(a, b, out=torch._neg_view(torch.empty(5, 4)).as_subclass(_Tagged))

@@ -8,6 +8,7 @@ object of that framework is met (never the framework itself: an object of it exi
 Here: the adapter of an object, the DLPack device checks, and Call (the device and stream one
 call runs on). routes.py: the route of a plain dense call per framework."""
 import importlib
+import sys
 
 from .. import _ewise
 from .interface import KDL_CPU
@@ -20,11 +21,17 @@ _MODULES = {"numpy": "numpy", "torch": "torch", "cupy": "cupy", "cupyx": "cupy",
 _adapters = {}
 
 
-def _load(package):
-    """The adapter of a package (OTHER, a plain DLPack producer, for one ewise does not know)."""
+def _load(package, x):
+    """The adapter of x's package: its framework's; for a package ewise does not know, torch's
+    FOREIGN when x is a torch tensor (a subclass such as torchvision's tv_tensors: its negative
+    bit must be read), else OTHER (a plain DLPack producer)."""
     module = _MODULES.get(package)
-    found = OTHER if module is None else \
-        importlib.import_module(f".{module}", __name__).ADAPTERS[package]
+    if module is not None:
+        found = importlib.import_module(f".{module}", __name__).ADAPTERS[package]
+    elif "torch" in sys.modules and isinstance(x, sys.modules["torch"].Tensor):
+        found = importlib.import_module(".torch", __name__).FOREIGN
+    else:
+        found = OTHER
     _adapters[package] = found
     return found
 
@@ -33,7 +40,7 @@ def adapter(x):
     """The adapter of x's framework: the package its type comes from."""
     package = type(x).__module__.partition(".")[0]
     found = _adapters.get(package)
-    return found if found is not None else _load(package)
+    return found if found is not None else _load(package, x)
 
 
 def operand(x):

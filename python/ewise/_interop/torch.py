@@ -12,6 +12,7 @@ import torch
 
 from .. import _ewise
 from .interface import DTYPE_NAMES, Adapter, Operand
+from .numpy import NumPy
 from .views import strided_view
 
 
@@ -112,4 +113,21 @@ class Torch(Adapter):
                                        check_invariants=False)
 
 
+class Foreign(NumPy):
+    """A package ewise has no module for whose objects include torch tensors (subclasses of
+    torch.Tensor: torchvision's tv_tensors, ...): read and made as any DLPack producer's
+    (numpy.OTHER), the negative bit of its tensors resolved or refused as torch's own."""
+
+    def __init__(self):
+        super().__init__(own=False)
+
+    def operand(self, x):
+        return Torch.operand(self, x) if isinstance(x, torch.Tensor) else super().operand(x)
+
+    def check_writable(self, x, what):
+        if isinstance(x, torch.Tensor):
+            Torch.check_writable(self, x, what)
+
+
 ADAPTERS = {"torch": Torch()}
+FOREIGN = Foreign()

@@ -22,17 +22,18 @@ _adapters = {}
 
 
 def _load(package, x):
-    """The adapter of x's package: its framework's; for a package ewise does not know, torch's
-    FOREIGN when x is a torch tensor (a subclass such as torchvision's tv_tensors: its negative
-    bit must be read), else OTHER (a plain DLPack producer)."""
+    """The adapter of x: its framework's, loaded once per package; for a package ewise does not
+    know, decided object by object (such a package may hold torch tensors and other arrays, and
+    torch may be imported later): torch's FOREIGN for a torch tensor (a subclass such as
+    torchvision's tv_tensors: its negative bit must be read), else OTHER (a plain DLPack
+    producer)."""
     module = _MODULES.get(package)
-    if module is not None:
-        found = importlib.import_module(f".{module}", __name__).ADAPTERS[package]
-    elif "torch" in sys.modules and isinstance(x, sys.modules["torch"].Tensor):
-        found = importlib.import_module(".torch", __name__).FOREIGN
-    else:
-        found = OTHER
-    _adapters[package] = found
+    if module is None:
+        torch = sys.modules.get("torch")
+        if torch is not None and isinstance(x, torch.Tensor):
+            return importlib.import_module(".torch", __name__).FOREIGN
+        return OTHER
+    found = _adapters[package] = importlib.import_module(f".{module}", __name__).ADAPTERS[package]
     return found
 
 

@@ -98,7 +98,8 @@ std::int64_t count_poisoned(const ConstTensorView& v, cudaStream_t stream) {
 }
 
 std::string verify_dense(BinaryOp op, const ConstTensorView& a, const ConstTensorView& b,
-                         const ConstTensorView& out, std::uint64_t seed, cudaStream_t stream) {
+                         const ConstTensorView& out, std::uint64_t seed, cudaStream_t stream,
+                         Promotion rule) {
   EWISE_EXPECTS(out.desc.is_contiguous(), "verify_dense needs a contiguous output, got ",
                 out.desc.str());
   const std::int64_t n = out.desc.numel();
@@ -106,7 +107,7 @@ std::string verify_dense(BinaryOp op, const ConstTensorView& a, const ConstTenso
   if (n <= kFullCheckLimit) {
     const HostTensor ha = to_host(a, stream), hb = to_host(b, stream);
     HostTensor want(t, out.desc.shape);
-    reference_binary(op, ha.view(), hb.view(), want.view());
+    reference_binary(op, ha.view(), hb.view(), want.view(), rule);
     const verify::CompareReport r = verify::compare(out, want.view(), stream);
     if (!r.ok()) throw VerifyError("full check: " + r.str());
     return detail::concat("full ", n);
@@ -124,7 +125,7 @@ std::string verify_dense(BinaryOp op, const ConstTensorView& a, const ConstTenso
   const HostTensor got = gather(out, off[0], stream);
   const HostTensor sa = gather(a, off[1], stream), sb = gather(b, off[2], stream);
   HostTensor want(t, got.shape());
-  reference_binary(op, sa.view(), sb.view(), want.view());
+  reference_binary(op, sa.view(), sb.view(), want.view(), rule);
   const verify::CompareReport r = verify::compare(got.view(), want.view());
   if (!r.ok()) throw VerifyError(detail::concat("sample check (entry k = sample k): ", r.str()));
   const std::int64_t unwritten = count_poisoned(out, stream);

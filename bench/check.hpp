@@ -31,7 +31,8 @@ inline constexpr std::int64_t kSampleSize = std::int64_t{1} << 16;
 /// Returns how it was checked ("full 4096" or "sample 65538 + poison scan of 268435456");
 /// throws VerifyError with the comparison report on a mismatch.
 std::string verify_dense(BinaryOp op, const ConstTensorView& a, const ConstTensorView& b,
-                         const ConstTensorView& out, std::uint64_t seed, cudaStream_t stream);
+                         const ConstTensorView& out, std::uint64_t seed, cudaStream_t stream,
+                         Promotion rule = Promotion::numpy);
 
 /// Number of elements of a contiguous device view that hold the poison pattern (bitwise).
 std::int64_t count_poisoned(const ConstTensorView& v, cudaStream_t stream);

@@ -265,7 +265,7 @@ double Bench::cub_add_bandwidth(DType dtype, std::int64_t numel) {
   const Arena out(dtype, numel, sets, false, 0, stream_);
   const TensorDesc desc = TensorDesc::contiguous(dtype, {numel});
   Stats st;
-  detail::dispatch_dtype(dtype, [&](auto tag) {
+  detail::dispatch_any_dtype(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const auto run = [&](std::int64_t i) {
       EWISE_CUDA_CHECK(cub::DeviceTransform::Transform(

@@ -33,6 +33,7 @@ const std::pair<const char*, SuiteFn> kSuites[] = {
     {"small", ewise::bench::small_suite},
     {"sparse", ewise::bench::sparse_suite},     {"crossover", ewise::bench::crossover_suite},
     {"structures", ewise::bench::structures_suite}, {"union", ewise::bench::union_suite},
+    {"mixed", ewise::bench::mixed_suite},
 };
 
 void usage(FILE* f) {

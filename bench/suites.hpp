@@ -32,4 +32,7 @@ std::vector<Case> structures_suite(Bench& bench);
 /// bench/peers.py with --inputs.
 std::vector<Case> union_suite(Bench& bench);
 
+/// Issue 34's mixed dtypes and scalar operands: hot pairs, scalar forms beside 0-d tensors,
+/// in-place use with a wider operand, against the same-dtype cub add of the output's dtype.
+std::vector<Case> mixed_suite(Bench& bench);
 }  // namespace ewise::bench

@@ -2,6 +2,8 @@
 // builtin_<dtype>.cu files: each defines run_builtin<dtype_of<T>()> as launch_builtin<T>.
 #pragma once
 
+#include <type_traits>
+
 #include "builtin.hpp"
 #include "ewise/detail/dense/dispatch.cuh"
 #include "ewise/detail/types.cuh"
@@ -19,14 +21,18 @@ void launch_builtin(BinaryOp op, const DensePlan& plan, cudaStream_t stream) {
       return launch_dense<T>(ops::Sub{}, plan, stream);
     case BinaryOp::mul:
       return launch_dense<T>(ops::Mul{}, plan, stream);
-    case BinaryOp::div:
-      return launch_dense<T>(ops::Div{}, plan, stream);
+    case BinaryOp::div:  // integers divide truly into a float: the converting kernel's
+      if constexpr (!std::is_integral_v<T>) return launch_dense<T>(ops::Div{}, plan, stream);
+      break;
     case BinaryOp::min:
       return launch_dense<T>(ops::Min{}, plan, stream);
     case BinaryOp::max:
       return launch_dense<T>(ops::Max{}, plan, stream);
+    default:  // the other operations run the converting kernel (runs_typed)
+      break;
   }
-  EWISE_EXPECTS(false, "unknown binary op ", static_cast<int>(op));
+  EWISE_EXPECTS(false, "internal: ", op_name(op), " has no same-dtype kernel for ",
+                dtype_name(dtype_of<T>()));
 }
 
 }  // namespace ewise::detail

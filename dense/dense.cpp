@@ -1,13 +1,16 @@
-// dense/dense.cpp — the dense entry points: the device entry's plan (checks, the operands'
-// residency on the current device, then its cached properties), the allocating form, the CPU
-// backend for host views, and the dispatch of the built-in operations to their per-dtype
-// instantiations. The planner is dense/plan*.cpp.
+// dense/dense.cpp — the dense entry points: the call's dtypes checked (check_types), the device
+// entry's plan (checks, the operands' residency on the current device, then its cached
+// properties), the allocating form, the CPU backend for host views, and the dispatch to the
+// same-dtype kernels (per-dtype instantiations) or the converting kernel. The planner is
+// dense/plan*.cpp.
 #include "ewise/dense.hpp"
 
 #include <cuda_runtime_api.h>
 
 #include "builtin.hpp"
+#include "convert.hpp"
 #include "residency.hpp"
+#include "ewise/detail/compute.hpp"
 #include "ewise/detail/dense/plan.hpp"
 #include "ewise/detail/device_props.hpp"
 #include "ewise/error.hpp"
@@ -18,47 +21,71 @@ namespace ewise {
 namespace detail {
 
 DensePlan prepare_dense(const ConstTensorView& a, const ConstTensorView& b, const TensorView& out,
-                        const DenseOptions& options, cudaStream_t stream) {
-  DensePlan plan = check_dense(a, b, out, options);
+                        const DenseOptions& options, cudaStream_t stream,
+                        const CallTypes* types) {
+  DensePlan plan = check_dense(a, b, out, options, types);
   EWISE_EXPECTS(out.memory == Memory::device, "dense kernels need device views, got ",
                 memory_name(out.memory), " memory");
   if (plan.numel == 0) return plan;  // nothing to launch
-  DeviceOperands().add(a, "a").add(b, "b").add(out, "out").check(stream);
+  DeviceOperands ops;
+  if (plan.a) ops.add(a, "a");
+  if (plan.b) ops.add(b, "b");
+  ops.add(out, "out").check(stream);
   plan_launch(plan, current_device_props());
   return plan;
 }
 
-DeviceTensor allocate_dense_output(const ConstTensorView& a, const ConstTensorView& b,
+DeviceTensor allocate_dense_output(DType dtype, const Operand& a, const Operand& b,
                                    const DenseOptions& options, cudaStream_t stream) {
-  check_view(a, "input a");
-  check_view(b, "input b");
-  EWISE_EXPECTS(a.memory == Memory::device && b.memory == Memory::device,
-                "the allocating form needs device views, got a on ", memory_name(a.memory),
-                ", b on ", memory_name(b.memory));
-  EWISE_EXPECTS(a.desc.dtype == b.desc.dtype, "dtypes differ: a is ", dtype_name(a.desc.dtype),
-                ", b is ", dtype_name(b.desc.dtype), " (no type promotion: convert first)");
-  const Dims shape = broadcast_shapes(a.desc.shape, b.desc.shape);
+  Dims shape;
+  for (const Operand* o : {&a, &b}) {
+    if (o->is_scalar()) continue;
+    const ConstTensorView& v = o->view();
+    check_view(v, o == &a ? "input a" : "input b");
+    EWISE_EXPECTS(v.memory == Memory::device, "the allocating form needs device views, got ",
+                  o == &a ? "a" : "b", " on ", memory_name(v.memory));
+  }
+  shape = broadcast_shapes(a.is_scalar() ? Dims{} : a.view().desc.shape,
+                           b.is_scalar() ? Dims{} : b.view().desc.shape);
   // Another device's stream is an InvalidArgument before it allocates on it, as in binary();
   // binary() checks the operands.
   DeviceOperands().check(stream);
-  return DeviceTensor(a.desc.dtype, shape, stream, options.memory);
+  return DeviceTensor(dtype, shape, stream, options.memory);
+}
+
+DeviceTensor allocate_dense_output(BinaryOp op, const Operand& a, const Operand& b,
+                                   const DenseOptions& options, cudaStream_t stream) {
+  EWISE_EXPECTS(!a.is_scalar() || !b.is_scalar(), op_name(op),
+                " of two scalars: at least one operand is a tensor");
+  const OpTypes t =
+      op_types(op, options.promotion, a.type(options.promotion), b.type(options.promotion));
+  return allocate_dense_output(t.result, a, b, options, stream);
 }
 
 }  // namespace detail
 
-void binary(BinaryOp op, const ConstTensorView& a, const ConstTensorView& b, const TensorView& out,
+void binary(BinaryOp op, const Operand& a, const Operand& b, const TensorView& out,
             const DenseOptions& options, cudaStream_t stream) {
-  EWISE_EXPECTS(static_cast<int>(op) <= static_cast<int>(BinaryOp::max), "unknown binary op ",
-                static_cast<int>(op));
-  if (out.memory == Memory::host && a.memory == Memory::host && b.memory == Memory::host) {
+  const detail::CallTypes types =
+      detail::check_types(op, a, b, out.desc.dtype, options.promotion);
+  // A scalar is planned as a rank-0 placeholder in out's memory; no kernel reads it.
+  const auto view_of = [&](const Operand& o) {
+    return o.is_scalar()
+               ? ConstTensorView(out.data, TensorDesc::contiguous(types.types.compute, {}),
+                                 out.memory)
+               : o.view();
+  };
+  const ConstTensorView av = view_of(a), bv = view_of(b);
+  if (out.memory == Memory::host && av.memory == Memory::host && bv.memory == Memory::host) {
     // The same checks as on the device (a named kernel too), then the CPU loop over the plan.
     const detail::DensePlan plan =
-        detail::plan_dense(a, b, out, options, detail::host_device_props());
-    reference_binary(op, plan.dtype, plan.plan, plan.out, plan.a, plan.b);
+        detail::plan_dense(av, bv, out, options, detail::host_device_props(), &types);
+    reference_binary(types, plan.plan, plan.out, plan.a, plan.b);
     return;
   }
-  const detail::DensePlan plan = detail::prepare_dense(a, b, out, options, stream);
+  const detail::DensePlan plan = detail::prepare_dense(av, bv, out, options, stream, &types);
   if (plan.numel == 0) return;
+  if (plan.converting) return detail::run_converting(types, plan, stream);
   switch (plan.dtype) {
     case DType::f16:
       return detail::run_builtin<DType::f16>(op, plan, stream);
@@ -72,13 +99,15 @@ void binary(BinaryOp op, const ConstTensorView& a, const ConstTensorView& b, con
       return detail::run_builtin<DType::i32>(op, plan, stream);
     case DType::i64:
       return detail::run_builtin<DType::i64>(op, plan, stream);
+    default:
+      break;
   }
-  EWISE_EXPECTS(false, "unknown dtype ", static_cast<int>(plan.dtype));
+  EWISE_EXPECTS(false, "internal: no same-dtype kernels for ", dtype_name(plan.dtype));
 }
 
-DeviceTensor binary(BinaryOp op, const ConstTensorView& a, const ConstTensorView& b,
-                    const DenseOptions& options, cudaStream_t stream) {
-  DeviceTensor out = detail::allocate_dense_output(a, b, options, stream);
+DeviceTensor binary(BinaryOp op, const Operand& a, const Operand& b, const DenseOptions& options,
+                    cudaStream_t stream) {
+  DeviceTensor out = detail::allocate_dense_output(op, a, b, options, stream);
   binary(op, a, b, out.view(), options, stream);
   return out;
 }

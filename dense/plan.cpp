@@ -7,9 +7,11 @@
 #include <iterator>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "ewise/broadcast.hpp"
+#include "ewise/detail/compute.hpp"
 #include "ewise/dense.hpp"
 #include "ewise/detail/dense/plan.hpp"
 #include "ewise/error.hpp"
@@ -90,24 +92,39 @@ std::string planner::describe(const BroadcastPlan& p) {
 }
 
 DensePlan check_dense(const ConstTensorView& a, const ConstTensorView& b, const TensorView& out,
-                      const DenseOptions& options) {
-  const BroadcastPlan raw = plan_binary(a, b, out);
+                      const DenseOptions& options, const CallTypes* types) {
+  const bool a_scalar = types && types->a_scalar, b_scalar = types && types->b_scalar;
+  const BroadcastPlan raw = plan_operands(a, b, out, a_scalar, b_scalar);
   check_options(options);
   DensePlan c;
   c.dtype = out.desc.dtype;
+  c.converting = types ? !runs_typed(*types)
+                       : !(a.desc.dtype == out.desc.dtype && b.desc.dtype == out.desc.dtype &&
+                           static_cast<int>(out.desc.dtype) <= static_cast<int>(DType::i64));
   c.out = out.data;
-  c.a = a.data;
-  c.b = b.data;
+  c.a = a_scalar ? nullptr : a.data;
+  c.b = b_scalar ? nullptr : b.data;
   c.options = options;
   c.numel = raw.numel();
   if (out.memory == Memory::device && c.numel > 0) {
-    const std::int64_t elem = element_bytes(c);
-    const std::pair<const void*, const char*> views[] = {
-        {a.data, "a"}, {b.data, "b"}, {out.data, "out"}};
-    for (const auto& [ptr, what] : views)
-      EWISE_EXPECTS(aligned(ptr, elem), what, " data ", ptr, " is not aligned to its ", elem,
-                    "-byte ", dtype_name(c.dtype), " elements");
+    const std::tuple<const void*, DType, const char*, bool> views[] = {
+        {a.data, a.desc.dtype, "a", a_scalar},
+        {b.data, b.desc.dtype, "b", b_scalar},
+        {out.data, out.desc.dtype, "out", false}};
+    for (const auto& [ptr, dtype, what, scalar] : views) {
+      const auto elem = static_cast<std::int64_t>(dtype_size(dtype));
+      EWISE_EXPECTS(scalar || aligned(ptr, elem), what, " data ", ptr, " is not aligned to its ",
+                    elem, "-byte ", dtype_name(dtype), " elements");
+    }
   }
+  EWISE_EXPECTS(!c.converting || options.kernel == Kernel::automatic ||
+                    options.kernel == Kernel::general,
+                "kernel ", kernel_name(options.kernel),
+                " runs operands of one of the dtypes f16, bf16, f32, f64, i32, i64 with that "
+                "dtype's result; this call (a ", dtype_name(a.desc.dtype), ", b ",
+                dtype_name(b.desc.dtype), ", out ", dtype_name(out.desc.dtype),
+                a_scalar || b_scalar ? ", a scalar" : "",
+                ") runs the converting kernel: ask for automatic or general");
   if (c.numel == 0) {
     c.kernel = options.kernel == Kernel::automatic ? Kernel::general : options.kernel;
     c.plan = raw;
@@ -123,7 +140,9 @@ DensePlan check_dense(const ConstTensorView& a, const ConstTensorView& b, const 
     p.strides[1].push_back(0);
     p.strides[2].push_back(0);
   }
-  c.kernel = options.kernel == Kernel::automatic ? select(c) : options.kernel;
+  c.kernel = c.converting                          ? Kernel::general
+             : options.kernel == Kernel::automatic ? select(c)
+                                                   : options.kernel;
   const std::string why = kernel_rejects(c.kernel, p);
   EWISE_EXPECTS(why.empty(), "kernel ", kernel_name(c.kernel), " cannot run out ",
                 out.desc.shape.str(), " = a ", a.desc.shape.str(), " (strides ",
@@ -136,8 +155,9 @@ DensePlan check_dense(const ConstTensorView& a, const ConstTensorView& b, const 
   return c;
 }
 DensePlan plan_dense(const ConstTensorView& a, const ConstTensorView& b, const TensorView& out,
-                     const DenseOptions& options, const DeviceProps& props) {
-  DensePlan plan = check_dense(a, b, out, options);
+                     const DenseOptions& options, const DeviceProps& props,
+                     const CallTypes* types) {
+  DensePlan plan = check_dense(a, b, out, options, types);
   plan_launch(plan, props);
   return plan;
 }
@@ -152,6 +172,7 @@ bool kernel_supports(Kernel kernel, const ConstTensorView& a, const ConstTensorV
                      const TensorView& out) {
   EWISE_EXPECTS(valid_kernel(kernel), "unknown kernel ", static_cast<int>(kernel));
   const detail::DensePlan c = detail::check_dense(a, b, out, DenseOptions{});
+  if (c.converting) return kernel == Kernel::automatic || kernel == Kernel::general;
   return c.numel == 0 || detail::kernel_rejects(kernel, c.plan).empty();
 }
 

@@ -251,11 +251,14 @@ void execute_plan(BinaryOp op, const Operand& out, const Operand& a, const Opera
   const void* pb = arena.base(b);
   const std::size_t n = offsets[0].size();
   std::vector<std::uint8_t> want(n * elem);
+  const detail::CallTypes types =
+      detail::check_types(op, ConstTensorView(pa, a.desc, Memory::host),
+                          ConstTensorView(pb, b.desc, Memory::host), t, Promotion::numpy);
   for (std::size_t i = 0; i < n; ++i) {
     const std::byte* x = detail::element_at(pa, t, offsets[1][i]);
     const std::byte* y = detail::element_at(pb, t, offsets[2][i]);
     // One element in the reference's arithmetic: a rank-0 plan, every offset 0.
-    reference_binary(op, t, BroadcastPlan{}, want.data() + i * elem, x, y);
+    reference_binary(types, BroadcastPlan{}, want.data() + i * elem, x, y);
   }
   const auto before = arena.snapshot();
   reference_binary(op, ConstTensorView(pa, a.desc, Memory::host),

@@ -47,9 +47,6 @@ std::int64_t BroadcastPlan::offset(int k, std::int64_t i) const noexcept {
 }
 
 BroadcastPlan make_plan(const TensorDesc& out, const TensorDesc& a, const TensorDesc& b) {
-  EWISE_EXPECTS(a.dtype == b.dtype && a.dtype == out.dtype, "dtypes differ: a is ",
-                dtype_name(a.dtype), ", b is ", dtype_name(b.dtype), ", out is ",
-                dtype_name(out.dtype), " (no type promotion: convert first)");
   const Dims shape = broadcast_shapes(a.shape, b.shape);
   EWISE_EXPECTS(out.shape == shape, "output shape ", out.shape.str(),
                 " is not the broadcast shape ", shape.str(), " of ", a.shape.str(), " and ",
@@ -114,10 +111,10 @@ void check_no_partial_overlap(const ConstTensorView& out, const ConstTensorView&
                 " (only exact in-place use is allowed)");
 }
 
-BroadcastPlan plan_binary(const ConstTensorView& a, const ConstTensorView& b,
-                          const TensorView& out) {
-  check_view(a, "input a");
-  check_view(b, "input b");
+BroadcastPlan detail::plan_operands(const ConstTensorView& a, const ConstTensorView& b,
+                                   const TensorView& out, bool a_scalar, bool b_scalar) {
+  if (!a_scalar) check_view(a, "input a");
+  if (!b_scalar) check_view(b, "input b");
   check_view(out, "output");
   EWISE_EXPECTS(a.memory == out.memory && b.memory == out.memory, "operands live in different "
                 "memories: a on ", memory_name(a.memory), ", b on ", memory_name(b.memory),
@@ -125,9 +122,14 @@ BroadcastPlan plan_binary(const ConstTensorView& a, const ConstTensorView& b,
   BroadcastPlan plan = make_plan(out.desc, a.desc, b.desc);
   EWISE_EXPECTS(out.desc.is_non_overlapping(), "output ", out.desc.str(),
                 " overlaps itself (a stride of 0 or strides that revisit elements)");
-  check_no_partial_overlap(out, a, "a");
-  check_no_partial_overlap(out, b, "b");
+  if (!a_scalar) check_no_partial_overlap(out, a, "a");
+  if (!b_scalar) check_no_partial_overlap(out, b, "b");
   return plan;
+}
+
+BroadcastPlan plan_binary(const ConstTensorView& a, const ConstTensorView& b,
+                          const TensorView& out) {
+  return detail::plan_operands(a, b, out, false, false);
 }
 
 }  // namespace ewise

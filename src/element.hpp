@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "ewise/half.hpp"
 #include "ewise/tensor.hpp"
@@ -28,22 +29,44 @@ void store_raw(std::byte* p, T v) {
   std::memcpy(p, &v, sizeof v);
 }
 
-/// The element's value as double (exact for every dtype but i64 beyond 2^53).
-inline double load_double(DType t, const std::byte* p) {
+/// Calls f(T{}) with the host storage type T of `t` (std::uint16_t bits for f16 and bf16).
+template <class F>
+decltype(auto) with_storage(DType t, F&& f) {
   switch (t) {
-    case DType::f16: return f16_bits_to_float(load_raw<std::uint16_t>(p));
-    case DType::bf16: return bf16_bits_to_float(load_raw<std::uint16_t>(p));
-    case DType::f32: return load_raw<float>(p);
-    case DType::f64: return load_raw<double>(p);
-    case DType::i32: return load_raw<std::int32_t>(p);
-    case DType::i64: return static_cast<double>(load_raw<std::int64_t>(p));
+    case DType::f16:
+    case DType::bf16:
+    case DType::u16: return f(std::uint16_t{});
+    case DType::f32: return f(float{});
+    case DType::f64: return f(double{});
+    case DType::i32: return f(std::int32_t{});
+    case DType::i64: return f(std::int64_t{});
+    case DType::b8: return f(bool{});
+    case DType::i8: return f(std::int8_t{});
+    case DType::u8: return f(std::uint8_t{});
+    case DType::i16: return f(std::int16_t{});
+    case DType::u32: return f(std::uint32_t{});
+    case DType::u64: return f(std::uint64_t{});
   }
-  return 0;
+  throw_unknown_dtype(t);
 }
 
-/// Integer dtypes only: the element's value.
-inline std::int64_t load_int(DType t, const std::byte* p) {
-  return t == DType::i32 ? load_raw<std::int32_t>(p) : load_raw<std::int64_t>(p);
+/// The element's value in the host compute type C (bool, an integer type, float or double), by
+/// NumPy's casts: to bool, nonzero (NaN is true); between integers, wrapped; integers to
+/// floating, to nearest; 16-bit floats widened exactly. Floating to integer is never asked.
+template <class C>
+C load_as(DType t, const std::byte* p) {
+  if (t == DType::f16 || t == DType::bf16) {
+    const auto bits = load_raw<std::uint16_t>(p);
+    const float x = t == DType::f16 ? f16_bits_to_float(bits) : bf16_bits_to_float(bits);
+    if constexpr (std::is_same_v<C, bool>) return x != 0;
+    else return static_cast<C>(x);
+  }
+  return with_storage(t, [&](auto tag) -> C {
+    using T = decltype(tag);
+    const T x = load_raw<T>(p);
+    if constexpr (std::is_same_v<C, bool>) return x != T(0);
+    else return static_cast<C>(x);
+  });
 }
 
 /// The canonical NaN's bits in a floating dtype (ops.hpp): positive, every payload bit set.
@@ -56,32 +79,70 @@ inline std::uint64_t canonical_nan_bits(DType t) {
   }
 }
 
-/// Stores v rounded once to nearest-even in the dtype (via float for f16/bf16, which is exact
-/// for results of a single basic operation, see reference.cpp), a NaN as the canonical NaN.
-/// Integers: v must be integral.
-inline void store_double(DType t, std::byte* p, double v) {
-  if (is_floating(t) && v != v) {
-    const std::uint64_t bits = canonical_nan_bits(t);
-    std::memcpy(p, &bits, dtype_size(t));  // little-endian: the low bytes
+/// x (bool, an integer, float or double) cast to dtype `t` and stored: NumPy's casts, floats
+/// rounded once to nearest-even, a NaN as the canonical NaN, integers wrapped.
+template <class X>
+void store_cast(DType t, std::byte* p, X x) {
+  if constexpr (std::is_floating_point_v<X>) {
+    if (x != x && is_floating(t)) {
+      const std::uint64_t bits = canonical_nan_bits(t);
+      std::memcpy(p, &bits, dtype_size(t));  // little-endian: the low bytes
+      return;
+    }
+  }
+  if (t == DType::f16 || t == DType::bf16) {
+    const bool f16 = t == DType::f16;
+    std::uint16_t bits;
+    if constexpr (std::is_same_v<X, float>)
+      bits = f16 ? float_to_f16_bits(x) : float_to_bf16_bits(x);
+    else
+      bits = f16 ? double_to_f16_bits(static_cast<double>(x))
+                 : double_to_bf16_bits(static_cast<double>(x));
+    store_raw(p, bits);
     return;
   }
+  with_storage(t, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, bool>) store_raw(p, static_cast<bool>(x != X(0)));
+    else store_raw(p, static_cast<T>(x));
+  });
+}
+
+/// v rounded to floating dtype t (and back to double).
+inline double round_to(DType t, double v) {
   switch (t) {
-    case DType::f16: store_raw(p, float_to_f16_bits(static_cast<float>(v))); return;
-    case DType::bf16: store_raw(p, float_to_bf16_bits(static_cast<float>(v))); return;
-    case DType::f32: store_raw(p, static_cast<float>(v)); return;
-    case DType::f64: store_raw(p, v); return;
-    case DType::i32: store_raw(p, static_cast<std::int32_t>(v)); return;
-    case DType::i64: store_raw(p, static_cast<std::int64_t>(v)); return;
+    case DType::f16: return f16_bits_to_float(double_to_f16_bits(v));
+    case DType::bf16: return bf16_bits_to_float(double_to_bf16_bits(v));
+    case DType::f32: return static_cast<float>(v);
+    default: return v;
   }
 }
 
-/// Integer dtypes only: stores v wrapped to the dtype's width.
-inline void store_int(DType t, std::byte* p, std::int64_t v) {
-  if (t == DType::i32)
-    store_raw(p, static_cast<std::int32_t>(static_cast<std::uint32_t>(v)));
-  else
-    store_raw(p, v);
+/// Whether integer or bool dtype t holds v.
+inline bool fits(DType t, std::int64_t v) {
+  if (t == DType::b8) return v == 0 || v == 1;
+  if (t == DType::u64) return v >= 0;
+  const int bits = 8 * static_cast<int>(dtype_size(t));
+  if (dtype_kind(t) == DTypeKind::unsigned_int) return v >= 0 && v < (std::int64_t{1} << bits);
+  if (bits == 64) return true;
+  return v >= -(std::int64_t{1} << (bits - 1)) && v < (std::int64_t{1} << (bits - 1));
 }
+
+/// The element's value as double (exact for every dtype but 64-bit integers beyond 2^53).
+inline double load_double(DType t, const std::byte* p) { return load_as<double>(t, p); }
+
+/// Integer and bool dtypes: the element's value (u64 beyond 2^63 wraps).
+inline std::int64_t load_int(DType t, const std::byte* p) {
+  if (t == DType::u64) return static_cast<std::int64_t>(load_raw<std::uint64_t>(p));
+  return load_as<std::int64_t>(t, p);
+}
+
+/// Stores v rounded once to nearest-even in the dtype, a NaN as the canonical NaN. Integers: v
+/// must be integral.
+inline void store_double(DType t, std::byte* p, double v) { store_cast(t, p, v); }
+
+/// Integer and bool dtypes: stores v wrapped to the dtype's width.
+inline void store_int(DType t, std::byte* p, std::int64_t v) { store_cast(t, p, v); }
 
 /// Calls f(linear_index, coord) for every coordinate of `shape` in row-major order.
 template <class F>

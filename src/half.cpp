@@ -1,5 +1,6 @@
 #include "ewise/half.hpp"
 
+#include <cmath>
 #include <cstring>
 
 namespace ewise {
@@ -17,7 +18,20 @@ float bits_float(std::uint32_t u) noexcept {
   return x;
 }
 
+/// x rounded to float toward zero, with the last bit set when that was inexact (round to odd).
+float round_to_odd(double x) noexcept {
+  if (x != x) return static_cast<float>(x);
+  float f = static_cast<float>(x);  // nearest
+  if (static_cast<double>(f) == x) return f;
+  if (std::fabs(static_cast<double>(f)) > std::fabs(x))  // rounded away from zero: step back
+    f = std::nextafter(f, 0.0f);
+  return bits_float(float_bits(f) | 1u);
+}
+
 }  // namespace
+
+std::uint16_t double_to_f16_bits(double x) noexcept { return float_to_f16_bits(round_to_odd(x)); }
+std::uint16_t double_to_bf16_bits(double x) noexcept { return float_to_bf16_bits(round_to_odd(x)); }
 
 float f16_bits_to_float(std::uint16_t h) noexcept {
   const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;

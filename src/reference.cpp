@@ -1,13 +1,12 @@
-// The CPU reference backend: plain loops, each operation spelled out in a wider type.
+// The CPU reference backend: a plain loop over the plan, each element converted, combined by the
+// ops.hpp functor in the compute type, rounded to the result dtype and cast to the output's.
 //
-// Floating dtypes are computed in double and rounded once to the dtype (via float for f16 and
-// bf16). For a single +, -, *, / the double result is the exact result correctly rounded to 53
-// bits, and rounding that to 24 and then 11 (or 8) bits gives the correctly rounded result
-// (53 >= 2*24+2 and 24 >= 2*11+2), so the reference equals IEEE arithmetic in the dtype and the
-// GPU's float computation for f16/bf16 bit for bit.
+// Floating results of 16-bit dtypes are computed in float and rounded once to the dtype: for
+// add, subtract, multiply and divide that equals IEEE arithmetic in the dtype (24 >= 2*11+2),
+// and it is NumPy's own definition of its float16 loops.
 #include "ewise/reference.hpp"
 
-#include <cmath>
+#include <cstring>
 
 #include "element.hpp"
 #include "ewise/broadcast.hpp"
@@ -15,62 +14,66 @@
 
 namespace ewise {
 
-double reference_apply(BinaryOp op, double a, double b) {
-  switch (op) {
-    case BinaryOp::add: return a + b;
-    case BinaryOp::sub: return a - b;
-    case BinaryOp::mul: return a * b;
-    case BinaryOp::div: return a / b;
-    case BinaryOp::min:
-      if (std::isnan(a) || std::isnan(b)) return std::nan("");
-      return b < a ? b : a;
-    case BinaryOp::max:
-      if (std::isnan(a) || std::isnan(b)) return std::nan("");
-      return a < b ? b : a;
+namespace {
+
+/// v (the functor's result, in C or bool) rounded to the result dtype, then cast into `out`.
+template <class V>
+void store_result(DType result, DType out, std::byte* p, V v) {
+  if (result == out || !is_floating(result) || result == DType::f32 || result == DType::f64) {
+    detail::store_cast(out, p, v);  // the result dtype's value is v itself
+    return;
   }
-  return 0;
+  // A 16-bit result cast to another dtype: round to it first, as the framework's result would be.
+  std::uint16_t bits;
+  detail::store_cast(result, reinterpret_cast<std::byte*>(&bits), v);
+  detail::store_cast(out, p, detail::load_as<float>(result, reinterpret_cast<std::byte*>(&bits)));
 }
 
-std::int64_t reference_apply_int(BinaryOp op, DType dtype, std::int64_t a, std::int64_t b) {
-  const auto ua = static_cast<std::uint64_t>(a), ub = static_cast<std::uint64_t>(b);
-  std::uint64_t r = 0;
-  switch (op) {
-    case BinaryOp::add: r = ua + ub; break;
-    case BinaryOp::sub: r = ua - ub; break;
-    case BinaryOp::mul: r = ua * ub; break;
-    case BinaryOp::div:
-      if (b == 0) r = 0;                  // documented: x / 0 == 0
-      else if (b == -1) r = 0 - ua;       // MIN / -1 wraps to MIN
-      else r = static_cast<std::uint64_t>(a / b);
-      break;
-    case BinaryOp::min: r = static_cast<std::uint64_t>(b < a ? b : a); break;
-    case BinaryOp::max: r = static_cast<std::uint64_t>(a < b ? b : a); break;
-  }
-  if (dtype == DType::i32)  // wrap to 32 bits, then sign-extend
-    return static_cast<std::int32_t>(static_cast<std::uint32_t>(r));
-  return static_cast<std::int64_t>(r);
-}
+}  // namespace
 
-void reference_binary(BinaryOp op, const ConstTensorView& a, const ConstTensorView& b,
-                      const TensorView& out) {
-  const BroadcastPlan plan = plan_binary(a, b, out);
+void reference_binary(BinaryOp op, const Operand& a, const Operand& b, const TensorView& out,
+                      Promotion rule) {
+  const detail::CallTypes t = detail::check_types(op, a, b, out.desc.dtype, rule);
+  const TensorView ov = out;
+  // A scalar is planned as a rank-0 operand of out's memory, never read.
+  const auto view_of = [&](const Operand& o) {
+    return o.is_scalar() ? ConstTensorView(nullptr, TensorDesc::contiguous(t.types.compute, {}),
+                                           out.memory)
+                         : o.view();
+  };
+  const BroadcastPlan plan =
+      detail::plan_operands(view_of(a), view_of(b), ov, a.is_scalar(), b.is_scalar());
   EWISE_EXPECTS(out.memory == Memory::host, "the CPU reference needs host views, got ",
                 memory_name(out.memory), " memory");
-  reference_binary(op, out.desc.dtype, plan, out.data, a.data, b.data);
+  reference_binary(t, plan, out.data, a.is_scalar() ? nullptr : a.view().data,
+                   b.is_scalar() ? nullptr : b.view().data);
 }
 
-void reference_binary(BinaryOp op, DType t, const BroadcastPlan& plan, void* out, const void* a,
-                      const void* b) {
-  detail::for_each_coord(plan.shape, [&](std::int64_t, const Dims& c) {
-    const std::byte* pa = detail::element_at(a, t, detail::dot(c, plan.strides[1]));
-    const std::byte* pb = detail::element_at(b, t, detail::dot(c, plan.strides[2]));
-    std::byte* po = detail::element_at(out, t, detail::dot(c, plan.strides[0]));
-    if (is_floating(t))
-      detail::store_double(t, po, reference_apply(op, detail::load_double(t, pa),
-                                                  detail::load_double(t, pb)));
-    else
-      detail::store_int(t, po, reference_apply_int(op, t, detail::load_int(t, pa),
-                                               detail::load_int(t, pb)));
+void reference_binary(const detail::CallTypes& t, const BroadcastPlan& plan, void* out,
+                      const void* a, const void* b) {
+  detail::with_compute_type(t.types.compute, [&](auto tag) {
+    using C = typename decltype(tag)::type;
+    with_op(t.op, [&](auto f) {
+      using F = decltype(f);
+      if constexpr (detail::kComputes<F, C>) {
+        C av{}, bv{};
+        std::memcpy(&av, &t.a_value, sizeof av);
+        std::memcpy(&bv, &t.b_value, sizeof bv);
+        detail::for_each_coord(plan.shape, [&](std::int64_t, const Dims& c) {
+          const C x = t.a_scalar ? av
+                                 : detail::load_as<C>(t.a, detail::element_at(
+                                                               a, t.a, detail::dot(c, plan.strides[1])));
+          const C y = t.b_scalar ? bv
+                                 : detail::load_as<C>(t.b, detail::element_at(
+                                                               b, t.b, detail::dot(c, plan.strides[2])));
+          store_result(t.types.result, t.out,
+                       detail::element_at(out, t.out, detail::dot(c, plan.strides[0])), f(x, y));
+        });
+      } else {
+        EWISE_EXPECTS(false, "internal: ", op_name(t.op), " does not compute in ",
+                      dtype_name(t.types.compute));
+      }
+    });
   });
 }
 

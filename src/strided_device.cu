@@ -62,7 +62,7 @@ StridedLayout layout_of(const TensorDesc& d) {
 void device_fill_random(const TensorView& v, const RandomSpec& spec, cudaStream_t stream) {
   const std::int64_t n = v.desc.numel();
   if (n == 0) return;
-  dispatch_dtype(v.desc.dtype, [&](auto tag) {
+  dispatch_any_dtype(v.desc.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     launch("fill_random", fill_random_kernel<T>, grid_for(n), kThreads, 0, stream,
            static_cast<T*>(v.data), layout_of(v.desc), n, spec);
@@ -72,7 +72,7 @@ void device_fill_random(const TensorView& v, const RandomSpec& spec, cudaStream_
 void device_poison(const TensorView& v, const void* pattern, cudaStream_t stream) {
   const std::int64_t n = v.desc.numel();
   if (n == 0) return;
-  dispatch_dtype(v.desc.dtype, [&](auto tag) {
+  dispatch_any_dtype(v.desc.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     T value;
     std::memcpy(&value, pattern, sizeof value);
@@ -84,7 +84,7 @@ void device_poison(const TensorView& v, const void* pattern, cudaStream_t stream
 void device_gather(const ConstTensorView& v, void* dst, cudaStream_t stream) {
   const std::int64_t n = v.desc.numel();
   if (n == 0) return;
-  dispatch_dtype(v.desc.dtype, [&](auto tag) {
+  dispatch_any_dtype(v.desc.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     launch("gather", gather_kernel<T>, grid_for(n), kThreads, 0, stream,
            static_cast<const T*>(v.data), layout_of(v.desc), n, static_cast<T*>(dst));

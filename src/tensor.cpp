@@ -22,16 +22,49 @@ const char* dtype_name(DType t) {
     case DType::f64: return "f64";
     case DType::i32: return "i32";
     case DType::i64: return "i64";
+    case DType::b8: return "bool";
+    case DType::i8: return "i8";
+    case DType::u8: return "u8";
+    case DType::i16: return "i16";
+    case DType::u16: return "u16";
+    case DType::u32: return "u32";
+    case DType::u64: return "u64";
   }
   return "unknown";
 }
 
-bool is_floating(DType t) { return t != DType::i32 && t != DType::i64; }
+DTypeKind dtype_kind(DType t) {
+  switch (t) {
+    case DType::f16:
+    case DType::bf16:
+    case DType::f32:
+    case DType::f64: return DTypeKind::floating;
+    case DType::b8: return DTypeKind::boolean;
+    case DType::u8:
+    case DType::u16:
+    case DType::u32:
+    case DType::u64: return DTypeKind::unsigned_int;
+    case DType::i8:
+    case DType::i16:
+    case DType::i32:
+    case DType::i64: return DTypeKind::signed_int;
+  }
+  detail::throw_unknown_dtype(t);
+}
+
+bool is_floating(DType t) { return dtype_kind(t) == DTypeKind::floating; }
+
+bool is_integer(DType t) {
+  const DTypeKind k = dtype_kind(t);
+  return k == DTypeKind::signed_int || k == DTypeKind::unsigned_int;
+}
 
 DType parse_dtype(std::string_view name) {
+  if (name == "b8") return DType::b8;
   for (DType t : kAllDTypes)
     if (name == dtype_name(t)) return t;
-  EWISE_EXPECTS(false, "unknown dtype '", name, "' (expected f16, bf16, f32, f64, i32 or i64)");
+  EWISE_EXPECTS(false, "unknown dtype '", name,
+                "' (expected f16, bf16, f32, f64, i32, i64, bool, i8, u8, i16, u16, u32 or u64)");
   return DType::f32;
 }
 

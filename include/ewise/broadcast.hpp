@@ -34,8 +34,8 @@ struct BroadcastPlan {
   std::int64_t offset(int k, std::int64_t i) const noexcept;
 };
 
-/// Plan for out = a ⊙ b. Throws InvalidArgument when a and b do not broadcast, when out's shape
-/// is not exactly their broadcast shape, or when the dtypes differ.
+/// Plan for out = a ⊙ b. Throws InvalidArgument when a and b do not broadcast or when out's
+/// shape is not exactly their broadcast shape. Dtypes are the caller's (ewise/promotion.hpp).
 BroadcastPlan make_plan(const TensorDesc& out, const TensorDesc& a, const TensorDesc& b);
 
 /// Equivalent plan of lowest rank: same offsets for every output index.
@@ -52,11 +52,19 @@ void coalesce(const BroadcastPlan& plan, const int* order, BroadcastPlan& out);
 void check_no_partial_overlap(const ConstTensorView& out, const ConstTensorView& in,
                               const char* what);
 
-/// Every check of out = a ⊙ b, then the plan (not yet coalesced): views valid (non-null data
-/// when non-empty), all three in the same memory, dtypes equal, shapes broadcast to exactly
-/// out's shape, out not overlapping itself, out overlapping neither input except exactly.
-/// Throws InvalidArgument naming the values. Used by every dense backend.
+/// Every check of out = a ⊙ b but the dtypes' (ewise/promotion.hpp), then the plan (not yet
+/// coalesced): views valid (non-null data when non-empty), all three in the same memory, shapes
+/// broadcast to exactly out's shape, out not overlapping itself, out overlapping neither input
+/// except exactly (same data, descriptor and dtype). Throws InvalidArgument naming the values.
+/// Used by every dense backend.
 BroadcastPlan plan_binary(const ConstTensorView& a, const ConstTensorView& b,
                           const TensorView& out);
+
+namespace detail {
+/// plan_binary where a scalar operand is a rank-0 placeholder view in out's memory: its data
+/// is neither checked nor compared with out's.
+BroadcastPlan plan_operands(const ConstTensorView& a, const ConstTensorView& b,
+                            const TensorView& out, bool a_scalar, bool b_scalar);
+}  // namespace detail
 
 }  // namespace ewise

@@ -48,6 +48,13 @@ void check_functor_dtype(DType dtype) {
                 dtype_name(dtype), " (its dtype mask is ", Mask, ")");
 }
 
+/// Throws unless a, b and out share one dtype (a user functor is not promoted).
+inline void check_one_dtype(DType a, DType b, DType out) {
+  EWISE_EXPECTS(a == b && b == out, "a user functor takes operands of one dtype: a is ",
+                dtype_name(a), ", b is ", dtype_name(b), ", out is ", dtype_name(out),
+                " (the built-in operations promote: ewise/dense.hpp)");
+}
+
 }  // namespace detail
 
 /// out = f(a, b) with broadcasting, on device views, asynchronously on `stream`.
@@ -55,8 +62,9 @@ template <unsigned Mask = kAllDTypesMask, class F,
           std::enable_if_t<!std::is_same_v<std::decay_t<F>, BinaryOp>, int> = 0>
 void binary(const F& f, const ConstTensorView& a, const ConstTensorView& b, const TensorView& out,
             const DenseOptions& options = {}, cudaStream_t stream = nullptr) {
+  detail::check_one_dtype(a.desc.dtype, b.desc.dtype, out.desc.dtype);
+  detail::check_functor_dtype<Mask>(out.desc.dtype);
   const detail::DensePlan plan = detail::prepare_dense(a, b, out, options, stream);
-  detail::check_functor_dtype<Mask>(plan.dtype);
   if (plan.numel == 0) return;
   detail::dispatch_dtype(plan.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -70,8 +78,9 @@ template <unsigned Mask = kAllDTypesMask, class F,
           std::enable_if_t<!std::is_same_v<std::decay_t<F>, BinaryOp>, int> = 0>
 DeviceTensor binary(const F& f, const ConstTensorView& a, const ConstTensorView& b,
                     const DenseOptions& options = {}, cudaStream_t stream = nullptr) {
+  detail::check_one_dtype(a.desc.dtype, b.desc.dtype, a.desc.dtype);
   detail::check_functor_dtype<Mask>(a.desc.dtype);
-  DeviceTensor out = detail::allocate_dense_output(a, b, options, stream);
+  DeviceTensor out = detail::allocate_dense_output(a.desc.dtype, a, b, options, stream);
   binary<Mask>(f, a, b, out.view(), options, stream);
   return out;
 }

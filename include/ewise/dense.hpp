@@ -1,19 +1,31 @@
 // ewise/dense.hpp — dense element-wise binary operations with NumPy broadcasting.
 //
-//   ewise::binary(BinaryOp::add, a, b, out);           // out = a + b, broadcast
-//   DeviceTensor c = ewise::binary(BinaryOp::mul, a, b); // allocating form
+//   ewise::binary(BinaryOp::add, a, b, out);             // out = a + b, broadcast
+//   ewise::binary(BinaryOp::multiply, x, Scalar::weak_float(0.5), x);  // x *= 0.5
+//   DeviceTensor c = ewise::binary(BinaryOp::divide, a, b);  // allocating form (NumPy's dtype)
 //
-// a, b and out are views of one dtype. Where the views live picks the backend: device views run
-// on the GPU (asynchronously, on `stream`), host views run on the CPU reference backend (the
-// fallback when there is no GPU; `stream` is ignored, the options are checked but no kernel
-// runs). Mixing host and device views throws. A user's own functor: ewise/dense.cuh.
+// a and b are tensor views or scalars (Operand), of any dtypes; out is a view of any dtype the
+// result may be cast to (NumPy's same_kind). The result dtype follows DenseOptions::promotion
+// (NumPy 2 by default, or PyTorch: ewise/promotion.hpp); the values are converted to the
+// operation's compute type, combined and rounded once to the result dtype, then cast to out's
+// dtype, all inside one kernel: no temporary, no cast pass, one launch. Where the views live
+// picks the backend: device views run on the GPU (asynchronously, on `stream`), host views run on
+// the CPU reference backend (the fallback when there is no GPU; `stream` is ignored, the options
+// are checked but no kernel runs). Mixing host and device views throws. A user's own functor:
+// ewise/dense.cuh.
 // Checks made before anything is launched (each throws InvalidArgument naming the values):
 // views valid (null data with elements, bad descriptors; rank over 8 cannot be built: Dims
-// throws), dtypes equal, a and b broadcast, out has exactly the broadcast shape, out does not
-// overlap itself, out overlaps neither input except exactly (in-place), device data aligned to
-// its element size, options in range, a kernel asked for a plan it cannot run. Empty outputs are
-// a no-op; rank 0 works. Indices and offsets are 64-bit where needed (tensors over 2^31
-// elements work); kernels take a 32-bit path when every index and offset fits in int32.
+// throws), the operation defined for the dtypes (op_types), the result castable to out's dtype,
+// a Python integer scalar that fits the compute dtype (NumPy's rule), a and b broadcast, out has
+// exactly the broadcast shape, out does not overlap itself, out overlaps neither input except
+// exactly (in-place, same dtype), device data aligned to its element size, options in range, a
+// kernel asked for a plan it cannot run. Empty outputs are a no-op; rank 0 works. Indices and
+// offsets are 64-bit where needed (tensors over 2^31 elements work); kernels take a 32-bit path
+// when every index and offset fits in int32.
+//
+// Kernels: operands of one dtype with that dtype's result (the six original dtypes, the
+// operations add ... maximum) run every kernel below; any other call (mixed dtypes, a scalar, a
+// new dtype or operation) runs the converting kernel (dense/convert.cu), reported as `general`.
 //
 // How a call runs: the operands' broadcast plan (ewise/broadcast.hpp) has its dims sorted by the
 // output's |stride| (outermost first) and is coalesced; kernels see that plan. "Row" below means
@@ -31,6 +43,7 @@
 #include "ewise/buffer.hpp"
 #include "ewise/memory.hpp"
 #include "ewise/ops.hpp"
+#include "ewise/promotion.hpp"
 #include "ewise/tensor.hpp"
 
 namespace ewise {
@@ -114,20 +127,23 @@ struct DenseOptions {
   /// continuous, alternate, baseline), capped at what the work needs; 0 = enough to fill the
   /// device once. The sliding kernels' grid follows from sliding_factor.
   int blocks = 0;
+  /// Whose promotion rules give the result dtype and the compute type (ewise/promotion.hpp).
+  Promotion promotion = Promotion::numpy;
   /// Device memory of the allocating forms' result (ewise/memory.hpp); nullptr: the device's
   /// default resource (ewise's pool unless set). The in-place forms allocate nothing.
   MemoryResource* memory = nullptr;
 };
 
-/// out = a ⊙ b with broadcasting. See the file comment for the checks made. Asynchronous on
-/// `stream` for device views; synchronous (CPU) for host views.
-void binary(BinaryOp op, const ConstTensorView& a, const ConstTensorView& b,
-            const TensorView& out, const DenseOptions& options = {},
-            cudaStream_t stream = nullptr);
+/// out = a ⊙ b with broadcasting (a scalar broadcasts as a rank-0 tensor). See the file comment
+/// for the checks made. Asynchronous on `stream` for device views; synchronous (CPU) for host
+/// views. At least one of a and b is a view.
+void binary(BinaryOp op, const Operand& a, const Operand& b, const TensorView& out,
+            const DenseOptions& options = {}, cudaStream_t stream = nullptr);
 
-/// Allocating form: returns a new contiguous device tensor of the broadcast shape (a and b must
-/// be device views), allocated and computed on `stream`.
-DeviceTensor binary(BinaryOp op, const ConstTensorView& a, const ConstTensorView& b,
+/// Allocating form: returns a new contiguous device tensor of the broadcast shape and the result
+/// dtype (op_types under options.promotion), allocated and computed on `stream`. The views
+/// among a and b must be device views.
+DeviceTensor binary(BinaryOp op, const Operand& a, const Operand& b,
                     const DenseOptions& options = {}, cudaStream_t stream = nullptr);
 
 /// The kernel `automatic` picks for these operands (host or device views; nothing runs):

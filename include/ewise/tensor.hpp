@@ -18,11 +18,14 @@
 
 namespace ewise {
 
-/// Element types. Both operands and the output of a dense operation share one dtype.
-enum class DType : std::uint8_t { f16, bf16, f32, f64, i32, i64 };
+/// Element types. The first six are the original ones (their values are unchanged); b8 is bool
+/// (one byte, 0 or 1), the others NumPy's integer widths. Dense operands may mix dtypes
+/// (ewise/promotion.hpp); sparse values are kSparseDTypes (ewise/coo.hpp).
+enum class DType : std::uint8_t { f16, bf16, f32, f64, i32, i64, b8, i8, u8, i16, u16, u32, u64 };
 
-inline constexpr DType kAllDTypes[] = {DType::f16, DType::bf16, DType::f32,
-                                       DType::f64, DType::i32,  DType::i64};
+inline constexpr DType kAllDTypes[] = {DType::f16, DType::bf16, DType::f32, DType::f64, DType::i32,
+                                       DType::i64, DType::b8,   DType::i8,  DType::u8,  DType::i16,
+                                       DType::u16, DType::u32,  DType::u64};
 
 namespace detail {
 [[noreturn]] void throw_unknown_dtype(DType t);  ///< InvalidArgument for a value outside DType
@@ -31,18 +34,31 @@ namespace detail {
 /// Bytes per element (inline: a dense call's checks and plan ask for it many times).
 inline std::size_t dtype_size(DType t) {
   switch (t) {
+    case DType::b8:
+    case DType::i8:
+    case DType::u8: return 1;
     case DType::f16:
-    case DType::bf16: return 2;
+    case DType::bf16:
+    case DType::i16:
+    case DType::u16: return 2;
     case DType::f32:
-    case DType::i32: return 4;
+    case DType::i32:
+    case DType::u32: return 4;
     case DType::f64:
-    case DType::i64: return 8;
+    case DType::i64:
+    case DType::u64: return 8;
   }
   detail::throw_unknown_dtype(t);
 }
-const char* dtype_name(DType t);  ///< "f16", "bf16", "f32", "f64", "i32", "i64"
-bool is_floating(DType t);
-/// Parses a dtype name as printed by dtype_name; throws InvalidArgument otherwise.
+/// "f16", "bf16", "f32", "f64", "i32", "i64", "bool", "i8", "u8", "i16", "u16", "u32", "u64"
+const char* dtype_name(DType t);
+/// The dtype's kind, the order of NumPy's and PyTorch's categories (bool < integer < floating).
+enum class DTypeKind : std::uint8_t { boolean, signed_int, unsigned_int, floating };
+DTypeKind dtype_kind(DType t);
+bool is_floating(DType t);  ///< f16, bf16, f32, f64
+bool is_integer(DType t);   ///< signed or unsigned integers (not bool)
+/// Parses a dtype name as printed by dtype_name (also "b8" for bool); throws InvalidArgument
+/// otherwise.
 DType parse_dtype(std::string_view name);
 
 /// Highest supported rank.

@@ -66,7 +66,8 @@ __host__ __device__ __forceinline__ T from_compute(compute_t<T> x) {
   else return x;
 }
 
-/// Calls f(TypeTag<T>{}) with T the device storage type of `dtype`.
+/// Calls f(TypeTag<T>{}) with T the device storage type of `dtype`, one of the six dtypes the
+/// same-dtype kernels (dense and sparse) are built for; throws for the others.
 template <class F>
 decltype(auto) dispatch_dtype(DType dtype, F&& f) {
   switch (dtype) {
@@ -76,9 +77,27 @@ decltype(auto) dispatch_dtype(DType dtype, F&& f) {
     case DType::f64: return f(TypeTag<double>{});
     case DType::i32: return f(TypeTag<std::int32_t>{});
     case DType::i64: return f(TypeTag<std::int64_t>{});
+    default: break;
   }
-  EWISE_EXPECTS(false, "unknown dtype ", static_cast<int>(dtype));
+  EWISE_EXPECTS(false, "no kernel of this operation for dtype ", dtype_name(dtype),
+                " (it runs f16, bf16, f32, f64, i32 and i64)");
   return f(TypeTag<float>{});  // unreachable
+}
+
+/// Calls f(TypeTag<T>{}) with T the device storage type of any dtype (the harness's fill,
+/// poison and gather kernels).
+template <class F>
+decltype(auto) dispatch_any_dtype(DType dtype, F&& f) {
+  switch (dtype) {
+    case DType::b8: return f(TypeTag<bool>{});
+    case DType::i8: return f(TypeTag<std::int8_t>{});
+    case DType::u8: return f(TypeTag<std::uint8_t>{});
+    case DType::i16: return f(TypeTag<std::int16_t>{});
+    case DType::u16: return f(TypeTag<std::uint16_t>{});
+    case DType::u32: return f(TypeTag<std::uint32_t>{});
+    case DType::u64: return f(TypeTag<std::uint64_t>{});
+    default: return dispatch_dtype(dtype, std::forward<F>(f));
+  }
 }
 
 /// The DType of a device storage type.
@@ -89,9 +108,16 @@ constexpr DType dtype_of() {
   else if constexpr (std::is_same_v<T, float>) return DType::f32;
   else if constexpr (std::is_same_v<T, double>) return DType::f64;
   else if constexpr (std::is_same_v<T, std::int32_t>) return DType::i32;
+  else if constexpr (std::is_same_v<T, std::int64_t>) return DType::i64;
+  else if constexpr (std::is_same_v<T, bool>) return DType::b8;
+  else if constexpr (std::is_same_v<T, std::int8_t>) return DType::i8;
+  else if constexpr (std::is_same_v<T, std::uint8_t>) return DType::u8;
+  else if constexpr (std::is_same_v<T, std::int16_t>) return DType::i16;
+  else if constexpr (std::is_same_v<T, std::uint16_t>) return DType::u16;
+  else if constexpr (std::is_same_v<T, std::uint32_t>) return DType::u32;
   else {
-    static_assert(std::is_same_v<T, std::int64_t>, "not an ewise element type");
-    return DType::i64;
+    static_assert(std::is_same_v<T, std::uint64_t>, "not an ewise element type");
+    return DType::u64;
   }
 }
 

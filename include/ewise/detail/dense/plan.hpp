@@ -31,6 +31,7 @@
 #include "ewise/broadcast.hpp"
 #include "ewise/buffer.hpp"
 #include "ewise/dense.hpp"
+#include "ewise/detail/compute.hpp"
 #include "ewise/detail/dense/policy.hpp"
 #include "ewise/detail/device_props.hpp"
 #include "ewise/tensor.hpp"
@@ -40,11 +41,14 @@ namespace ewise::detail {
 /// A checked dense call: what check_dense decided, independent of the device.
 struct DenseCall {
   Kernel kernel = Kernel::general;  ///< resolved: never Kernel::automatic
-  DType dtype = DType::f32;
+  DType dtype = DType::f32;         ///< out's
+  /// The call runs the converting kernel (dense/convert.cu: mixed dtypes, a scalar, a dtype or
+  /// operation beyond the same-dtype kernels'); kernel is then `general`.
+  bool converting = false;
   BroadcastPlan plan;      ///< sorted and coalesced; rank >= 1 unless numel == 0
   std::int64_t numel = 0;  ///< 0: nothing to do
   void* out = nullptr;     ///< element (0,...,0) of each operand
-  const void* a = nullptr;
+  const void* a = nullptr;  ///< nullptr for a scalar operand
   const void* b = nullptr;
   bool wide = false;     ///< 64-bit indices: numel or an operand's offset span exceeds int32
   DenseOptions options;  ///< as given (checked)
@@ -145,30 +149,39 @@ struct DensePlan : DenseCall {
   MatrixVectorPlan matrix_vector;
 };
 
-/// Every check binary() makes and the device-independent decisions: a plan whose DenseCall
-/// part is set and whose launch fields are left to plan_launch; throws InvalidArgument.
+/// Every check binary() makes but the dtypes' (check_types) and the device-independent
+/// decisions: a plan whose DenseCall part is set and whose launch fields are left to
+/// plan_launch; throws InvalidArgument. `types`: the call's checked dtypes (a scalar operand's
+/// view is a rank-0 placeholder in out's memory); null for views of one dtype (select_kernel,
+/// kernel_supports, the functor entry), which run the same-dtype kernels when that dtype is one
+/// of the six they are built for.
 DensePlan check_dense(const ConstTensorView& a, const ConstTensorView& b, const TensorView& out,
-                      const DenseOptions& options);
+                      const DenseOptions& options, const CallTypes* types = nullptr);
 
 /// Completes a plan from check_dense for a device with `props`: the launch fields of its kernel.
 void plan_launch(DensePlan& plan, const DeviceProps& props);
 
 /// check_dense, then plan_launch.
 DensePlan plan_dense(const ConstTensorView& a, const ConstTensorView& b, const TensorView& out,
-                     const DenseOptions& options, const DeviceProps& props);
+                     const DenseOptions& options, const DeviceProps& props,
+                     const CallTypes* types = nullptr);
 
 /// The device entry's plan (dense/dense.cpp): check_dense, device views required, then (when
 /// there is work) the operands' memory and `stream` checked against the current device (no
 /// view may fault the kernel: see src/residency.hpp) and plan_launch with the current device's
 /// cached properties.
 DensePlan prepare_dense(const ConstTensorView& a, const ConstTensorView& b, const TensorView& out,
-                        const DenseOptions& options, cudaStream_t stream);
+                        const DenseOptions& options, cudaStream_t stream,
+                        const CallTypes* types = nullptr);
 
-/// The contiguous device output of the allocating forms: checks a and b (device views, one
-/// dtype, shapes broadcast) and `stream` (the current device's) and allocates their broadcast
-/// shape on `stream` from options.memory. The binary() call that fills it checks a's and b's
-/// memory.
-DeviceTensor allocate_dense_output(const ConstTensorView& a, const ConstTensorView& b,
+/// The contiguous device output of the allocating forms: checks a and b (device views or
+/// scalars, shapes broadcast), their result dtype under options.promotion and `stream` (the
+/// current device's) and allocates the broadcast shape on `stream` from options.memory. The
+/// binary() call that fills it checks a's and b's memory.
+DeviceTensor allocate_dense_output(BinaryOp op, const Operand& a, const Operand& b,
+                                   const DenseOptions& options, cudaStream_t stream);
+/// The same with the result's dtype given (the functor entry's: its operands' one dtype).
+DeviceTensor allocate_dense_output(DType dtype, const Operand& a, const Operand& b,
                                    const DenseOptions& options, cudaStream_t stream);
 
 }  // namespace ewise::detail

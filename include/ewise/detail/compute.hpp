@@ -1,0 +1,83 @@
+// ewise/detail/compute.hpp — what a mixed-dtype call computes in: the arithmetic type C of a
+// compute dtype (float for f16, bf16 and f32; the dtype's own type otherwise), which operation
+// functors apply to which C, and the checked description of a call's dtypes that the CPU
+// reference and the converting GPU kernel share.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "ewise/error.hpp"
+#include "ewise/ops.hpp"
+#include "ewise/promotion.hpp"
+#include "ewise/tensor.hpp"
+
+namespace ewise::detail {
+
+template <class T>
+struct ComputeTag {
+  using type = T;
+};
+
+/// Calls f(ComputeTag<C>{}) with the arithmetic type C of compute dtype `t`.
+template <class F>
+decltype(auto) with_compute_type(DType t, F&& f) {
+  switch (t) {
+    case DType::f16:
+    case DType::bf16:
+    case DType::f32: return f(ComputeTag<float>{});
+    case DType::f64: return f(ComputeTag<double>{});
+    case DType::b8: return f(ComputeTag<bool>{});
+    case DType::i8: return f(ComputeTag<std::int8_t>{});
+    case DType::u8: return f(ComputeTag<std::uint8_t>{});
+    case DType::i16: return f(ComputeTag<std::int16_t>{});
+    case DType::u16: return f(ComputeTag<std::uint16_t>{});
+    case DType::i32: return f(ComputeTag<std::int32_t>{});
+    case DType::u32: return f(ComputeTag<std::uint32_t>{});
+    case DType::i64: return f(ComputeTag<std::int64_t>{});
+    case DType::u64: return f(ComputeTag<std::uint64_t>{});
+  }
+  throw_unknown_dtype(t);
+}
+
+/// Whether op_types() can give functor F the arithmetic type C (the pairs instantiated).
+template <class F, class C>
+inline constexpr bool kComputes = [] {
+  constexpr bool is_bool = std::is_same_v<C, bool>;
+  if constexpr (std::is_same_v<F, ops::LogicalAnd> || std::is_same_v<F, ops::LogicalOr> ||
+                std::is_same_v<F, ops::LogicalXor>)
+    return is_bool;
+  else if constexpr (std::is_same_v<F, ops::Div>) return std::is_floating_point_v<C>;
+  else if constexpr (std::is_same_v<F, ops::BitAnd> || std::is_same_v<F, ops::BitOr> ||
+                     std::is_same_v<F, ops::BitXor>)
+    return std::is_integral_v<C>;
+  else if constexpr (std::is_same_v<F, ops::Sub> || std::is_same_v<F, ops::FloorDiv> ||
+                     std::is_same_v<F, ops::Remainder> || std::is_same_v<F, ops::Pow>)
+    return !is_bool;
+  else return true;
+}();
+
+/// A checked call's dtypes: the operation, its types, each operand's dtype and, for a scalar
+/// operand, its value in the compute type (scalar_value). The CPU reference and the converting
+/// kernel run from this and the plan.
+struct CallTypes {
+  BinaryOp op = BinaryOp::add;
+  OpTypes types;
+  DType a = DType::f32, b = DType::f32, out = DType::f32;
+  bool a_scalar = false, b_scalar = false;
+  /// A scalar's value as the compute type's C, in the low bytes (memcpy).
+  std::uint64_t a_value = 0, b_value = 0;
+};
+
+/// The checked dtypes of op(a, b) into an output of dtype `out` (src/call_types.cpp): op_types
+/// under `rule`, the result castable to `out` (same_kind), a scalar's value in the compute type
+/// (NumPy's rule: converted to the compute dtype first, a Python integer it cannot hold refused;
+/// PyTorch's: converted to C directly, integers wrapped). Throws InvalidArgument naming the
+/// dtypes; checks nothing about shapes or memory.
+CallTypes check_types(BinaryOp op, const Operand& a, const Operand& b, DType out, Promotion rule);
+
+/// Whether the call runs the same-dtype kernels: no scalar, one dtype of the original six for
+/// a, b, out, the result and the compute type, and one of the original six operations.
+bool runs_typed(const CallTypes& t);
+
+}  // namespace ewise::detail

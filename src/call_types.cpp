@@ -1,0 +1,92 @@
+// The checked dtypes of a dense call (ewise/detail/compute.hpp): op typing, the output's cast
+// and the scalar operands' values in the compute type.
+#include <cstring>
+#include <limits>
+
+#include "element.hpp"
+#include "ewise/detail/compute.hpp"
+#include "ewise/error.hpp"
+
+namespace ewise::detail {
+
+namespace {
+
+std::string describe(const Operand& o) {
+  if (o.is_scalar()) return o.scalar().str();
+  return o.view().desc.str();
+}
+
+/// s as compute type C of compute dtype `compute` under `rule`.
+template <class C>
+C scalar_value(const Scalar& s, DType compute, Promotion rule) {
+  const DType from = s.dtype();
+  if constexpr (std::is_same_v<C, bool>) {
+    return is_floating(from) ? s.as_double() != 0 : s.as_uint() != 0;
+  } else if constexpr (std::is_floating_point_v<C>) {
+    double v = is_floating(from) ? s.as_double()
+               : dtype_kind(from) == DTypeKind::unsigned_int ? static_cast<double>(s.as_uint())
+                                                             : static_cast<double>(s.as_int());
+    // NumPy converts the scalar to the compute dtype; PyTorch hands it to the arithmetic type.
+    if (rule == Promotion::numpy) v = round_to(compute, v);
+    return static_cast<C>(v);
+  } else {
+    EWISE_EXPECTS(!is_floating(from), "internal: a ", dtype_name(from),
+                  " scalar computed in integer dtype ", dtype_name(compute));
+    if (rule == Promotion::numpy && s.weak())
+      EWISE_EXPECTS(fits(compute, s.as_int()), "Python integer ", s.as_int(),
+                    " out of bounds for ", dtype_name(compute));
+    return static_cast<C>(dtype_kind(from) == DTypeKind::unsigned_int ? s.as_uint()
+                                                                      : static_cast<std::uint64_t>(s.as_int()));
+  }
+}
+
+std::uint64_t scalar_bits(const Scalar& s, DType compute, Promotion rule) {
+  return with_compute_type(compute, [&](auto tag) {
+    using C = typename decltype(tag)::type;
+    const C v = scalar_value<C>(s, compute, rule);
+    std::uint64_t bits = 0;
+    std::memcpy(&bits, &v, sizeof v);
+    return bits;
+  });
+}
+
+constexpr DType kTypedDTypes[] = {DType::f16, DType::bf16, DType::f32,
+                                  DType::f64, DType::i32,  DType::i64};
+
+}  // namespace
+
+CallTypes check_types(BinaryOp op, const Operand& a, const Operand& b, DType out,
+                      Promotion rule) {
+  EWISE_EXPECTS(!a.is_scalar() || !b.is_scalar(), op_name(op), " of two scalars (",
+                a.scalar().str(), ", ", b.scalar().str(), "): at least one operand is a tensor");
+  op_family(op);  // an op outside the enum throws here
+  for (DType t : {a.type(rule).dtype, b.type(rule).dtype, out}) dtype_size(t);  // a bad dtype
+  CallTypes t;
+  t.op = op;
+  t.types = op_types(op, rule, a.type(rule), b.type(rule));
+  EWISE_EXPECTS(can_cast_same_kind(t.types.result, out), "cannot store the ",
+                dtype_name(t.types.result), " result of ", op_name(op), "(", describe(a), ", ",
+                describe(b), ") in a ", dtype_name(out),
+                " output (casting='same_kind': floats do not cast to integers or bool, signed "
+                "integers not to unsigned)");
+  t.out = out;
+  t.a_scalar = a.is_scalar();
+  t.b_scalar = b.is_scalar();
+  t.a = t.a_scalar ? t.types.compute : a.view().desc.dtype;
+  t.b = t.b_scalar ? t.types.compute : b.view().desc.dtype;
+  if (t.a_scalar) t.a_value = scalar_bits(a.scalar(), t.types.compute, rule);
+  if (t.b_scalar) t.b_value = scalar_bits(b.scalar(), t.types.compute, rule);
+  return t;
+}
+
+bool runs_typed(const CallTypes& t) {
+  if (t.a_scalar || t.b_scalar) return false;
+  const DType d = t.out;
+  if (t.a != d || t.b != d || t.types.result != d || t.types.compute != d) return false;
+  if (static_cast<int>(t.op) > static_cast<int>(BinaryOp::maximum)) return false;
+  for (DType k : kTypedDTypes)
+    if (k == d) return true;
+  return false;
+}
+
+}  // namespace ewise::detail

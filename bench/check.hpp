@@ -14,6 +14,7 @@
 #include <string>
 
 #include "ewise/ops.hpp"
+#include "ewise/promotion.hpp"
 #include "ewise/tensor.hpp"
 
 namespace ewise::bench {

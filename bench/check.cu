@@ -43,6 +43,7 @@ __global__ void count_equal_kernel(const W* p, std::int64_t n, W pattern,
 template <class F>
 void with_word(DType t, F&& f) {
   switch (dtype_size(t)) {
+    case 1: f(std::uint8_t{}); return;
     case 2: f(std::uint16_t{}); return;
     case 4: f(std::uint32_t{}); return;
     case 8: f(std::uint64_t{}); return;

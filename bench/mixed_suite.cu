@@ -48,9 +48,8 @@ void run_case(Bench& bench, const MixedSpec& s, std::int64_t n) {
   const cudaStream_t stream = bench.stream();
   DenseOptions options;
   options.promotion = s.rule;
-  const OpTypes types = op_types(s.op, s.rule, {s.a}, {s.b, s.form == BForm::scalar
-                                                                 ? Weight::weak
-                                                                 : Weight::tensor});
+  const OperandType bt = s.form == BForm::scalar ? scalar_of(s.b).type() : OperandType{s.b};
+  const OpTypes types = op_types(s.op, s.rule, {s.a}, bt);
   const DType out_t = s.in_place ? s.a : types.result;
   const std::int64_t nb = s.form == BForm::tensor ? n : 1;
   const double bytes = static_cast<double>(n) * dtype_size(s.a) +

@@ -30,9 +30,13 @@ namespace ewise::detail {
 /// Elements per thread and iteration, loaded before any is stored (strided path).
 inline constexpr int kConvertUnroll = 4;
 /// Elements per chunk (flat path): a 16-byte vector of 2-byte dtypes, two of f32, 8 bytes of
-/// 1-byte dtypes; each thread takes kChunkUnroll chunks per iteration.
+/// 1-byte dtypes; each thread takes chunk_unroll(sizeof(C)) chunks per iteration (two chunks
+/// of an 8-byte C would hold 64 registers of operands alone).
 inline constexpr int kChunk = 8;
-inline constexpr int kChunkUnroll = 2;
+constexpr int chunk_unroll(std::size_t compute_bytes) { return compute_bytes >= 8 ? 1 : 2; }
+/// Threads per block, whatever DenseOptions::threads says: the register budget of 255 per
+/// thread that the unrolled chunks need (at 1024 threads the limit of 64 made f64 spill).
+inline constexpr int kConvertThreads = 256;
 
 template <class Index>
 struct ConvertArgs {
@@ -181,7 +185,7 @@ EWISE_DEVICE void convert_flat(const F& f, const ConvertArgs<Index>& p, C a0, C 
     store_cast(p.tout, p.out, i, round_to_result(p.tresult, p.tout, f(x, y)));
   };
   for (Index i = tid; i < p.head; i += nthreads) one(i);
-  constexpr int U = kChunkUnroll;
+  constexpr int U = chunk_unroll(sizeof(C));
   for (Index c0 = tid; c0 < p.chunks; c0 += nthreads * U) {
     C x[U][kChunk], y[U][kChunk];
 #pragma unroll
@@ -218,7 +222,7 @@ EWISE_DEVICE void convert_flat(const F& f, const ConvertArgs<Index>& p, C a0, C 
 }
 
 template <class F, class C, class Index>
-__global__ void __launch_bounds__(kMaxThreads) convert_kernel(F f, ConvertArgs<Index> p) {
+__global__ void __launch_bounds__(kConvertThreads) convert_kernel(F f, ConvertArgs<Index> p) {
   using Offset = typename Strided<Index>::Offset;
   constexpr int U = kConvertUnroll;
   C av, bv;
@@ -302,12 +306,13 @@ void launch_converting(const F& f, const CallTypes& t, const DensePlan& plan,
     p.b_value = t.b_value;
     set_flat(p, t, plan);
     GridPlan grid = plan.grid;
-    const std::int64_t per_thread = p.flat ? std::int64_t{kChunk} * kChunkUnroll : kConvertUnroll;
-    const std::int64_t per_block = std::int64_t{plan.threads} * per_thread;
+    const std::int64_t per_thread =
+        p.flat ? std::int64_t{kChunk} * chunk_unroll(sizeof(C)) : kConvertUnroll;
+    const std::int64_t per_block = std::int64_t{kConvertThreads} * per_thread;
     grid.need = (plan.numel + per_block - 1) / per_block;
     const auto kernel = convert_kernel<F, C, Index>;
-    launch("converting", kernel, grid_blocks(kernel, grid, plan.threads), plan.threads, 0, stream,
-           f, p);
+    launch("converting", kernel, grid_blocks(kernel, grid, kConvertThreads), kConvertThreads, 0,
+           stream, f, p);
   });
 }
 

@@ -3,7 +3,7 @@
 // C, combined by the ops.hpp functor, rounded to the result dtype and cast to the output's
 // dtype in the same pass (ewise/promotion.hpp, src/element.hpp's casts on the host). The dtypes
 // are kernel arguments, so one instantiation per (operation, C) serves every dtype pair.
-// Two paths, picked per launch:
+// Two kernels, picked per launch:
 //   flat     a rank-1 plan, out stride 1, each input stride 1 (at the same element offset modulo
 //            kChunk as out) or a held value (stride 0, or a scalar): chunks of kChunk elements,
 //            each operand loaded and stored as one vector of its own dtype, the dtype switched
@@ -33,7 +33,9 @@ inline constexpr int kConvertUnroll = 4;
 /// 1-byte dtypes; each thread takes chunk_unroll(sizeof(C)) chunks per iteration (two chunks
 /// of an 8-byte C would hold 64 registers of operands alone).
 inline constexpr int kChunk = 8;
-constexpr int chunk_unroll(std::size_t compute_bytes) { return compute_bytes >= 8 ? 1 : 2; }
+constexpr int chunk_unroll(std::size_t compute_bytes) {
+  return compute_bytes >= 8 ? 1 : compute_bytes == 1 ? 4 : 2;
+}
 /// Threads per block, whatever DenseOptions::threads says: the register budget of 255 per
 /// thread that the unrolled chunks need (at 1024 threads the limit of 64 made f64 spill).
 inline constexpr int kConvertThreads = 256;
@@ -48,8 +50,7 @@ struct ConvertArgs {
   DType ta{}, tb{}, tout{}, tresult{};
   bool a_scalar = false, b_scalar = false;
   std::uint64_t a_value = 0, b_value = 0;  ///< scalars, as C in the low bytes
-  // flat path (see the file comment)
-  bool flat = false;
+  // the flat kernel's (see the file comment)
   bool a_held = false, b_held = false;  ///< stride 0 (or a scalar): one value for all elements
   Index head = 0, chunks = 0;           ///< per-element head, then chunks, then the tail
 };
@@ -221,19 +222,31 @@ EWISE_DEVICE void convert_flat(const F& f, const ConvertArgs<Index>& p, C a0, C 
   for (Index i = p.head + p.chunks * kChunk + tid; i < p.n; i += nthreads) one(i);
 }
 
+/// A scalar operand's value (by value in the arguments) as C, else C{}.
+template <class C, class Index>
+EWISE_DEVICE void scalar_values(const ConvertArgs<Index>& p, C& a0, C& b0) {
+  std::memcpy(&a0, &p.a_value, sizeof a0);
+  std::memcpy(&b0, &p.b_value, sizeof b0);
+}
+
 template <class F, class C, class Index>
-__global__ void __launch_bounds__(kConvertThreads) convert_kernel(F f, ConvertArgs<Index> p) {
+__global__ void __launch_bounds__(kConvertThreads)
+    convert_flat_kernel(F f, ConvertArgs<Index> p) {
+  C a0, b0;
+  scalar_values(p, a0, b0);
+  // A held operand from memory (stride 0): its one element, read once per thread.
+  if (p.a_held && !p.a_scalar) a0 = load_as<C>(p.ta, p.a, 0);
+  if (p.b_held && !p.b_scalar) b0 = load_as<C>(p.tb, p.b, 0);
+  convert_flat(f, p, a0, b0);
+}
+
+template <class F, class C, class Index>
+__global__ void __launch_bounds__(kConvertThreads)
+    convert_strided_kernel(F f, ConvertArgs<Index> p) {
   using Offset = typename Strided<Index>::Offset;
   constexpr int U = kConvertUnroll;
   C av, bv;
-  std::memcpy(&av, &p.a_value, sizeof av);
-  std::memcpy(&bv, &p.b_value, sizeof bv);
-  if (p.flat) {
-    // A held operand from memory (stride 0): its one element, read once per thread.
-    if (p.a_held && !p.a_scalar) av = load_as<C>(p.ta, p.a, 0);
-    if (p.b_held && !p.b_scalar) bv = load_as<C>(p.tb, p.b, 0);
-    return convert_flat(f, p, av, bv);
-  }
+  scalar_values(p, av, bv);
   const Index step = static_cast<Index>(gridDim.x) * blockDim.x * U;
   for (Index base = static_cast<Index>(blockIdx.x) * blockDim.x * U + threadIdx.x; base < p.n;
        base += step) {
@@ -253,45 +266,50 @@ __global__ void __launch_bounds__(kConvertThreads) convert_kernel(F f, ConvertAr
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const Index i = base + static_cast<Index>(u) * blockDim.x;
-      if (i < p.n) store_cast(p.tout, p.out, at[u], round_to_result(p.tresult, p.tout, f(x[u], y[u])));
+      if (i < p.n)
+        store_cast(p.tout, p.out, at[u], round_to_result(p.tresult, p.tout, f(x[u], y[u])));
     }
   }
 }
 
-/// Sets the flat path's fields when the plan allows it (see the file comment).
+/// The element offset of `ptr` within a chunk, in elements of dtype d.
+inline std::int64_t chunk_phase(const void* ptr, DType d) {
+  return static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(ptr) / dtype_size(d) % kChunk);
+}
+
+/// Whether the flat kernel runs the call (see the file comment).
+inline bool flat_plan(const CallTypes& t, const DensePlan& plan) {
+  const BroadcastPlan& P = plan.plan;
+  if (P.rank() != 1 || P.strides[0][0] != 1) return false;
+  const std::int64_t out_phase = chunk_phase(plan.out, t.out);
+  const auto fits = [&](int k, const void* ptr, DType d, bool scalar) {
+    return scalar || P.strides[k][0] == 0 ||
+           (P.strides[k][0] == 1 && chunk_phase(ptr, d) == out_phase);
+  };
+  return fits(1, plan.a, t.a, t.a_scalar) && fits(2, plan.b, t.b, t.b_scalar);
+}
+
+/// The flat kernel's fields of a call flat_plan accepts.
 template <class Index>
 void set_flat(ConvertArgs<Index>& p, const CallTypes& t, const DensePlan& plan) {
   const BroadcastPlan& P = plan.plan;
-  if (P.rank() != 1 || P.strides[0][0] != 1) return;
-  const auto phase = [](const void* ptr, DType d) {  // element offset within a chunk
-    return static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(ptr) / dtype_size(d) % kChunk);
-  };
-  const std::int64_t out_phase = phase(plan.out, t.out);
-  const auto fits = [&](int k, const void* ptr, DType d, bool scalar, bool& held) {
-    held = scalar || P.strides[k][0] == 0;
-    return held || (P.strides[k][0] == 1 && phase(ptr, d) == out_phase);
-  };
-  bool a_held = false, b_held = false;
-  if (!fits(1, plan.a, t.a, t.a_scalar, a_held) || !fits(2, plan.b, t.b, t.b_scalar, b_held))
-    return;
-  p.flat = true;
-  p.a_held = a_held;
-  p.b_held = b_held;
-  const std::int64_t head = std::min<std::int64_t>((kChunk - out_phase) % kChunk, plan.numel);
+  p.a_held = t.a_scalar || P.strides[1][0] == 0;
+  p.b_held = t.b_scalar || P.strides[2][0] == 0;
+  const std::int64_t head =
+      std::min<std::int64_t>((kChunk - chunk_phase(plan.out, t.out)) % kChunk, plan.numel);
   p.head = static_cast<Index>(head);
   p.chunks = static_cast<Index>((plan.numel - head) / kChunk);
 }
 
-/// Launches convert_kernel<F, C> for the planned call.
+/// Launches the flat kernel (64-bit indices: its index arithmetic is a few adds, and one
+/// instantiation serves every size) or the strided one (32-bit indices where they fit) for
+/// the planned call.
 template <class F, class C>
 void launch_converting(const F& f, const CallTypes& t, const DensePlan& plan,
                        cudaStream_t stream) {
-  with_index(plan.wide, [&](auto index) {
+  const auto run = [&](auto index, auto flat) {
     using Index = typename decltype(index)::type;
     ConvertArgs<Index> p;
-    int dims[kMaxRank];
-    for (int d = 0; d < plan.plan.rank(); ++d) dims[d] = d;
-    p.map = make_strided<Index>(plan.plan, dims, plan.plan.rank());
     p.n = static_cast<Index>(plan.numel);
     p.out = plan.out;
     p.a = plan.a;
@@ -304,16 +322,25 @@ void launch_converting(const F& f, const CallTypes& t, const DensePlan& plan,
     p.b_scalar = t.b_scalar;
     p.a_value = t.a_value;
     p.b_value = t.b_value;
-    set_flat(p, t, plan);
     GridPlan grid = plan.grid;
-    const std::int64_t per_thread =
-        p.flat ? std::int64_t{kChunk} * chunk_unroll(sizeof(C)) : kConvertUnroll;
+    std::int64_t per_thread = kConvertUnroll;
+    void (*kernel)(F, ConvertArgs<Index>) = convert_strided_kernel<F, C, Index>;
+    if constexpr (decltype(flat)::value) {
+      set_flat(p, t, plan);
+      per_thread = std::int64_t{kChunk} * chunk_unroll(sizeof(C));
+      kernel = convert_flat_kernel<F, C, Index>;
+    } else {
+      int dims[kMaxRank];
+      for (int d = 0; d < plan.plan.rank(); ++d) dims[d] = d;
+      p.map = make_strided<Index>(plan.plan, dims, plan.plan.rank());
+    }
     const std::int64_t per_block = std::int64_t{kConvertThreads} * per_thread;
     grid.need = (plan.numel + per_block - 1) / per_block;
-    const auto kernel = convert_kernel<F, C, Index>;
     launch("converting", kernel, grid_blocks(kernel, grid, kConvertThreads), kConvertThreads, 0,
            stream, f, p);
-  });
+  };
+  if (flat_plan(t, plan)) return run(TypeTag<std::uint64_t>{}, std::true_type{});
+  with_index(plan.wide, [&](auto index) { run(index, std::false_type{}); });
 }
 
 /// Runs the call if its operation is one of Ops (ops:: functor types), in its compute type.

@@ -3,7 +3,6 @@
 // operand. Bytes: the unique bytes of both inputs and the output; the cub reference is the
 // same-dtype add of the output's size and dtype (Bench::add).
 #include <cstring>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -37,18 +36,6 @@ const char* form_name(BForm f) {
 Scalar scalar_of(DType t) {
   if (t == DType::b8) return Scalar::weak_bool(true);
   return is_floating(t) ? Scalar::weak_float(0.5) : Scalar::weak_int(3);
-}
-
-/// The kernel launches (graph nodes) of one call, captured from `stream`.
-std::size_t launches_of(const std::function<void()>& call, cudaStream_t stream) {
-  cudaGraph_t graph = nullptr;
-  EWISE_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-  call();
-  EWISE_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
-  std::size_t nodes = 0;
-  EWISE_CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, &nodes));
-  EWISE_CUDA_CHECK(cudaGraphDestroy(graph));
-  return nodes;
 }
 
 /// Whether two contiguous device views hold the same bytes.
@@ -128,9 +115,6 @@ void run_case(Bench& bench, const MixedSpec& s, std::int64_t n) {
       r.verified = verify_dense(s.op, av(0), ConstTensorView(b.at(0), bd, Memory::device), ov(0),
                                 bench.next_seed(), stream, s.rule);
     }
-    r.params.push_back(param(
-        "launches", static_cast<std::int64_t>(launches_of(
-                        [&] { binary(s.op, av(0), bop(0), ov(0), options, stream); }, stream))));
   } catch (const Error& e) {
     bench.add_untimed(std::move(r), "failed", e.what());
     return;

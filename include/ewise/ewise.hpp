@@ -34,6 +34,7 @@
 #include "ewise/io.hpp"
 #include "ewise/memory.hpp"
 #include "ewise/ops.hpp"
+#include "ewise/promotion.hpp"
 #include "ewise/reference.hpp"
 #include "ewise/sparse.hpp"
 #include "ewise/sparse_reference.hpp"

@@ -158,7 +158,7 @@ def undefined(want):
 
 def out_of_range_comparison(op, dtype, s):
     """A comparison of an integer array with a Python int its dtype cannot hold, which NumPy 2
-    computes exactly and ewise refuses (OverflowError): left out here."""
+    computes exactly (test_comparisons_with_out_of_range_python_ints)."""
     if op not in COMPARISONS or dtype.kind not in "iu" or isinstance(s, (bool, float)):
         return False
     info = np.iinfo(dtype)
@@ -294,3 +294,29 @@ def test_large_strided_and_in_place_mixed():
     assert mismatch("multiply", ewise.multiply(z, 0.1), np.multiply(z, 0.1)) is None
     assert mismatch("less", ewise.less(z, 2.5), np.less(z, 2.5)) is None
 
+
+@pytest.mark.parametrize("op", COMPARISONS)
+def test_comparisons_with_out_of_range_python_ints(op):
+    """NumPy 2 compares an integer array with a Python int its dtype cannot hold exactly
+    (int8 < 300 is True everywhere, uint8 == -1 False), where arithmetic raises OverflowError."""
+    rng = np.random.default_rng([SEED, 400 + COMPARISONS.index(op)])
+    failures = []
+    for dtype in DTYPES:
+        x = draw(rng, dtype, (3, 4))
+        for s in PYTHON_SCALARS:
+            if out_of_range_comparison(op, dtype, s):
+                check(failures, op, x, s)
+                check(failures, op, s, x)
+    report(failures)
+
+
+@pytest.mark.parametrize("op", COMPARISONS)
+def test_int64_uint64_comparisons(op):
+    """NumPy 2 compares int64 with uint64 exactly (its common dtype, float64, would not:
+    2**63 - 1 and 2**63 are one float64)."""
+    a = np.array([2**63 - 1, -1, 0, -(2**63), 5], np.int64)
+    b = np.array([2**63, 2**64 - 1, 0, 2**63, 5], np.uint64)
+    failures = []
+    check(failures, op, a, b)
+    check(failures, op, b, a)
+    report(failures)

@@ -18,14 +18,20 @@ NUMPY_NAMES = {name: numpy_name for numpy_name, name, _, _ in _DTYPES}  # ewise'
 DLPACK_DTYPES = {name: (code, bits) for _, name, code, bits in _DTYPES}
 
 
+_names_by_dtype = {}  # dtype_name's answers by dtype object (str() of NumPy's takes 8 us)
+
+
 def dtype_name(dtype):
     """ewise's name of a framework's dtype (NumPy's, PyTorch's, CuPy's, JAX's: its name is
     NumPy's after any "torch."); TypeError naming it when ewise does not support it."""
-    numpy_name = str(dtype).rpartition(".")[2]
-    name = DTYPE_NAMES.get(numpy_name)
+    name = _names_by_dtype.get(dtype)
     if name is None:
-        raise TypeError(f"ewise: unsupported dtype {numpy_name}: ewise supports "
-                        f"{', '.join(DTYPE_NAMES)}")
+        numpy_name = str(dtype).rpartition(".")[2]
+        name = DTYPE_NAMES.get(numpy_name)
+        if name is None:
+            raise TypeError(f"ewise: unsupported dtype {numpy_name}: ewise supports "
+                            f"{', '.join(DTYPE_NAMES)}")
+        _names_by_dtype[dtype] = name
     return name
 
 

@@ -1,4 +1,5 @@
-// python/src/views.cpp — DLPack arrays as ewise views (see views.hpp).
+// python/src/views.cpp — DLPack arrays as ewise views, Python scalars as ewise scalars (see
+// views.hpp).
 #include "views.hpp"
 
 #include <exception>

@@ -1,6 +1,6 @@
-// python/src/views.hpp — ewise views over the arrays nanobind imports through DLPack, and what
-// both extension modules (_ewise, _ewise_torch) need besides: the device guard and the error
-// translation.
+// python/src/views.hpp — ewise views over the arrays nanobind imports through DLPack, dense
+// operands (those views or Python scalars), and what both extension modules (_ewise,
+// _ewise_torch) need besides: the device guard and the error translation.
 //
 // A DLPack tensor is a pointer (plus a byte offset, which nanobind folds into data()), a dtype,
 // a device, a shape and strides counted in elements (never bytes: NumPy's byte strides are

@@ -5,8 +5,9 @@ API modules (ewise, ewise.sparse, ewise.torch), it imports none of them: only th
 One module per framework (numpy.py, torch.py, cupy.py, jax.py, scipy.py), each with ADAPTERS:
 instances of interface.Adapter by the framework names they serve, imported the first time an
 object of that framework is met (never the framework itself: an object of it exists).
-Here: the adapter of an object, the DLPack device checks, and Call (the device and stream one
-call runs on). routes.py: the route of a plain dense call per framework."""
+Here: the adapter of an object, a dense call's dtypes (types: the result dtype and promotion
+rule of the first array's framework), the DLPack device checks, and Call (the device and stream
+one call runs on). routes.py: the route of a plain dense call per framework."""
 import importlib
 import sys
 

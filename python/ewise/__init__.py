@@ -1,20 +1,28 @@
 """ewise: element-wise operations on dense arrays and sparse COO matrices.
 
 Dense operations take any arrays that export DLPack (NumPy, PyTorch, CuPy, ...), with any
-strides, and broadcast as NumPy does. Operands share one dtype: float16, bfloat16, float32,
-float64, int32 or int64 (there is no type promotion). Host arrays run on ewise's CPU backend,
-CUDA arrays on the GPU on the producer's current stream, without synchronizing. The result is
-an array of the first operand's framework (NumPy for a host producer ewise does not know), or
-`out`, which may be an operand (in place).
+strides, and Python scalars, and broadcast as NumPy does. NumPy's binary operations by NumPy's
+names (add, subtract, ..., bitwise_xor; the short names sub, mul, div, min, max as aliases) on
+operands of any of bool, int8, uint8, int16, uint16, int32, uint32, int64, uint64, float16,
+bfloat16, float32 and float64, mixed: the result dtype is the first array's framework's (NumPy 2
+for NumPy and CuPy, torch.result_type for PyTorch, JAX's own for JAX; Python scalars are weak),
+computed in one pass, the operands converted inside the kernel. Host arrays run on ewise's CPU
+backend, CUDA arrays on the GPU on the producer's current stream, without synchronizing. The
+result is an array of the first array's framework (NumPy for a host producer ewise does not
+know), or `out`, which may be an operand (in place) of any dtype the result casts to under
+NumPy's casting="same_kind".
 
     ewise.add(a, b)                      # a + b, broadcast
+    ewise.multiply(x, 0.5)               # a Python scalar: x's dtype
     ewise.maximum(a, b, out=a)           # in place
-    ewise.binary("mul", a, b, kernel="tiled")
+    ewise.binary("less", a, b, kernel="general")   # bool
 
-Errors: ValueError for invalid arguments (shapes, dtypes that differ, overlapping out, mixed
-devices), TypeError for an unsupported dtype, RuntimeError for CUDA errors; the message is the
-C++ library's. Sparse matrices: ewise.sparse; PyTorch operators: ewise.torch. routes() names
-the route a plain call takes for each framework.
+Errors: TypeError for dtypes an operation or out= does not take (naming them) and unsupported
+dtypes, OverflowError for a Python integer the operation's dtype cannot hold (NumPy's rule),
+ValueError for other invalid arguments (shapes, overlapping out, mixed devices),
+RuntimeError for CUDA errors; the message is the C++ library's. Sparse matrices: ewise.sparse;
+PyTorch operators: ewise.torch. routes() names the route a plain call takes for each
+framework.
 
 The package in layers (docs/design.md, "Python binding"): the API modules (this one, sparse,
 torch) over the calls (_dense, _sparse) over the interop layer (_interop: each framework's
@@ -23,8 +31,7 @@ arrays, devices, streams and results) over the extensions (_ewise, _ewise_torch)
 from . import _dense, _ewise, _ops, sparse
 from ._interop import routes as _routes
 
-__all__ = ["add", "sub", "mul", "div", "minimum", "maximum", "binary", "gpu_available",
-           "kernels", "routes", "sparse"]
+__all__ = [*_ops.NAMES, "binary", "gpu_available", "kernels", "routes", "sparse"]
 
 
 def gpu_available():
@@ -53,11 +60,12 @@ def _differentiable(op, a, b, out, kernel):
 
 
 def binary(op, a, b, out=None, kernel=None):
-    """out = a op b with broadcasting. op: "add", "sub", "mul", "div", "minimum" ("min"),
-    "maximum" ("max"). kernel: a name from kernels() (GPU; checked, not run, on the CPU).
-    Returns out, allocated like a when None (for JAX operands, a new JAX array). A torch
-    operand that requires a gradient (grad mode on) takes ewise.torch.binary, which autograd
-    records."""
+    """out = a op b with broadcasting. op: an operation's NumPy name ("add", "subtract", ...,
+    "bitwise_xor") or a short alias ("sub", "mul", "div", "min", "max"). a, b: arrays or Python
+    scalars (bool, int, float; one at least an array). kernel: a name from kernels() (GPU;
+    checked, not run, on the CPU). Returns out, allocated like the first array when None, of
+    its framework's result dtype (for JAX operands, a new JAX array). A torch operand that
+    requires a gradient (grad mode on) takes ewise.torch.binary, which autograd records."""
     return _dense.call(_ops.op(op), a, b, out, kernel, _differentiable)
 
 

@@ -4,6 +4,7 @@
 // fast path for torch tensors, torch_binary.cpp, which does both through PyTorch's Python API).
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -12,13 +13,16 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ewise/broadcast.hpp"
 #include "ewise/buffer.hpp"
 #include "ewise/dense.hpp"
+#include "ewise/detail/compute.hpp"
 #include "ewise/device.hpp"
 #include "ewise/error.hpp"
+#include "ewise/promotion.hpp"
 #include "views.hpp"
 
 namespace ewise::python {
@@ -28,17 +32,73 @@ void bind_torch(nb::module_& m);   // torch_binary.cpp
 
 namespace {
 
-// out = a op b. Device arrays run on `stream` (the producer's current stream, chosen by the
-// Python layer) without synchronizing; host arrays on the CPU backend.
-void binary(const std::string& op, const InArray& a, const InArray& b, const OutArray& out,
-            const std::optional<std::string>& kernel, std::uintptr_t stream) {
+Promotion parse_promotion(const std::string& name) {
+  if (name == "numpy") return Promotion::numpy;
+  if (name == "torch") return Promotion::torch;
+  throw nb::value_error(("ewise: unknown promotion rule '" + name + "': numpy or torch").c_str());
+}
+
+Weight parse_weight(const std::string& name) {
+  if (name == "tensor") return Weight::tensor;
+  if (name == "zero_dim") return Weight::zero_dim;
+  if (name == "weak") return Weight::weak;
+  throw nb::value_error(("ewise: unknown weight '" + name + "': tensor, zero_dim or weak").c_str());
+}
+
+// Raises the dtype errors of a call as Python raises NumPy's: TypeError (NumPy's
+// UFuncTypeError is one) where the operation is not defined for the dtypes or its result cannot
+// be cast to out's dtype; OverflowError for a Python integer the operation's dtype cannot hold
+// (NumPy's rule). The message is the C++ library's (detail::check_types), naming the dtypes.
+void check_dtypes(BinaryOp op, const Operand& a, const Operand& b, DType out, Promotion rule) {
+  try {
+    detail::check_types(op, a, b, out, rule);
+  } catch (const InvalidArgument& e) {
+    // check_types refuses three things: the operation, the cast into out, a scalar's value.
+    bool typed = false;
+    try {
+      typed = can_cast_same_kind(op_types(op, rule, a.type(rule), b.type(rule)).result, out);
+    } catch (const InvalidArgument&) {
+    }
+    PyErr_SetString(typed ? PyExc_OverflowError : PyExc_TypeError, e.what());
+    throw nb::python_error();
+  }
+}
+
+// out = a op b (a, b: arrays or Python scalars) under the promotion rule named `promotion`.
+// Device arrays run on `stream` (the producer's current stream, chosen by the Python layer)
+// without synchronizing; host arrays on the CPU backend.
+void binary(const std::string& op, nb::handle a, nb::handle b, const OutArray& out,
+            const std::optional<std::string>& kernel, std::uintptr_t stream,
+            const std::string& promotion) {
   DenseOptions options;
   if (kernel) options.kernel = parse_kernel(*kernel);
+  options.promotion = parse_promotion(promotion);
   const BinaryOp parsed = parse_op(op);
-  const ConstTensorView va = const_view(a), vb = const_view(b);
+  const PyOperands operands = py_operands(parsed, a, b, options.promotion);
   const TensorView vo = view(out);
+  check_dtypes(parsed, operands.a.operand, operands.b.operand, vo.desc.dtype, options.promotion);
   nb::gil_scoped_release release;
-  ewise::binary(parsed, va, vb, vo, options, as_stream(stream));
+  ewise::binary(parsed, operands.a.operand, operands.b.operand, vo, options, as_stream(stream));
+}
+
+// The (compute, result) dtype names of op on operands of (dtype name, weight name) under a
+// promotion rule; TypeError naming the dtypes where the operation is not defined for them.
+std::pair<std::string, std::string> types(const std::string& op, const std::string& promotion,
+                                          const std::string& a_dtype, const std::string& a_weight,
+                                          const std::string& b_dtype,
+                                          const std::string& b_weight) {
+  const auto operand = [](const std::string& dtype, const std::string& weight) {
+    return OperandType{parse_dtype(dtype), parse_weight(weight)};
+  };
+  const BinaryOp parsed = parse_op(op);
+  const Promotion rule = parse_promotion(promotion);
+  const OperandType ta = operand(a_dtype, a_weight), tb = operand(b_dtype, b_weight);
+  try {
+    const OpTypes t = op_types(parsed, rule, ta, tb);
+    return {dtype_name(t.compute), dtype_name(t.result)};
+  } catch (const InvalidArgument& e) {
+    throw nb::type_error(e.what());
+  }
 }
 
 // A DLPack-exporting array over memory described by the array interface protocols
@@ -109,8 +169,13 @@ NB_MODULE(_ewise, m) {
 
   register_error_translators();
   m.def("binary", &binary, nb::arg("op"), nb::arg("a"), nb::arg("b"), nb::arg("out"),
-        nb::arg("kernel").none(), nb::arg("stream"),
-        "out = a op b with broadcasting; op and kernel by their C++ names");
+        nb::arg("kernel").none(), nb::arg("stream"), nb::arg("promotion"),
+        "out = a op b with broadcasting; a and b arrays or Python scalars (weak), op and kernel "
+        "by their C++ names, promotion \"numpy\" or \"torch\"");
+  m.def("op_types", &types, nb::arg("op"), nb::arg("promotion"), nb::arg("a_dtype"),
+        nb::arg("a_weight"), nb::arg("b_dtype"), nb::arg("b_weight"),
+        "(compute, result) dtype names of op on operands of (dtype name, weight: tensor, "
+        "zero_dim or weak) under a promotion rule (ewise/promotion.hpp's op_types)");
   m.def("strided_view", &strided_view, nb::arg("data"), nb::arg("code"), nb::arg("bits"),
         nb::arg("shape"), nb::arg("strides"), nb::arg("device_type"), nb::arg("device_id"),
         nb::arg("owner"),

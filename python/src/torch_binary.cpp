@@ -2,13 +2,14 @@
 // through the CPython API only (ewise neither builds nor links against libtorch).
 //
 // For tensors of the exact type torch.Tensor, with no gradient to record, on one CUDA device,
-// of one of ewise's dtypes and without the negative bit, torch_binary reads each tensor's
-// pointer, shape and strides with a few attribute calls, allocates the result through
-// PyTorch's own Python callables, and calls ewise::binary on PyTorch's current raw stream of
-// that device (torch_call.hpp: the part shared with _ewise_torch, which reads and allocates
-// through libtorch instead). For anything else it returns None and the Python layer runs the
-// general path (DLPack), which also gives every such case its error message. The PyTorch
-// objects it needs are taken from sys.modules["torch"] on the first call that sees a tensor:
+// of one dtype that is also the result's (torch_call.hpp, runs_fast) and without the negative
+// bit, torch_binary reads each tensor's pointer, shape and strides with a few attribute calls,
+// allocates the result through PyTorch's own Python callables, and calls ewise::binary on
+// PyTorch's current raw stream of that device (torch_call.hpp: the part shared with
+// _ewise_torch, which reads and allocates through libtorch instead). For anything else it
+// returns None and the Python layer runs the general path (DLPack), which promotes mixed dtypes
+// and Python scalars by PyTorch's rule and gives every error its message. The PyTorch objects
+// it needs are taken from sys.modules["torch"] on the first call that sees a tensor:
 // ewise never imports torch.
 #include <nanobind/nanobind.h>
 
@@ -22,7 +23,7 @@
 namespace ewise::python {
 namespace {
 
-constexpr int kDTypes = 6;
+constexpr int kDTypes = 10;
 
 // PyTorch's objects, looked up once; strong references kept for the life of the process
 // (torch is never unloaded).
@@ -34,10 +35,14 @@ struct TorchParts {
   PyObject* current_stream = nullptr;  // torch._C._cuda_getCurrentRawStream (CUDA builds)
 };
 
-constexpr const char* kDTypeNames[kDTypes] = {"float16", "bfloat16", "float32",
-                                              "float64", "int32",    "int64"};
-constexpr DType kDTypeValues[kDTypes] = {DType::f16, DType::bf16, DType::f32,
-                                         DType::f64, DType::i32,  DType::i64};
+// The dtypes every torch release since 2.0 has (torch.uint16, uint32 and uint64 came in 2.3:
+// tensors of those take the general path).
+constexpr const char* kDTypeNames[kDTypes] = {"float16", "bfloat16", "float32", "float64",
+                                              "int32",   "int64",    "bool",    "int8",
+                                              "uint8",   "int16"};
+constexpr DType kDTypeValues[kDTypes] = {DType::f16, DType::bf16, DType::f32, DType::f64,
+                                         DType::i32, DType::i64,  DType::b8,  DType::i8,
+                                         DType::u8,  DType::i16};
 
 // The attribute names, interned once.
 struct Names {
@@ -275,7 +280,7 @@ nb::object torch_binary(nb::handle op, nb::handle a, nb::handle b, nb::handle ou
   TorchTensor ta, tb, to;
   if (!check(a.ptr(), host, ta) || !check(b.ptr(), host, tb) ||
       (has_out && !check(out.ptr(), host, to)) ||
-      !same_device_and_dtype(ta, tb, has_out ? &to : nullptr))
+      !runs_fast(op, ta, tb, has_out ? &to : nullptr))
     return nb::none();
   if (!host && g_torch.current_stream == nullptr) return nb::none();
   if (!read(a.ptr(), ta) || !read(b.ptr(), tb) || (has_out && !read(out.ptr(), to)))

@@ -5,6 +5,8 @@
 
 #include "ewise/broadcast.hpp"
 #include "ewise/dense.hpp"
+#include "ewise/error.hpp"
+#include "ewise/promotion.hpp"
 #include "views.hpp"
 
 namespace ewise::python {
@@ -19,11 +21,17 @@ std::string_view text(nb::handle s) {
 
 }  // namespace
 
-bool same_device_and_dtype(const TorchTensor& a, const TorchTensor& b, const TorchTensor* out) {
+bool runs_fast(nb::handle op, const TorchTensor& a, const TorchTensor& b, const TorchTensor* out) {
   const auto same = [&](const TorchTensor& t) {
     return t.device == a.device && t.dtype == a.dtype;
   };
-  return same(b) && (out == nullptr || same(*out));
+  if (!same(b) || (out != nullptr && !same(*out))) return false;
+  const OperandType t{a.dtype, Weight::tensor};
+  try {
+    return op_types(parse_op(text(op)), Promotion::torch, t, t).result == a.dtype;
+  } catch (const InvalidArgument&) {
+    return false;  // an unknown op, or one undefined for the dtype: the general path reports it
+  }
 }
 
 NewResult new_result(const TorchTensor& a, const TorchTensor& b) {
@@ -39,6 +47,7 @@ void run_binary(nb::handle op, nb::handle kernel, const TorchTensor& a, const To
   if (!kernel.is_none()) options.kernel = parse_kernel(text(kernel));
   const BinaryOp parsed = parse_op(text(op));
   const Memory memory = host ? Memory::host : Memory::device;
+  options.promotion = Promotion::torch;  // torch tensors (runs_fast: a result of their dtype)
   const ConstTensorView va(a.data, TensorDesc::strided(a.dtype, a.shape, a.strides), memory);
   const ConstTensorView vb(b.data, TensorDesc::strided(b.dtype, b.shape, b.strides), memory);
   const TensorView vo{out.data, TensorDesc::strided(out.dtype, out.shape, out.strides), memory};

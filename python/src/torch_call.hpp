@@ -24,9 +24,10 @@ struct TorchTensor {
   Dims shape, strides;
 };
 
-/// True when b and out (null when there is none) have a's device and dtype; else the call is
-/// the general path's, which reports the mismatch.
-bool same_device_and_dtype(const TorchTensor& a, const TorchTensor& b, const TorchTensor* out);
+/// True when b and out (null when there is none) have a's device and dtype, and op (its C++
+/// name) gives that dtype under PyTorch's rule (not a comparison, nor divide on integers); else
+/// the call is the general path's, which promotes and reports every error.
+bool runs_fast(nb::handle op, const TorchTensor& a, const TorchTensor& b, const TorchTensor* out);
 
 /// The operand whose layout a new result takes (empty_like), if any.
 enum class Like { a, b, none };

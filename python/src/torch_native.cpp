@@ -4,10 +4,11 @@
 //
 // binary() is _ewise.torch_binary (torch_binary.cpp) with the same rules: None, for the general
 // path to run and report, unless a, b and out are of the exact type torch.Tensor, with no
-// gradient to record, strided, on one CUDA device, of one of ewise's dtypes and without the
-// negative bit. Only the two costs the Python API has are gone: each tensor is read from its
-// at::Tensor (THPVariable_Unpack) instead of through attribute calls, and the result is
-// allocated by at::empty_like / at::empty as PyTorch's own operators allocate theirs. The rest
+// gradient to record, strided, on one CUDA device, of one dtype that is also the result's
+// (runs_fast) and without the negative bit. Only the two costs the Python API has are gone:
+// each tensor is read from its at::Tensor (THPVariable_Unpack) instead of through attribute
+// calls, and the result is allocated by at::empty_like / at::empty as PyTorch's own operators
+// allocate theirs. The rest
 // is torch_call.hpp, shared with the other path.
 //
 // The torch libraries are linked without a run path: the Python layer imports this module only
@@ -59,6 +60,10 @@ bool read(const at::Tensor& x, bool host, bool written, TorchTensor& t) {
     case at::kDouble: t.dtype = DType::f64; break;
     case at::kInt: t.dtype = DType::i32; break;
     case at::kLong: t.dtype = DType::i64; break;
+    case at::kBool: t.dtype = DType::b8; break;
+    case at::kChar: t.dtype = DType::i8; break;
+    case at::kByte: t.dtype = DType::u8; break;
+    case at::kShort: t.dtype = DType::i16; break;
     default: return false;
   }
   try {
@@ -91,7 +96,7 @@ nb::object binary(nb::handle op, nb::handle a, nb::handle b, nb::handle out, nb:
   TorchTensor ta, tb, to;
   if ((has_out && !read(THPVariable_Unpack(out.ptr()), host, true, to)) ||
       !read(xa, host, false, ta) || !read(xb, host, false, tb) ||
-      !same_device_and_dtype(ta, tb, has_out ? &to : nullptr))
+      !runs_fast(op, ta, tb, has_out ? &to : nullptr))
     return nb::none();
 
   return finish_binary(

@@ -1,4 +1,5 @@
-// python/src/views.cpp — DLPack arrays as ewise views (see views.hpp).
+// python/src/views.cpp — DLPack arrays as ewise views, Python scalars as ewise scalars (see
+// views.hpp).
 #include "views.hpp"
 
 #include <exception>
@@ -6,46 +7,47 @@
 #include <string>
 
 #include "ewise/error.hpp"
+#include "ewise/ops.hpp"
 
 namespace ewise::python {
 
+namespace {
+
+using code = nb::dlpack::dtype_code;
+
+// ewise's dtypes as DLPack's (code, bits), one lane: the one table both directions read.
+struct DLPackDType {
+  DType dtype;
+  code c;
+  std::uint8_t bits;
+};
+constexpr DLPackDType kDLPackDTypes[] = {
+    {DType::f16, code::Float, 16}, {DType::bf16, code::Bfloat, 16}, {DType::f32, code::Float, 32},
+    {DType::f64, code::Float, 64}, {DType::i32, code::Int, 32},     {DType::i64, code::Int, 64},
+    {DType::b8, code::Bool, 8},    {DType::i8, code::Int, 8},       {DType::u8, code::UInt, 8},
+    {DType::i16, code::Int, 16},   {DType::u16, code::UInt, 16},    {DType::u32, code::UInt, 32},
+    {DType::u64, code::UInt, 64}};
+
+}  // namespace
+
 DType dtype_of(nb::dlpack::dtype t) {
-  using code = nb::dlpack::dtype_code;
-  if (t.lanes == 1) {
-    if (t.code == static_cast<std::uint8_t>(code::Float)) {
-      if (t.bits == 16) return DType::f16;
-      if (t.bits == 32) return DType::f32;
-      if (t.bits == 64) return DType::f64;
-    } else if (t.code == static_cast<std::uint8_t>(code::Bfloat) && t.bits == 16) {
-      return DType::bf16;
-    } else if (t.code == static_cast<std::uint8_t>(code::Int)) {
-      if (t.bits == 32) return DType::i32;
-      if (t.bits == 64) return DType::i64;
-    }
-  }
+  if (t.lanes == 1)
+    for (const DLPackDType& d : kDLPackDTypes)
+      if (t.code == static_cast<std::uint8_t>(d.c) && t.bits == d.bits) return d.dtype;
   static const char* const kCodes[] = {"int", "uint", "float", "opaque", "bfloat", "complex",
                                         "bool"};
   const std::string name = t.code < std::size(kCodes) ? kCodes[t.code]
                                                        : "code " + std::to_string(t.code) + " ";
   throw nb::type_error(("ewise: unsupported dtype " + name + std::to_string(t.bits) +
                         (t.lanes == 1 ? "" : "x" + std::to_string(t.lanes)) +
-                        ": ewise supports float16, bfloat16, float32, float64, int32, int64")
+                        ": ewise supports bool, int8, uint8, int16, uint16, int32, uint32, int64, "
+                        "uint64, float16, bfloat16, float32, float64")
                            .c_str());
 }
 
 nb::dlpack::dtype dlpack_dtype(DType t) {
-  using code = nb::dlpack::dtype_code;
-  auto make = [](code c, int bits) {
-    return nb::dlpack::dtype{static_cast<std::uint8_t>(c), static_cast<std::uint8_t>(bits), 1};
-  };
-  switch (t) {
-    case DType::f16: return make(code::Float, 16);
-    case DType::bf16: return make(code::Bfloat, 16);
-    case DType::f32: return make(code::Float, 32);
-    case DType::f64: return make(code::Float, 64);
-    case DType::i32: return make(code::Int, 32);
-    case DType::i64: return make(code::Int, 64);
-  }
+  for (const DLPackDType& d : kDLPackDTypes)
+    if (d.dtype == t) return {static_cast<std::uint8_t>(d.c), d.bits, 1};
   throw nb::type_error("ewise: unknown dtype");
 }
 
@@ -108,6 +110,74 @@ ConstTensorView const_view(const InArray& a) {
 TensorView view(const OutArray& a) {
   const InArray in(a);
   return {a.data(), desc_of(in), memory_of(a.device_type())};
+}
+
+namespace {
+
+bool is_py_scalar(nb::handle x) {
+  return PyBool_Check(x.ptr()) || PyLong_Check(x.ptr()) || PyFloat_Check(x.ptr());
+}
+
+PyOperand array_operand(nb::handle x, const char* what) {
+  PyOperand p;
+  if (!nb::try_cast<InArray>(x, p.array))
+    throw nb::type_error((std::string("ewise: ") + what + " (a " + Py_TYPE(x.ptr())->tp_name +
+                          ") is neither a Python scalar nor an array DLPack can import")
+                             .c_str());
+  p.operand = const_view(p.array);
+  return p;
+}
+
+[[noreturn]] void throw_overflow(nb::handle x, DType dtype) {
+  const std::string message = "ewise: Python integer " + std::string(nb::str(x).c_str()) +
+                              " out of bounds for " + (is_integer(dtype) ? dtype_name(dtype)
+                                                                         : "i64");
+  PyErr_SetString(PyExc_OverflowError, message.c_str());
+  throw nb::python_error();
+}
+
+// A Python scalar as a weak Scalar, the operand of op with an array of dtype `other`.
+Scalar scalar_of(nb::handle x, BinaryOp op, DType other, Promotion rule) {
+  PyObject* p = x.ptr();
+  if (PyBool_Check(p)) return Scalar::weak_bool(p == Py_True);
+  if (PyFloat_Check(p)) return Scalar::weak_float(PyFloat_AS_DOUBLE(p));
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(p, &overflow);
+  if (v == -1 && PyErr_Occurred()) throw nb::python_error();
+  if (overflow == 0) return Scalar::weak_int(v);
+  // Beyond int64, NumPy converts the int to the dtype op computes in, when that holds it (a
+  // float, u64); anything else overflows.
+  DType compute = DType::i64;
+  try {
+    compute = op_types(op, rule, {other, Weight::tensor}, {DType::i64, Weight::weak}).compute;
+  } catch (const InvalidArgument& e) {
+    throw nb::type_error(e.what());
+  }
+  if (is_floating(compute)) {
+    const double d = PyLong_AsDouble(p);
+    if (d == -1.0 && PyErr_Occurred()) throw nb::python_error();  // beyond f64: OverflowError
+    return Scalar::weak_float(d);
+  }
+  if (compute == DType::u64 && overflow > 0) {
+    const unsigned long long u = PyLong_AsUnsignedLongLong(p);
+    if (!PyErr_Occurred()) return Scalar::of_uint(DType::u64, u);
+    PyErr_Clear();
+  }
+  throw_overflow(x, compute);
+}
+
+}  // namespace
+
+PyOperands py_operands(BinaryOp op, nb::handle a, nb::handle b, Promotion rule) {
+  const bool sa = is_py_scalar(a), sb = is_py_scalar(b);
+  if (sa && sb)
+    throw nb::type_error("ewise: a and b are both Python scalars: at least one must be an array");
+  PyOperands r;
+  if (!sa) r.a = array_operand(a, "a");
+  if (!sb) r.b = array_operand(b, "b");
+  if (sa) r.a.operand = scalar_of(a, op, r.b.operand.view().desc.dtype, rule);
+  if (sb) r.b.operand = scalar_of(b, op, r.a.operand.view().desc.dtype, rule);
+  return r;
 }
 
 }  // namespace ewise::python

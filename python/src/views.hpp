@@ -1,6 +1,6 @@
-// python/src/views.hpp — ewise views over the arrays nanobind imports through DLPack, and what
-// both extension modules (_ewise, _ewise_torch) need besides: the device guard and the error
-// translation.
+// python/src/views.hpp — ewise views over the arrays nanobind imports through DLPack, dense
+// operands (those views or Python scalars), and what both extension modules (_ewise,
+// _ewise_torch) need besides: the device guard and the error translation.
 //
 // A DLPack tensor is a pointer (plus a byte offset, which nanobind folds into data()), a dtype,
 // a device, a shape and strides counted in elements (never bytes: NumPy's byte strides are
@@ -14,6 +14,7 @@
 
 #include <cstdint>
 
+#include "ewise/promotion.hpp"
 #include "ewise/tensor.hpp"
 
 namespace ewise::python {
@@ -59,5 +60,22 @@ void register_error_translators();
 TensorDesc desc_of(const InArray& a);
 ConstTensorView const_view(const InArray& a);
 TensorView view(const OutArray& a);
+
+/// A dense operand from Python: a Python bool, int or float as a weak Scalar (NumPy 2 and
+/// PyTorch treat Python scalars as weak), else an array imported through DLPack, which `array`
+/// keeps alive. The Python layer passes NumPy scalars as 0-d arrays: they are not weak.
+struct PyOperand {
+  InArray array;
+  Operand operand{ConstTensorView{}};
+};
+
+/// The two operands of op under `rule` (TypeError when both are Python scalars, or an operand
+/// is neither a scalar nor an array DLPack imports). A Python int outside int64 is taken as
+/// NumPy takes it, converted to the dtype op computes in: a float, or u64 where it fits; else
+/// OverflowError, as NumPy raises.
+struct PyOperands {
+  PyOperand a, b;
+};
+PyOperands py_operands(BinaryOp op, nb::handle a, nb::handle b, Promotion rule);
 
 }  // namespace ewise::python

@@ -146,8 +146,8 @@ def test_torch_tensors_of_every_layout(torch, torch_path):
         assert ewise.mul(x, y, out=x) is x and torch.equal(x, want)  # in place
     base = torch.ones(30, device="cuda")
     a = base[:20].view(4, 5)
-    with pytest.raises(ValueError, match="dtypes differ"):
-        ewise.add(a, torch.ones(5, device="cuda", dtype=torch.float64))
+    wide = torch.ones(5, device="cuda", dtype=torch.float64)
+    assert torch.equal(ewise.add(a, wide), a + wide)  # mixed dtypes: torch's float64
     with pytest.raises(ValueError, match="broadcast"):
         ewise.add(a, torch.ones(3, device="cuda"))
     with pytest.raises(ValueError, match="partially overlaps"):
@@ -155,6 +155,25 @@ def test_torch_tensors_of_every_layout(torch, torch_path):
     with pytest.raises(ValueError, match="different devices"):
         ewise.add(a, torch.ones(5))
     assert torch.equal(base, torch.ones(30, device="cuda"))  # nothing written
+
+
+def test_torch_mixed_dtypes_and_scalars(torch):
+    """Mixed dtypes and Python scalars on CUDA tensors (the general path, which converts in the
+    kernel): torch's result dtype and values, in place with a wider operand (x_bf16 += y_f32),
+    a bool mask times a Python float."""
+    g = torch.Generator(device="cuda").manual_seed(11)
+    x = torch.randn(64, 33, generator=g, device="cuda").bfloat16()
+    y = torch.randn(33, generator=g, device="cuda")
+    mask = torch.rand(64, 33, generator=g, device="cuda") > 0.5
+    cases = [(ewise.add(x, y), x + y), (ewise.multiply(x, 0.5), x * 0.5),
+             (ewise.subtract(2, x), 2 - x), (ewise.less(x, y), x < y),
+             (ewise.add(x.int(), 2.5), x.int() + 2.5), (ewise.multiply(mask, -1e9), mask * -1e9),
+             (ewise.divide(x.int(), x.int() + 100), x.int() / (x.int() + 100)),
+             (ewise.floor_divide(x.long(), 3), x.long() // 3)]
+    for i, (got, want) in enumerate(cases):
+        assert got.dtype == want.dtype and torch.equal(got, want), i
+    z = x.clone()
+    assert ewise.add(z, y, out=z) is z and torch.equal(z, (x + y).bfloat16())
 
 
 def test_torch_device_checks(torch):
@@ -254,6 +273,12 @@ def test_cupy_dense(cupy):
         out = cupy.zeros((6, 8), dtype=dtype)
         ewise.add(a, b, out=out[::-1, ::-1])  # and on out
         np.testing.assert_array_equal(out.get()[::-1, ::-1], a.get() + b.get(), strict=True)
+    a, b = cupy.arange(-24, 24, dtype=cupy.int32).reshape(6, 8), cupy.ones(8, cupy.float32)
+    for got, want in [(ewise.add(a, b), np.add(a.get(), b.get())),  # NumPy 2's float64
+                      (ewise.multiply(b, 0.5), b.get() * 0.5),        # weak: float32
+                      (ewise.less(a, 3), a.get() < 3)]:
+        assert isinstance(got, cupy.ndarray)
+        np.testing.assert_array_equal(got.get(), want, strict=True)
     s = cupy.cuda.Stream(non_blocking=True)
     with s:
         a = cupy.random.standard_normal((300, 200), dtype=cupy.float32)

@@ -50,31 +50,124 @@ def test_plain_api_on_torch_tensors(dtype):
 def test_operators_are_registered():
     g = torch.Generator().manual_seed(SEED)
     a, b = random(g, (3, 4), torch.float32), random(g, (4,), torch.float32)
-    assert torch.equal(torch.ops.ewise.binary("mul", a, b, None), a * b)
+    assert torch.equal(torch.ops.ewise.binary("mul", a, b, None, None), a * b)
+    assert torch.equal(torch.ops.ewise.binary("mul", None, b, 2.5, None), 2.5 * b)
     out = torch.empty(3, 4)
-    torch.ops.ewise.binary_out("sub", a, b, out, None)
+    torch.ops.ewise.binary_out("sub", a, b, None, out, None)
     assert torch.equal(out, a - b)
     for shapes in SHAPES:
         x = random(g, shapes[0], torch.float64).requires_grad_()
         y = random(g, shapes[1], torch.float64).requires_grad_()
-        torch.library.opcheck(torch.ops.ewise.binary.default, ("max", x, y, None))
-    torch.library.opcheck(torch.ops.ewise.binary_out.default, ("add", a, b, out, None))
+        torch.library.opcheck(torch.ops.ewise.binary.default, ("max", x, y, None, None))
+        torch.library.opcheck(torch.ops.ewise.binary.default, ("mul", x, None, 3, None))
+    torch.library.opcheck(torch.ops.ewise.binary.default, ("add", a, b.double(), None, None))
+    torch.library.opcheck(torch.ops.ewise.binary_out.default, ("add", a, b, None, out, None))
 
 
 @pytest.mark.parametrize("shapes", SHAPES, ids=str)
-@pytest.mark.parametrize("op", ["add", "sub", "mul", "div", "minimum", "maximum"])
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div", "minimum", "maximum", "fmin", "fmax",
+                                "power"])
 def test_gradcheck(op, shapes):
     g = torch.Generator().manual_seed(SEED)
     a = torch.randn(shapes[0], generator=g, dtype=torch.float64, requires_grad=True)
     b = torch.randn(shapes[1], generator=g, dtype=torch.float64, requires_grad=True)
     if op == "div":
         b = (b.detach().abs() + 0.5).requires_grad_()  # away from 0
+    if op == "power":
+        a = (a.detach().abs() + 0.5).requires_grad_()  # a real power
     fn = getattr(ewise.torch, op)
     assert torch.autograd.gradcheck(fn, (a, b))
     assert torch.autograd.gradgradcheck(fn, (a, b))
     # the plain API records the same operator when an operand requires a gradient
     y = getattr(ewise, op)(a, b)
     assert y.requires_grad and "ewise_binary" in type(y.grad_fn).__name__
+
+
+# Mixed pairs (a's dtype, b's dtype) that torch promotes, and the operators of each op for a
+# Python number on the left (torch's functions take a tensor first).
+MIXED = [(torch.bfloat16, torch.float32), (torch.float16, torch.bfloat16),
+         (torch.int32, torch.float32), (torch.int64, torch.float16), (torch.uint8, torch.int8),
+         (torch.bool, torch.float32), (torch.int16, torch.bool), (torch.float64, torch.int8)]
+REFLECTED = {"add": "__radd__", "subtract": "__rsub__", "multiply": "__rmul__",
+             "divide": "__rtruediv__", "floor_divide": "__rfloordiv__",
+             "remainder": "__rmod__", "power": "__rpow__", "bitwise_and": "__rand__",
+             "bitwise_or": "__ror__", "bitwise_xor": "__rxor__"}
+
+
+def operand(g, shape, dtype, op):
+    """A random operand of op: nonzero integers for the divisions (torch's CPU raises on
+    integer division by zero), exponents 0..4 for an integer power."""
+    x = random(g, shape, dtype)
+    if op == "power" and not dtype.is_floating_point:
+        return torch.randint(0, 5, shape, generator=g).to(dtype)
+    if op in ("floor_divide", "remainder", "divide") and not dtype.is_floating_point:
+        return torch.where(x == 0, torch.ones_like(x), x)
+    return x
+
+
+def attempt(fn, *args):
+    try:
+        return fn(*args)
+    except (TypeError, RuntimeError) as e:
+        return e
+
+
+def assert_as_torch(got, want, what):
+    """ewise's result `got` against torch's `want` (unless torch raised): torch's dtype and
+    values, floats to the last bit except divide and power (torch's CUDA divides by a scalar
+    through its reciprocal; CPU pow calls powf): 1 ulp there."""
+    if isinstance(want, Exception):  # torch refuses it (floor_divide on bools, ...); ewise
+        return                         # may define it (NumPy's value)
+    assert not isinstance(got, Exception), (what, got)
+    assert got.dtype == want.dtype and got.shape == want.shape, (what, got.dtype, want.dtype)
+    if got.dtype.is_floating_point:
+        rtol = torch.finfo(got.dtype).eps if what[0] in ("divide", "power") else 0
+        torch.testing.assert_close(got, want, rtol=rtol, atol=0, equal_nan=True, msg=str(what))
+    else:
+        assert torch.equal(got, want), what
+
+
+@pytest.mark.parametrize("op", [name for name, _ in ewise._ops.FUNCTIONS])
+def test_mixed_dtypes_and_scalars_as_torch(op):
+    """ewise.f(x, y) gives torch.f(x, y)'s dtype (torch.result_type: Python numbers weak, 0-d
+    tensors below tensors with dims) and values, for mixed pairs, Python numbers on either side
+    and 0-d tensors; ewise.torch.f too."""
+    g = torch.Generator().manual_seed(SEED)
+    fn = {"power": torch.pow, "equal": torch.eq}.get(op) or getattr(torch, op)
+    for da, db in MIXED:
+        a, b = operand(g, (4, 5), da, op), operand(g, (5,), db, op)
+        want = attempt(fn, a, b)
+        assert_as_torch(attempt(getattr(ewise, op), a, b), want, (op, da, db))
+        assert_as_torch(attempt(getattr(ewise.torch, op), a, b), want, (op, da, db, "torch"))
+        zero_dim = operand(g, (), db, op)
+        assert_as_torch(attempt(getattr(ewise, op), a, zero_dim), attempt(fn, a, zero_dim),
+                        (op, da, db, "0-d"))
+    for dtype in (torch.bfloat16, torch.float16, torch.float32, torch.int32, torch.uint8,
+                  torch.bool):
+        x = operand(g, (3, 4), dtype, op)
+        for number in (2, 3, 2.5, True):
+            want = attempt(fn, x, number)
+            assert_as_torch(attempt(getattr(ewise, op), x, number), want, (op, dtype, number))
+            assert_as_torch(attempt(getattr(ewise.torch, op), x, number), want,
+                            (op, dtype, number, "torch"))
+            if op in REFLECTED:
+                want = attempt(getattr(x, REFLECTED[op]), number)
+                assert_as_torch(attempt(getattr(ewise, op), number, x), want,
+                                (op, number, dtype))
+
+
+def test_mixed_dtype_gradients():
+    """A bf16 tensor times an f32 one: f32 result, each gradient in its operand's dtype, as
+    torch's own multiply gives them."""
+    g = torch.Generator().manual_seed(SEED)
+    a = torch.randn(4, 5, generator=g).bfloat16().requires_grad_()
+    b = torch.randn(5, generator=g).requires_grad_()
+    got = torch.autograd.grad(ewise.torch.multiply(a, b).sum(), (a, b))
+    want = torch.autograd.grad(torch.multiply(a, b).sum(), (a, b))
+    for x, y in zip(got, want):
+        assert x.dtype == y.dtype and torch.equal(x, y)
+    (ga,) = torch.autograd.grad(ewise.torch.power(a, 2.0).sum(), (a,))
+    assert ga.dtype == torch.bfloat16
 
 
 def test_min_max_gradient_ties_and_broadcast():
@@ -99,14 +192,14 @@ def test_out_and_errors():
     c = a.clone()
     ewise.torch.maximum(c, b, out=c)  # in place
     assert torch.equal(c, torch.maximum(a, b))
-    assert torch.equal(ewise.torch.add(a, 2), a + 2)  # a number becomes a 0-d tensor
+    assert torch.equal(ewise.torch.add(a, 2), a + 2)  # a number: weak, as torch takes it
     with pytest.raises(RuntimeError, match="out= does not support autograd"):
         ewise.torch.add(a.requires_grad_(), b, out=out)
     a.requires_grad_(False)
     with pytest.raises(ValueError, match="unknown op"):
         ewise.torch.binary("pow", a, b)
-    with pytest.raises(ValueError, match="dtype"):
-        ewise.torch.add(a, b.double())
+    with pytest.raises(TypeError, match="bitwise_and.*f32"):
+        ewise.torch.bitwise_and(a, b)
     with pytest.raises(ValueError, match=r"cannot broadcast \(5,4\) with \(3,\)"):
         ewise.torch.add(a, torch.ones(3))
     with pytest.raises(TypeError, match="not a torch.Tensor"):
@@ -355,7 +448,6 @@ def test_fast_path_declines(path):
         (a.clone().requires_grad_(), b, None), (a, b.clone().requires_grad_(), None),
         (torch._neg_view(a), b, None), (a, torch._neg_view(b), None),
         (a, b, torch._neg_view(torch.empty(3, 4))),
-        (a.to(torch.uint8), b.to(torch.uint8), None), (a.bool(), b.bool(), None),
         (a.to(torch.complex64), b.to(torch.complex64), None),
         (a, b.double(), None), (a, b, torch.empty(3, 4, dtype=torch.float64)),
         (a, torch.ones(4, device="meta"), None), (a, b, torch.empty(3, 4, device="meta")),
@@ -372,10 +464,13 @@ def test_fast_path_declines(path):
     x = a.clone().requires_grad_()
     got = ewise.add(x, b)
     assert got.requires_grad and got.grad_fn is not None and torch.equal(got, a + b)
-    with pytest.raises(ValueError, match="dtypes differ"):
-        ewise.add(a, b.double())
+    # mixed dtypes, a result of another dtype than the operands': the general path promotes
+    assert host("less", a, b, None, None) is None and host("div", a.int(), b.int(), None, None) \
+        is None
+    assert torch.equal(ewise.add(a, b.double()), a + b.double())
+    assert torch.equal(ewise.divide(a.int(), b.int()), a.int() / b.int())  # float32
     with pytest.raises(TypeError, match="unsupported dtype"):
-        ewise.add(a.bool(), b.bool())
+        ewise.add(a.to(torch.complex64), b.to(torch.complex64))
 
 
 def test_fast_path_errors(path):

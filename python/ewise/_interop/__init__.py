@@ -5,8 +5,9 @@ API modules (ewise, ewise.sparse, ewise.torch), it imports none of them: only th
 One module per framework (numpy.py, torch.py, cupy.py, jax.py, scipy.py), each with ADAPTERS:
 instances of interface.Adapter by the framework names they serve, imported the first time an
 object of that framework is met (never the framework itself: an object of it exists).
-Here: the adapter of an object, the DLPack device checks, and Call (the device and stream one
-call runs on). routes.py: the route of a plain dense call per framework."""
+Here: the adapter of an object, a dense call's dtypes (types: the result dtype and promotion
+rule of the first array's framework), the DLPack device checks, and Call (the device and stream
+one call runs on). routes.py: the route of a plain dense call per framework."""
 import importlib
 import sys
 
@@ -47,6 +48,41 @@ def adapter(x):
 def operand(x):
     """An input operand as ewise imports it (Adapter.operand)."""
     return adapter(x).operand(x)
+
+
+def is_scalar(x):
+    """True for the Python scalars a dense operand may be (weak in promotion, as NumPy 2 and
+    PyTorch take them); NumPy's scalars are not (their adapter makes them 0-d arrays)."""
+    return isinstance(x, (bool, int, float))
+
+
+def _operand_type(x, rule):
+    """(ewise dtype name, weight) of an operand under a promotion rule: a Python scalar's
+    dtype (bool, i64, f64) and "weak"; an array's dtype and "tensor", or "zero_dim" for a 0-d
+    tensor under PyTorch's rule (torch.result_type ranks those below tensors with dims)."""
+    if isinstance(x, bool):
+        return "bool", "weak"
+    if isinstance(x, int):
+        return "i64", "weak"
+    if isinstance(x, float):
+        return "f64", "weak"
+    return adapter(x).dtype_name(x), "zero_dim" if rule == "torch" and not x.shape else "tensor"
+
+
+_types = {}
+
+
+def types(op, like, a, b):
+    """(result dtype name, promotion rule) of op(a, b) (op by its C++ name; a and b operands,
+    one at least an array) by the rule of like's framework (like: the first array), cached per
+    op, framework and operand types. TypeError naming the dtypes where op is not defined for
+    them."""
+    found = adapter(like)
+    key = (op, found, _operand_type(a, found.promotion), _operand_type(b, found.promotion))
+    result = _types.get(key)
+    if result is None:
+        result = _types[key] = found.types(op, key[2], key[3])
+    return result
 
 
 def check_writable(x, what):
@@ -121,9 +157,11 @@ class Call:
         return False
 
     def array(self, x):
-        """x as the call imports it: as it is on the host, exported for the stream (its
-        adapter's export) on a GPU."""
-        return x if self.adapter is None else adapter(x).export(x, self)
+        """x as the call imports it: a Python scalar as it is; an array as its adapter makes it
+        for the host (host_view) or for the stream on a GPU (export)."""
+        if is_scalar(x):
+            return x
+        return adapter(x).host_view(x) if self.adapter is None else adapter(x).export(x, self)
 
     def finish(self):
         """Waits for the call's stream when the producer cannot (see the class comment)."""

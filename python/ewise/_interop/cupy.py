@@ -3,14 +3,14 @@ for those only)."""
 import cupy
 
 from . import scipy
-from .interface import Adapter
+from .interface import Adapter, numpy_dtype
 from .views import interface_view
 
 
 class CuPy(Adapter):
-    def empty(self, like, shape, device):
+    def empty(self, like, shape, device, dtype=None):
         with like.device:
-            return cupy.empty(shape, dtype=like.dtype)
+            return cupy.empty(shape, dtype=like.dtype if dtype is None else numpy_dtype(dtype))
 
     def stream(self, device_id):
         context = cupy.cuda.Device(device_id)

@@ -11,7 +11,7 @@ import numpy
 import torch
 
 from .. import _ewise
-from .interface import DTYPE_NAMES, Adapter, Operand
+from .interface import DTYPE_NAMES, NUMPY_NAMES, Adapter, Operand
 from .numpy import NumPy
 from .views import strided_view
 
@@ -26,11 +26,20 @@ def _choose():
 
 route, libtorch_error = _choose()
 
-# PyTorch's dtypes by ewise's names.
-_DTYPES = {getattr(torch, n): e for n, e in DTYPE_NAMES.items()}
+# ewise's names of PyTorch's dtypes, and PyTorch's dtypes by ewise's names (torch.uint16,
+# uint32 and uint64 came in torch 2.3).
+_DTYPES = {getattr(torch, n): e for n, e in DTYPE_NAMES.items() if hasattr(torch, n)}
+_TORCH_DTYPES = {e: getattr(torch, n) for e, n in NUMPY_NAMES.items() if hasattr(torch, n)}
+
+
+def torch_dtype(name):
+    """PyTorch's dtype of an ewise dtype name."""
+    return _TORCH_DTYPES[name]
 
 
 class Torch(Adapter):
+    promotion = "torch"
+
     def operand(self, x):
         """A tensor with the negative bit (torch._neg_view) as a tensor of its values: DLPack
         exports the memory without the bit, so the values would arrive with the wrong sign."""
@@ -42,8 +51,9 @@ class Torch(Adapter):
                              "(torch._neg_view): ewise writes memory as it is and cannot write "
                              "through the bit; pass a plain tensor (resolve_neg() copies)")
 
-    def empty(self, like, shape, device):
-        return torch.empty(shape, dtype=like.dtype, device=like.device)
+    def empty(self, like, shape, device, dtype=None):
+        return torch.empty(shape, dtype=like.dtype if dtype is None else _TORCH_DTYPES[dtype],
+                           device=like.device)
 
     def stream(self, device_id):
         current = torch.cuda.current_stream(device_id)
@@ -116,10 +126,16 @@ class Torch(Adapter):
 class Foreign(NumPy):
     """A package ewise has no module for whose objects include torch tensors (subclasses of
     torch.Tensor: torchvision's tv_tensors, ...): read and made as any DLPack producer's
-    (numpy.OTHER), the negative bit of its tensors resolved or refused as torch's own."""
+    (numpy.OTHER), the negative bit of its tensors resolved or refused as torch's own, their
+    dtypes promoted by PyTorch's rule (_interop gives this adapter to torch tensors only)."""
+
+    promotion = "torch"
 
     def __init__(self):
         super().__init__(own=False)
+
+    def dtype_name(self, x):
+        return Torch.dtype_name(self, x)
 
     def operand(self, x):
         return Torch.operand(self, x) if isinstance(x, torch.Tensor) else super().operand(x)

@@ -3,10 +3,7 @@ pointer, a dtype, a shape and element strides, owning the array they view."""
 import numpy
 
 from .. import _ewise
-
-# DLPack's (code, bits) of ewise's dtypes.
-_DLPACK_DTYPES = {"f16": (2, 16), "bf16": (4, 16), "f32": (2, 32), "f64": (2, 64), "i32": (0, 32),
-                  "i64": (0, 64)}
+from .interface import DLPACK_DTYPES
 
 # DLPack's dtype codes by NumPy's dtype kinds; bfloat16 (ml_dtypes' kind 'V') by its name.
 _DLPACK_CODES = {"i": 0, "u": 1, "f": 2, "c": 5, "b": 6}
@@ -15,7 +12,7 @@ _DLPACK_CODES = {"i": 0, "u": 1, "f": 2, "c": 5, "b": 6}
 def strided_view(x, dtype, data, shape, strides, device_id):
     """A view of CUDA memory on device_id: data pointer, ewise dtype name, shape and element
     strides as they are; it keeps x alive."""
-    code, bits = _DLPACK_DTYPES[dtype]
+    code, bits = DLPACK_DTYPES[dtype]
     return _ewise.strided_view(data, code, bits, shape, strides, 2, device_id, x)
 
 

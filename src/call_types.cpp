@@ -2,6 +2,7 @@
 // and the scalar operands' values in the compute type.
 #include <cstring>
 #include <limits>
+#include <utility>
 
 #include "element.hpp"
 #include "ewise/detail/compute.hpp"
@@ -50,6 +51,15 @@ std::uint64_t scalar_bits(const Scalar& s, DType compute, Promotion rule) {
   });
 }
 
+/// The smallest integer dtype that holds v (signed when v is negative).
+DType smallest_int_holding(std::int64_t v) {
+  const DType candidates[] = {v < 0 ? DType::i8 : DType::u8, v < 0 ? DType::i16 : DType::u16,
+                              v < 0 ? DType::i32 : DType::u32, DType::i64};
+  for (DType d : candidates)
+    if (fits(d, v)) return d;
+  return DType::i64;
+}
+
 constexpr DType kTypedDTypes[] = {DType::f16, DType::bf16, DType::f32,
                                   DType::f64, DType::i32,  DType::i64};
 
@@ -69,6 +79,15 @@ CallTypes check_types(BinaryOp op, const Operand& a, const Operand& b, DType out
                 describe(b), ") in a ", dtype_name(out),
                 " output (casting='same_kind': floats do not cast to integers or bool, signed "
                 "integers not to unsigned)");
+  // NumPy 2 compares an integer array with a Python int its dtype cannot hold exactly (int8 < 300
+  // is true everywhere): in the smallest dtype that holds both.
+  if (op_family(op) == OpFamily::comparison && rule == Promotion::numpy)
+    for (const auto& [s, other] : {std::pair{&a, &b}, std::pair{&b, &a}})
+      if (s->is_scalar() && s->scalar().weak() && s->scalar().dtype() == DType::i64 &&
+          !other->is_scalar() && is_integer(t.types.compute) &&
+          !fits(t.types.compute, s->scalar().as_int()))
+        t.types.compute = result_type(Promotion::numpy, {other->view().desc.dtype},
+                                      {smallest_int_holding(s->scalar().as_int())});
   t.out = out;
   t.a_scalar = a.is_scalar();
   t.b_scalar = b.is_scalar();

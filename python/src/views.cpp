@@ -145,6 +145,13 @@ Scalar scalar_of(nb::handle x, BinaryOp op, DType other, Promotion rule) {
   const long long v = PyLong_AsLongLongAndOverflow(p, &overflow);
   if (v == -1 && PyErr_Occurred()) throw nb::python_error();
   if (overflow == 0) return Scalar::weak_int(v);
+  // Beyond int64, a comparison is decided by the sign and magnitude alone: compared as a float
+  // (exact against every integer below 2^53 in magnitude, NumPy's answer).
+  if (op_family(op) == OpFamily::comparison) {
+    const double d = PyLong_AsDouble(p);
+    if (d == -1.0 && PyErr_Occurred()) throw nb::python_error();
+    return Scalar::weak_float(d);
+  }
   // Beyond int64, NumPy converts the int to the dtype op computes in, when that holds it (a
   // float, u64); anything else overflows.
   DType compute = DType::i64;

@@ -85,7 +85,8 @@ std::string ApiCall::str() const {
   os << api_op_name(op) << " dtype " << dtype_name(dtype);
   const bool sparse_call = op != ApiOp::binary;
   if (op == ApiOp::binary) {
-    os << " op " << op_name(binop) << " kernel " << kernel_name(dense.kernel) << " threads "
+    os << " op " << op_name(binop) << " promotion " << promotion_name(dense.promotion)
+       << " kernel " << kernel_name(dense.kernel) << " threads "
        << dense.threads << " sliding_factor " << dense.sliding_factor << " blocks "
        << dense.blocks << (out_poisoned ? " (out apart, poisoned)" : "") << "\n";
     os << "  x at " << x.offset << ": " << x.desc.str() << "\n  y at " << y.offset << ": "

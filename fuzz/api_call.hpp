@@ -85,6 +85,10 @@ struct ApiCall {
   std::vector<std::uint8_t> arena;  ///< dense operands' storage, poison included
   ArenaView x, y, out;       ///< x: the dense operand of sparse calls; binary: out = x op y;
                              ///< combine_dense_out: out
+  /// binary: y is this scalar (a Python scalar, or a typed one of y's dtype), not the arena view
+  /// (y's descriptor then has rank 0 and the scalar's dtype).
+  bool y_scalar = false;
+  Scalar scalar;
   BinaryOp binop = BinaryOp::add;  ///< binary's op, and the union calls'
   DenseOptions dense;        ///< kernel and tunables of binary
   bool out_poisoned = false; ///< binary, combine_dense_out: out lies apart from the inputs and

@@ -9,6 +9,7 @@
 
 #include "api_decode.hpp"
 #include "api_oracle.hpp"
+#include "element.hpp"
 #include "internal.hpp"
 #include "ewise/half.hpp"
 #include "ewise/verify.hpp"
@@ -102,6 +103,34 @@ void write_view_values(std::vector<std::uint8_t>& arena, const ArenaView& v, std
     const std::int64_t byte = v.offset * static_cast<std::int64_t>(arena_elem) + offset_at(v.desc, coord) * elem;
     write_value(arena, byte / elem, v.desc.dtype, in);
   });
+}
+
+/// A scalar operand of `kind` 0: a Python int, 1: a Python float, 2: a Python bool, 3: a typed
+/// scalar of dtype t; values at the edges (out of small dtypes' range, ±0, ±inf, NaN) or any.
+Scalar decode_scalar(int kind, DType t, Input& in) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  static constexpr std::int64_t kInts[] = {0, 1, -1, 2, 7, 127, 128, 255, 256, -129, 300, 65536,
+                                           -2147483649, INT64_MIN, INT64_MAX, 3};
+  static constexpr double kFloats[] = {0.5, -0.0, kInf, -kInf, std::numeric_limits<double>::quiet_NaN(),
+                                       1e-3, 65504.0, 1e10, 2.5, -7.25, 0.0, 3.0, 1e-8, 1e300, -1.0, 0.1};
+  const std::uint8_t v = in.u8();
+  switch (kind) {
+    case 0: return Scalar::weak_int(kInts[v % 16]);
+    case 1: return Scalar::weak_float(kFloats[v % 16]);
+    case 2: return Scalar::weak_bool(v % 2 == 1);
+    default: {
+      std::vector<std::uint8_t> bits(8, 0);
+      write_value(bits, 0, t, in);
+      const std::byte* p = reinterpret_cast<const std::byte*>(bits.data());
+      if (is_floating(t)) return Scalar::of(t, detail::load_double(t, p));
+      if (dtype_kind(t) == DTypeKind::unsigned_int) {
+        std::uint64_t u = 0;
+        std::memcpy(&u, bits.data(), dtype_size(t));
+        return Scalar::of_uint(t, u);
+      }
+      return Scalar::of_int(t, detail::load_int(t, p));
+    }
+  }
 }
 
 /// A COO extent: mostly small, sometimes medium, at the int32 index limit, or huge (so that
@@ -300,12 +329,20 @@ ApiCall decode_api_call(const std::uint8_t* data, std::size_t size) {
     // y's dtype: x's half of the time, else any; out's: the result's (where the call is defined)
     // or rarely any; PyTorch's rules one call in four. The arena's elements are as wide as the
     // widest of the three, so that every view is aligned.
-    const std::uint8_t yb = in.u8(), ob = in.u8();
-    if (in.u8() % 4 == 3) c.dense.promotion = Promotion::torch;
+    // One call in eight y is a scalar (of rank 0): a Python int, float or bool, or a typed
+    // scalar of y's dtype.
+    const std::uint8_t yb = in.u8(), ob = in.u8(), pb = in.u8();
+    if (pb % 4 == 3) c.dense.promotion = Promotion::torch;
+    DType yt = yb < 128 ? c.dtype : kAllDTypes[yb % std::size(kAllDTypes)];
+    c.y_scalar = pb / 4 % 8 == 7 && !empty_huge;
+    if (c.y_scalar) {
+      c.scalar = decode_scalar(pb / 32 % 4, yt, in);
+      yt = c.scalar.dtype();
+      ys = Dims{};
+    }
     c.x.desc = TensorDesc{c.dtype, xs, input_strides(xs, in)};
-    c.y.desc = TensorDesc{yb < 128 ? c.dtype : kAllDTypes[yb % std::size(kAllDTypes)], ys,
-                          empty_huge ? Dims{0} : input_strides(ys, in)};
-    const BinaryTypes types = binary_types(c.binop, c.dense.promotion, c.x.desc, c.y.desc);
+    c.y.desc = TensorDesc{yt, ys, empty_huge ? Dims{0} : input_strides(ys, in)};
+    const BinaryTypes types = binary_types(c);
     const DType ot = ob < 224 && types.valid ? types.result : kAllDTypes[ob % std::size(kAllDTypes)];
     c.out.desc = TensorDesc{ot, os, empty_huge ? row_major(os) : output_strides(os, in)};
     for (DType t : {c.y.desc.dtype, ot})
@@ -338,10 +375,12 @@ ApiCall decode_api_call(const std::uint8_t* data, std::size_t size) {
     c.arena = values(c.dtype, total, in);
     // The inputs' own values where the arena's are of another dtype, then every bool input's
     // again (an input of another dtype may share their bytes; a bool is 0 or 1).
-    for (const ArenaView* v : {&c.x, &c.y})
+    std::vector<const ArenaView*> inputs{&c.x};
+    if (!c.y_scalar) inputs.push_back(&c.y);
+    for (const ArenaView* v : inputs)
       if (v->desc.dtype != c.dtype && v->desc.dtype != DType::b8)
         write_view_values(c.arena, *v, dtype_size(c.dtype), in);
-    for (const ArenaView* v : {&c.x, &c.y})
+    for (const ArenaView* v : inputs)
       if (v->desc.dtype == DType::b8) write_view_values(c.arena, *v, dtype_size(c.dtype), in);
     if (c.out_poisoned && no > 0) {
       verify::poison(TensorView{c.arena.data() + c.out.offset * static_cast<std::int64_t>(dtype_size(c.dtype)),

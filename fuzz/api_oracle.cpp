@@ -391,13 +391,13 @@ Expected api_oracle(const ApiCall& c) {
       });
       break;
     case ApiOp::binary: {
-      const BinaryTypes t = binary_types(c.binop, c.dense.promotion, c.x.desc, c.y.desc);
+      const BinaryTypes t = binary_types(c);
       e.valid = binary_ok(c) && t.valid && same_kind(t.result, c.out.desc.dtype);
       // A named kernel: general runs any call; the others run the same-dtype calls whose plans
       // their rule allows (kernel_supports, whose rules the plan target checks against the
       // descriptors).
       if (e.valid && c.dense.kernel != Kernel::automatic && c.dense.kernel != Kernel::general)
-        e.valid = runs_typed_kernels(c, t) &&
+        e.valid = !c.y_scalar && runs_typed_kernels(c, t) &&
                   kernel_supports(c.dense.kernel, view_of(c.x), view_of(c.y),
                                   TensorView{const_cast<void*>(view_of(c.out).data), c.out.desc, Memory::host});
       if (!e.valid) break;

@@ -66,12 +66,15 @@ bool binary_ok(const ApiCall& c);
 std::uint64_t expected_nan_bits(DType t);
 
 /// What binary computes in and returns, from the frameworks' tables (promotion_tables.hpp) and
-/// ops.hpp's rules; valid is false where the framework refuses the operation.
+/// ops.hpp's rules; valid is false where ewise refuses the operation or the scalar (NumPy's
+/// rule: a Python int the integer compute dtype cannot hold). For a scalar y, its value in the
+/// compute type's C (the low bytes).
 struct BinaryTypes {
   bool valid = false;
   DType compute = DType::f32, result = DType::f32;
+  std::uint64_t scalar_bits = 0;
 };
-BinaryTypes binary_types(BinaryOp op, Promotion rule, const TensorDesc& x, const TensorDesc& y);
+BinaryTypes binary_types(const ApiCall& c);
 /// NumPy's casting='same_kind' (its table; bf16 to f16 allowed).
 bool same_kind(DType from, DType to);
 /// The call runs the same-dtype kernels, which a named kernel may ask for (dense.hpp): x, y, out,

@@ -36,20 +36,68 @@ bool torch_promote(DType a, DType b, DType& out) {
   return true;
 }
 
-/// The common dtype of x and y; false where there is none. PyTorch ranks a 0-d tensor below
-/// tensors with dims: it counts only when its kind is higher (torch.result_type).
-bool common_dtype(Promotion rule, const TensorDesc& x, const TensorDesc& y, DType& out) {
-  if (rule == Promotion::numpy) {
-    out = numpy_promote(x.dtype, y.dtype);
+/// NumPy 2 (NEP 50): arrays of any rank and typed scalars promote by the table; a Python
+/// scalar takes the array's dtype by NumPy's own results with Python scalars.
+DType numpy_common(const ApiCall& c) {
+  if (!c.y_scalar || !c.scalar.weak()) return numpy_promote(c.x.desc.dtype, c.y.desc.dtype);
+  const int i = index_in(kNumpyOrder, c.x.desc.dtype);
+  const DType s = c.scalar.dtype();
+  return parse_dtype(s == DType::b8    ? kNumpyWeakBool[i]
+                     : s == DType::i64 ? kNumpyWeakInt[i]
+                                       : kNumpyWeakFloat[i]);
+}
+
+/// torch.result_type: the operands in three classes (tensors with dims, 0-d tensors and typed
+/// scalars, Python scalars: an int as i64, a float as the default dtype f32), each promoted
+/// within; a lower class counts only when of a higher kind (combine_categories). False where
+/// PyTorch refuses.
+bool torch_common(const ApiCall& c, DType& out) {
+  struct Class {
+    bool has = false;
+    DType t = DType::b8;
+  };
+  Class cls[3];
+  const auto add = [&](int k, DType t) {
+    if (!cls[k].has) {
+      cls[k] = {true, t};
+      return true;
+    }
+    return torch_promote(cls[k].t, t, cls[k].t);
+  };
+  bool ok = add(c.x.desc.rank() == 0 ? 1 : 0, c.x.desc.dtype);
+  if (c.y_scalar && c.scalar.weak())
+    ok = add(2, is_floating(c.scalar.dtype()) ? DType::f32 : c.scalar.dtype()) && ok;
+  else
+    ok = add(c.y_scalar || c.y.desc.rank() == 0 ? 1 : 0, c.y.desc.dtype) && ok;
+  const auto combine = [](const Class& higher, const Class& lower, Class& result) {
+    result = higher.has ? higher : lower;
+    if (!higher.has || !lower.has || is_floating(higher.t)) return true;
+    if (higher.t == DType::b8 || is_floating(lower.t))
+      return torch_promote(higher.t, lower.t, result.t);
     return true;
-  }
-  const bool x0 = x.rank() == 0, y0 = y.rank() == 0;
-  if (x0 == y0) return torch_promote(x.dtype, y.dtype, out);
-  const DType higher = x0 ? y.dtype : x.dtype, lower = x0 ? x.dtype : y.dtype;
-  if (!is_floating(higher) && (higher == DType::b8 || is_floating(lower)))
-    return torch_promote(higher, lower, out);
-  out = higher;
+  };
+  Class low, all;
+  if (!ok || !combine(cls[1], cls[2], low) || !combine(cls[0], low, all)) return false;
+  out = all.t;
   return true;
+}
+
+/// Whether integer dtype t holds v.
+bool holds(DType t, std::int64_t v) {
+  const int bits = 8 * static_cast<int>(dtype_size(t));
+  if (dtype_kind(t) == DTypeKind::unsigned_int)
+    return v >= 0 && (bits == 64 || v < (std::int64_t{1} << bits));
+  return bits == 64 || (v >= -(std::int64_t{1} << (bits - 1)) && v < (std::int64_t{1} << (bits - 1)));
+}
+
+/// v rounded once to floating dtype t.
+double round_to(DType t, double v) {
+  switch (t) {
+    case DType::f16: return f16_bits_to_float(double_to_f16_bits(v));
+    case DType::bf16: return bf16_bits_to_float(double_to_bf16_bits(v));
+    case DType::f32: return static_cast<float>(v);
+    default: return v;
+  }
 }
 
 bool is_bitwise(BinaryOp op) {
@@ -170,10 +218,13 @@ void store_result(DType result, DType out, std::uint8_t* p, V v) {
 
 }  // namespace
 
-BinaryTypes binary_types(BinaryOp op, Promotion rule, const TensorDesc& x, const TensorDesc& y) {
+BinaryTypes binary_types(const ApiCall& c) {
   BinaryTypes t;
-  DType common;
-  if (!common_dtype(rule, x, y, common)) return t;
+  const BinaryOp op = c.binop;
+  const Promotion rule = c.dense.promotion;
+  DType common = DType::f32;
+  if (rule == Promotion::numpy) common = numpy_common(c);
+  else if (!torch_common(c, common)) return t;
   t.valid = true;
   t.compute = t.result = common;
   if (op == BinaryOp::divide && !is_floating(common)) {  // true division: the default float
@@ -189,6 +240,31 @@ BinaryTypes binary_types(BinaryOp op, Promotion rule, const TensorDesc& x, const
     if (op == BinaryOp::floor_divide || op == BinaryOp::remainder || op == BinaryOp::power)
       t.compute = t.result = DType::i8;  // NumPy's next loop after bool
   }
+  if (!t.valid || !c.y_scalar) return t;
+  // The scalar in the compute type: NumPy's rule converts it to the compute dtype first (and
+  // refuses a Python int an integer compute dtype cannot hold); PyTorch's hands it to C as is.
+  const Scalar& s = c.scalar;
+  const bool integral = !is_floating(s.dtype());
+  const bool wide_unsigned = dtype_kind(s.dtype()) == DTypeKind::unsigned_int;
+  if (rule == Promotion::numpy && s.weak() && integral && t.compute != DType::b8 &&
+      !is_floating(t.compute) && !holds(t.compute, s.as_int()))
+    t.valid = false;
+  with_compute(t.compute, [&](auto tag) {
+    using C = decltype(tag);
+    C v;
+    if constexpr (std::is_floating_point_v<C>) {
+      double d = !integral       ? s.as_double()
+                 : wide_unsigned ? static_cast<double>(s.as_uint())
+                                 : static_cast<double>(s.as_int());
+      if (rule == Promotion::numpy) d = round_to(t.compute, d);
+      v = static_cast<C>(d);
+    } else if constexpr (std::is_same_v<C, bool>) {
+      v = integral ? s.as_uint() != 0 : s.as_double() != 0;
+    } else {
+      v = wide_unsigned ? static_cast<C>(s.as_uint()) : static_cast<C>(s.as_int());
+    }
+    std::memcpy(&t.scalar_bits, &v, sizeof v);
+  });
   return t;
 }
 
@@ -224,7 +300,9 @@ void expect_binary(const ApiCall& c, const BinaryTypes& t, Bytes& arena) {
       if constexpr (!bitwise || std::is_integral_v<C>) {
         for_each_coord(c.out.desc.shape, [&](const Dims& coord) {
           const C x = load_as<C>(c.x.desc.dtype, c.arena.data() + at(c.x, coord));
-          const C y = load_as<C>(c.y.desc.dtype, c.arena.data() + at(c.y, coord));
+          C y;
+          if (c.y_scalar) std::memcpy(&y, &t.scalar_bits, sizeof y);
+          else y = load_as<C>(c.y.desc.dtype, c.arena.data() + at(c.y, coord));
           store_result(t.result, c.out.desc.dtype, arena.data() + at(c.out, coord), f(x, y));
         });
       }

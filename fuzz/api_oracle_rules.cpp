@@ -151,7 +151,8 @@ bool binary_ok(const ApiCall& c) {
   Dims shape;
   if (!broadcast(c.x.desc.shape, c.y.desc.shape, shape) || !(shape == c.out.desc.shape)) return false;
   if (!options_ok(c.dense)) return false;
-  return out_layout_ok(c.out.desc) && overlap_ok(c.out, c.x, elem) && overlap_ok(c.out, c.y, elem);
+  return out_layout_ok(c.out.desc) && overlap_ok(c.out, c.x, elem) &&
+         (c.y_scalar || overlap_ok(c.out, c.y, elem));
 }
 
 bool union_op_ok(BinaryOp op) {

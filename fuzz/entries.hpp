@@ -43,15 +43,17 @@
 //         or PyTorch's promotion and a named or automatic kernel and tunables over views of one
 //         arena (shapes up to rank 4, broadcasts, transposed / reversed / padded / zero / small
 //         strides, outputs apart, exactly in place or overlapping; x and y of any two of the
-//         thirteen dtypes, out of the result's dtype or any other); the six sparse dtypes, i32 /
+//         thirteen dtypes or y a Python int, float or bool or a typed scalar, out of the
+//         result's dtype or any other); the six sparse dtypes, i32 /
 //         i64 indices, NaN / ±0 / ±inf / extreme values, duplicates, any order, out-of-range and
 //         negative indices, lying canonical flags, empty matrices, nrows * ncols near or over
 //         int64. An oracle (api_oracle.hpp) written from the headers' text and the frameworks'
 //         promotion tables (promotion_tables.hpp; std::map of (row, col) summing duplicates in
 //         storage order in the compute type, f32 for f16/bf16, rounded once; the operations of
 //         ops.hpp; every NaN written as the canonical NaN; drop_zeros on the rounded value;
-//         views' validity, broadcasting and overlap rules; the dtypes an operation takes and
-//         the casts an output allows (same_kind); a named kernel accepted exactly when it is
+//         views' validity, broadcasting and overlap rules; the dtypes an operation takes, the
+//         casts an output allows (same_kind), a scalar's weight and its value in the compute
+//         type, a Python int out of range refused; a named kernel accepted exactly when it is
 //         general or the call runs the same-dtype kernels and kernel_supports allows it) decides
 //         valid or invalid. Accepted: the call was valid and
 //         every result is bit-identical to the oracle's (descriptor, canonical flag, indices,

@@ -213,13 +213,21 @@ def any_dtype_byte(dtype, at_least):
     return next(b for b in range(at_least, 256) if b % len(ALL_DTYPES) == DTYPES.index(dtype))
 
 
+SCALAR_KINDS = ["int", "float", "bool", "typed"]  # decode_scalar's kinds
+
+
 def binary(dtype, op, rank_ext, x_mode=0, y_mode=0, kernel=0, tunables=0, where=0, flags=0,
-           strides=(0, 0, 0), y_dtype=None, out_dtype=None, torch=False):
+           strides=(0, 0, 0), y_dtype=None, out_dtype=None, torch=False, scalar=None):
     """binary: op, kernel byte (odd names kKernelNames[1 + (k / 2) % 9]), tunables byte, rank and
     extent bytes (indices into kExt), the inputs' shape modes, y's dtype (None: x's), out's
-    (None: the result's), the promotion byte (3: PyTorch's), strides modes, zone, placement."""
+    (None: the result's), the promotion byte (3: PyTorch's; with a scalar y, 28 + 32 * its kind)
+    and the scalar's value byte (kind, index into decode_scalar's kInts / kFloats, or a value
+    selector of write_value for a typed scalar of y's dtype), strides modes, zone, placement."""
+    promotion = (3 if torch else 0) + (0 if scalar is None else 28 + 32 * SCALAR_KINDS.index(scalar[0]))
     dtypes = [0 if y_dtype is None else any_dtype_byte(y_dtype, 128),
-              0 if out_dtype is None else any_dtype_byte(out_dtype, 224), 3 if torch else 0]
+              0 if out_dtype is None else any_dtype_byte(out_dtype, 224), promotion]
+    if scalar is not None:
+        dtypes.append(scalar[1])
     return bytes([9, DTYPES.index(dtype)]) + SEED + bytes(
         [flags, OP[op], kernel, tunables, len(rank_ext)] + list(rank_ext) + [x_mode, y_mode] +
         dtypes + list(strides) + [0, where])
@@ -284,6 +292,14 @@ API = {
     "binary_f32_i32_add_into_i32_rejected": binary("f32", "add", [2, 3], y_dtype="i32", out_dtype="i32"),
     "binary_bool_subtract_rejected": binary("bool", "sub", [3, 2]),
     "binary_mixed_named_vectorized_rejected": binary("f32", "mul", [2, 3], y_dtype="f16", kernel=3),
+    # A scalar y: Python floats and ints (weak), a typed scalar; a Python int out of i8's range
+    # refused under NumPy's rule, wrapped under PyTorch's.
+    "binary_f16_times_python_float": binary("f16", "mul", [3, 4], scalar=("float", 8)),
+    "binary_bool_times_python_float_torch": binary("bool", "mul", [3, 4], scalar=("float", 14), torch=True),
+    "binary_i32_true_divide_python_int": binary("i32", "div", [2, 3], scalar=("int", 4)),
+    "binary_u8_less_typed_i16_scalar": binary("u8", "less", [5], scalar=("typed", 0), y_dtype="i16"),
+    "binary_i8_plus_python_int_300_torch": binary("i8", "add", [4], scalar=("int", 10), torch=True),
+    "binary_i8_plus_python_int_300_rejected": binary("i8", "add", [4], scalar=("int", 10)),
     # The union: combine(op, a, b) (tail: b's mismatch byte, b, op and fills, rare byte),
     # combine(op, a, dense[, out]) (op and fills, rare, dense dtype, shape and strides bytes,
     # arena slack, out strides, where out lies: 5 exactly the dense), accumulate (op and fills,

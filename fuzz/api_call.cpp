@@ -85,11 +85,13 @@ std::string ApiCall::str() const {
   os << api_op_name(op) << " dtype " << dtype_name(dtype);
   const bool sparse_call = op != ApiOp::binary;
   if (op == ApiOp::binary) {
-    os << " op " << op_name(binop) << " kernel " << kernel_name(dense.kernel) << " threads "
+    os << " op " << op_name(binop) << " promotion " << promotion_name(dense.promotion)
+       << " kernel " << kernel_name(dense.kernel) << " threads "
        << dense.threads << " sliding_factor " << dense.sliding_factor << " blocks "
        << dense.blocks << (out_poisoned ? " (out apart, poisoned)" : "") << "\n";
-    os << "  x at " << x.offset << ": " << x.desc.str() << "\n  y at " << y.offset << ": "
-       << y.desc.str() << "\n  out at " << out.offset << ": " << out.desc.str() << "\n";
+    os << "  x at " << x.offset << ": " << x.desc.str() << "\n  y "
+       << (y_scalar ? scalar.str() : "at " + std::to_string(y.offset) + ": " + y.desc.str())
+       << "\n  out at " << out.offset << ": " << out.desc.str() << "\n";
   } else {
     os << " algorithm " << coo_algorithm_name(sparse.algorithm) << " ("
        << static_cast<int>(sparse.algorithm) << ") validate_indices " << sparse.validate_indices

@@ -6,7 +6,8 @@
 //
 // A decoded call owns its operands as host bytes: up to two COO matrices (rows, cols, vals
 // arrays of the decoded element count, or null), and one dense arena (elements of the call's
-// dtype) holding every dense operand at a decoded element offset with its own descriptor. The
+// dtype) holding every dense operand at a decoded element offset with its own descriptor (and
+// dtype: binary's operands and output may each have another). The
 // decoder produces, among valid calls: duplicates, unsorted entries, empty matrices, huge
 // nrows * ncols with few entries, NaN / ±0 / ±inf / extreme values, broadcasts, transposed,
 // reversed and padded strides, in-place outputs; and invalid ones: out-of-range or negative
@@ -75,13 +76,19 @@ struct ArenaView {
 
 struct ApiCall {
   ApiOp op = ApiOp::check_indices;
-  DType dtype = DType::f32;  ///< the arena's dtype (and the operands', unless mismatched)
+  /// The arena's element: sparse calls, their values' dtype (and the operands', unless
+  /// mismatched); binary, the widest of x's, y's and out's dtypes (each view has its own).
+  DType dtype = DType::f32;
   CooBytes a, b;
   SparseOptions sparse;      ///< algorithm, validate_indices, drop_zeros, fill_a, fill_b
   IndexType dense_to_coo_index = IndexType::i32;
   std::vector<std::uint8_t> arena;  ///< dense operands' storage, poison included
   ArenaView x, y, out;       ///< x: the dense operand of sparse calls; binary: out = x op y;
                              ///< combine_dense_out: out
+  /// binary: y is this scalar (a Python scalar, or a typed one of y's dtype), not the arena view
+  /// (y's descriptor then has rank 0 and the scalar's dtype).
+  bool y_scalar = false;
+  Scalar scalar;
   BinaryOp binop = BinaryOp::add;  ///< binary's op, and the union calls'
   DenseOptions dense;        ///< kernel and tunables of binary
   bool out_poisoned = false; ///< binary, combine_dense_out: out lies apart from the inputs and

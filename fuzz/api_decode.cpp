@@ -3,10 +3,14 @@
 // operands' strides and places: api_decode_dense.cpp).
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <utility>
 
 #include "api_decode.hpp"
+#include "api_oracle.hpp"
+#include "element.hpp"
+#include "internal.hpp"
 #include "ewise/half.hpp"
 #include "ewise/verify.hpp"
 
@@ -16,6 +20,8 @@ namespace {
 using namespace decode;
 
 constexpr std::int64_t kI32Max = INT32_MAX, kI32Min = INT32_MIN;
+/// Sparse values take the first six dtypes of kAllDTypes (f16, bf16, f32, f64, i32, i64).
+constexpr std::size_t kSparseDtypeCount = 6;
 
 void put_bits(std::vector<std::uint8_t>& buf, std::int64_t k, std::size_t elem, std::uint64_t bits) {
   std::memcpy(buf.data() + static_cast<std::size_t>(k) * elem, &bits, elem);  // little endian
@@ -27,11 +33,14 @@ void write_value(std::vector<std::uint8_t>& buf, std::int64_t k, DType t, Input&
   const std::size_t elem = dtype_size(t);
   const std::uint8_t sel = in.u8();
   const std::uint64_t r = in.rand();
+  if (t == DType::b8) return put_bits(buf, k, 1, r & 1);  // a bool is 0 or 1
   if (sel >= 192) return put_bits(buf, k, elem, r);  // raw bits
   if (!is_floating(t)) {
-    const bool wide = t == DType::i64;
-    const std::int64_t specials[] = {0, 1, -1, wide ? INT64_MIN : kI32Min,
-                                     wide ? INT64_MAX : kI32Max, 2, -2, 7};
+    // The extremes of the width (stored in the low bytes: -1 is an unsigned dtype's maximum).
+    const std::uint64_t top = std::uint64_t{1} << (8 * elem - 1);
+    const bool is_signed = dtype_kind(t) == DTypeKind::signed_int;
+    const std::int64_t specials[] = {0, 1, -1, is_signed ? static_cast<std::int64_t>(~(top - 1)) : 0,
+                                     static_cast<std::int64_t>(top - 1), 2, -2, 7};
     const std::int64_t v = sel < 96 ? static_cast<std::int64_t>(r % 17) - 8 : specials[sel % 8];
     return put_bits(buf, k, elem, static_cast<std::uint64_t>(v));
   }
@@ -81,6 +90,49 @@ std::vector<std::uint8_t> values(DType t, std::int64_t n, Input& in) {
   return buf;
 }
 
+/// Values of a view's own dtype at every element it reaches in an arena of `arena_elem`-byte
+/// elements (wider than or as wide as the view's). A broadcast dim (stride 0, any extent: a huge
+/// one too) reaches one element.
+void write_view_values(std::vector<std::uint8_t>& arena, const ArenaView& v, std::size_t arena_elem,
+                       Input& in) {
+  const auto elem = static_cast<std::int64_t>(dtype_size(v.desc.dtype));
+  Dims reached = v.desc.shape;
+  for (int d = 0; d < reached.size(); ++d)
+    if (v.desc.strides[d] == 0 && reached[d] > 1) reached[d] = 1;
+  for_each_coord(reached, [&](const Dims& coord) {
+    const std::int64_t byte = v.offset * static_cast<std::int64_t>(arena_elem) + offset_at(v.desc, coord) * elem;
+    write_value(arena, byte / elem, v.desc.dtype, in);
+  });
+}
+
+/// A scalar operand of `kind` 0: a Python int, 1: a Python float, 2: a Python bool, 3: a typed
+/// scalar of dtype t; values at the edges (out of small dtypes' range, ±0, ±inf, NaN) or any.
+Scalar decode_scalar(int kind, DType t, Input& in) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  static constexpr std::int64_t kInts[] = {0, 1, -1, 2, 7, 127, 128, 255, 256, -129, 300, 65536,
+                                           -2147483649, INT64_MIN, INT64_MAX, 3};
+  static constexpr double kFloats[] = {0.5, -0.0, kInf, -kInf, std::numeric_limits<double>::quiet_NaN(),
+                                       1e-3, 65504.0, 1e10, 2.5, -7.25, 0.0, 3.0, 1e-8, 1e300, -1.0, 0.1};
+  const std::uint8_t v = in.u8();
+  switch (kind) {
+    case 0: return Scalar::weak_int(kInts[v % 16]);
+    case 1: return Scalar::weak_float(kFloats[v % 16]);
+    case 2: return Scalar::weak_bool(v % 2 == 1);
+    default: {
+      std::vector<std::uint8_t> bits(8, 0);
+      write_value(bits, 0, t, in);
+      const std::byte* p = reinterpret_cast<const std::byte*>(bits.data());
+      if (is_floating(t)) return Scalar::of(t, detail::load_double(t, p));
+      if (dtype_kind(t) == DTypeKind::unsigned_int) {
+        std::uint64_t u = 0;
+        std::memcpy(&u, bits.data(), dtype_size(t));
+        return Scalar::of_uint(t, u);
+      }
+      return Scalar::of_int(t, detail::load_int(t, p));
+    }
+  }
+}
+
 /// A COO extent: mostly small, sometimes medium, at the int32 index limit, or huge (so that
 /// nrows * ncols is near or over int64), rarely negative.
 std::int64_t decode_extent(Input& in) {
@@ -112,8 +164,8 @@ DType other_dtype(DType t, bool no_wider) {
     case DType::f64: return no_wider ? DType::i64 : DType::f32;
     case DType::i32: return DType::f32;
     case DType::i64: return DType::f64;
+    default: return DType::f32;  // sparse values are the six dtypes above
   }
-  return DType::f32;
 }
 
 struct Coord {
@@ -226,13 +278,14 @@ ApiCall decode_api_call(const std::uint8_t* data, std::size_t size) {
   Input in(data, size);
   ApiCall c;
   c.op = static_cast<ApiOp>(in.u8() % kApiOpCount);
-  c.dtype = kAllDTypes[in.u8() % 6];
+  // binary: x's dtype, any; the sparse calls: their values', one of the six they take.
+  c.dtype = kAllDTypes[in.u8() % (c.op == ApiOp::binary ? std::size(kAllDTypes) : kSparseDtypeCount)];
   c.out_vals_dtype = c.dtype;
   in.seed(in.u64());
   const std::uint8_t flags = in.u8();
 
   if (c.op == ApiOp::binary) {
-    c.binop = kAllOps[in.u8() % 6];
+    c.binop = kAllOps[in.u8() % std::size(kAllOps)];
     const std::uint8_t ko = in.u8();
     c.dense.kernel = ko % 2 ? kKernelNames[1 + (ko / 2) % 9].kernel : Kernel::automatic;
     const std::uint8_t tu = in.u8();
@@ -273,10 +326,27 @@ ApiCall decode_api_call(const std::uint8_t* data, std::size_t size) {
       ys = Dims{h};
       empty_huge = true;
     }
+    // y's dtype: x's half of the time, else any; out's: the result's (where the call is defined)
+    // or rarely any; PyTorch's rules one call in four. The arena's elements are as wide as the
+    // widest of the three, so that every view is aligned.
+    // One call in eight y is a scalar (of rank 0): a Python int, float or bool, or a typed
+    // scalar of y's dtype.
+    const std::uint8_t yb = in.u8(), ob = in.u8(), pb = in.u8();
+    if (pb % 4 == 3) c.dense.promotion = Promotion::torch;
+    DType yt = yb < 128 ? c.dtype : kAllDTypes[yb % std::size(kAllDTypes)];
+    c.y_scalar = pb / 4 % 8 == 7 && !empty_huge;
+    if (c.y_scalar) {
+      c.scalar = decode_scalar(pb / 32 % 4, yt, in);
+      yt = c.scalar.dtype();
+      ys = Dims{};
+    }
     c.x.desc = TensorDesc{c.dtype, xs, input_strides(xs, in)};
-    c.y.desc = TensorDesc{flags % 64 == 9 ? other_dtype(c.dtype, true) : c.dtype, ys,
-                          empty_huge ? Dims{0} : input_strides(ys, in)};
-    c.out.desc = TensorDesc{c.dtype, os, empty_huge ? row_major(os) : output_strides(os, in)};
+    c.y.desc = TensorDesc{yt, ys, empty_huge ? Dims{0} : input_strides(ys, in)};
+    const BinaryTypes types = binary_types(c);
+    const DType ot = ob < 224 && types.valid ? types.result : kAllDTypes[ob % std::size(kAllDTypes)];
+    c.out.desc = TensorDesc{ot, os, empty_huge ? row_major(os) : output_strides(os, in)};
+    for (DType t : {c.y.desc.dtype, ot})
+      if (dtype_size(t) > dtype_size(c.dtype)) c.dtype = t;
     // Views too large for the arena get row-major strides (which fit: numel <= 2048).
     for (ArenaView* v : {&c.x, &c.y, &c.out})
       if (needed(v->desc, kZone) < 0) v->desc.strides = row_major(v->desc.shape);
@@ -303,6 +373,15 @@ ApiCall decode_api_call(const std::uint8_t* data, std::size_t size) {
       c.out_poisoned = true;
     }
     c.arena = values(c.dtype, total, in);
+    // The inputs' own values where the arena's are of another dtype, then every bool input's
+    // again (an input of another dtype may share their bytes; a bool is 0 or 1).
+    std::vector<const ArenaView*> inputs{&c.x};
+    if (!c.y_scalar) inputs.push_back(&c.y);
+    for (const ArenaView* v : inputs)
+      if (v->desc.dtype != c.dtype && v->desc.dtype != DType::b8)
+        write_view_values(c.arena, *v, dtype_size(c.dtype), in);
+    for (const ArenaView* v : inputs)
+      if (v->desc.dtype == DType::b8) write_view_values(c.arena, *v, dtype_size(c.dtype), in);
     if (c.out_poisoned && no > 0) {
       verify::poison(TensorView{c.arena.data() + c.out.offset * static_cast<std::int64_t>(dtype_size(c.dtype)),
                                 c.out.desc, Memory::host});
@@ -339,8 +418,8 @@ ApiCall decode_api_call(const std::uint8_t* data, std::size_t size) {
       c.sparse.algorithm = static_cast<CooAlgorithm>(alg < 250 ? alg % 6 : alg);
     }
   }
-  if (is_union(c.op)) {  // any op (mul and div are rejected), any fill
-    c.binop = kAllOps[in.u8() % 6];
+  if (is_union(c.op)) {  // any op (all but add, subtract, minimum, maximum are rejected), any fill
+    c.binop = kAllOps[in.u8() % std::size(kAllOps)];
     c.sparse.fill_a = decode_fill(in);
     c.sparse.fill_b = decode_fill(in);
   }

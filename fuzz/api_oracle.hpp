@@ -54,10 +54,35 @@ bool options_ok(const DenseOptions& o);
 /// ewise's conservative test sees it (api_oracle_rules.cpp).
 bool out_layout_ok(const TensorDesc& out);
 /// An input and an output in the arena (`arena_elem` bytes an arena element) that ewise lets
-/// go together: the same view exactly, or no byte in common.
+/// go together: the same view exactly (dtype included), or no byte in common.
 bool overlap_ok(const ArenaView& out, const ArenaView& in, std::size_t arena_elem);
-/// binary's checks: every rule of dense.hpp except the named kernel's.
+/// binary's checks on shapes, layouts and options: every rule of dense.hpp but the dtypes' and
+/// the named kernel's.
 bool binary_ok(const ApiCall& c);
+
+// ---- binary's dtypes and values (api_oracle_binary.cpp) -------------------------------------
+
+/// The bits of the canonical NaN of a floating dtype, the one every NaN ewise writes has.
+std::uint64_t expected_nan_bits(DType t);
+
+/// What binary computes in and returns, from the frameworks' tables (promotion_tables.hpp) and
+/// ops.hpp's rules; valid is false where ewise refuses the operation or the scalar (NumPy's
+/// rule: a Python int the integer compute dtype cannot hold). For a scalar y, its value in the
+/// compute type's C (the low bytes).
+struct BinaryTypes {
+  bool valid = false;
+  DType compute = DType::f32, result = DType::f32;
+  std::uint64_t scalar_bits = 0;
+};
+BinaryTypes binary_types(const ApiCall& c);
+/// NumPy's casting='same_kind' (its table; bf16 to f16 allowed).
+bool same_kind(DType from, DType to);
+/// The call runs the same-dtype kernels, which a named kernel may ask for (dense.hpp): x, y, out,
+/// the result and the compute dtype one of the six original dtypes, the op one of the first six.
+bool runs_typed_kernels(const ApiCall& c, const BinaryTypes& t);
+/// binary's results written into `arena` (a copy of the call's): each operand converted to the
+/// compute type, the ops.hpp functor, the result rounded to its dtype, then cast to out's.
+void expect_binary(const ApiCall& c, const BinaryTypes& t, Bytes& arena);
 /// The union's operations (sparse.hpp): add, sub, min, max.
 bool union_op_ok(BinaryOp op);
 

@@ -137,7 +137,7 @@ bool out_layout_ok(const TensorDesc& out) {
 bool overlap_ok(const ArenaView& out, const ArenaView& in, std::size_t arena_elem) {
   if (numel_of(in.desc.shape) == 0 || numel_of(out.desc.shape) == 0) return true;
   if (in.offset == out.offset && in.desc.shape == out.desc.shape &&
-      in.desc.strides == out.desc.strides)
+      in.desc.strides == out.desc.strides && in.desc.dtype == out.desc.dtype)
     return true;
   const auto [olo, ohi] = byte_range(out, arena_elem);
   const auto [ilo, ihi] = byte_range(in, arena_elem);
@@ -148,11 +148,11 @@ bool binary_ok(const ApiCall& c) {
   const std::size_t elem = dtype_size(c.dtype);
   for (const ArenaView* v : {&c.x, &c.y, &c.out})
     if (!tensor_desc_ok(v->desc)) return false;
-  if (c.x.desc.dtype != c.out.desc.dtype || c.y.desc.dtype != c.out.desc.dtype) return false;
   Dims shape;
   if (!broadcast(c.x.desc.shape, c.y.desc.shape, shape) || !(shape == c.out.desc.shape)) return false;
   if (!options_ok(c.dense)) return false;
-  return out_layout_ok(c.out.desc) && overlap_ok(c.out, c.x, elem) && overlap_ok(c.out, c.y, elem);
+  return out_layout_ok(c.out.desc) && overlap_ok(c.out, c.x, elem) &&
+         (c.y_scalar || overlap_ok(c.out, c.y, elem));
 }
 
 bool union_op_ok(BinaryOp op) {

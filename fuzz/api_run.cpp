@@ -113,7 +113,8 @@ void run_in(const ApiCall& c, Space& space, void* arena, ApiResult& r, void*& ou
     case ApiOp::binary: {
       TensorView out = at(c.out);
       if (c.out_poisoned && c.out.desc.numel() > 0) verify::poison(out, s);
-      return binary(c.binop, at(c.x), at(c.y), out, c.dense, s);
+      return binary(c.binop, at(c.x), c.y_scalar ? Operand(c.scalar) : Operand(at(c.y)), out,
+                    c.dense, s);
     }
     case ApiOp::combine_coo:
       return coo_result(combine<Coo>(c.binop, space.coo(c.a), space.coo(c.b), c.sparse, s));

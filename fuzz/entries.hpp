@@ -24,8 +24,10 @@
 //         lie within each operand's offset range, the coalesced plan gives identical offsets
 //         with no higher rank, an output declared non-overlapping has distinct offsets and does
 //         not share a byte with an input unless exactly in place. Plans small enough are then
-//         executed by reference_binary on real buffers: every output element equals the
-//         operation applied to the inputs' elements and nothing outside the output is written.
+//         executed by reference_binary on real buffers (any op, the operands' dtypes mixed one
+//         time in four): every output element equals the operation applied to the inputs'
+//         elements and nothing outside the output is written, or the call's dtypes are refused
+//         (check_types) and nothing is written.
 //         Then the dense planner (detail::plan_dense, dense/plan*.cpp) on the same operands, for
 //         one of three devices' properties, with `automatic` and with a kernel named by the
 //         layout byte's high bits: automatic always plans them, a named kernel is accepted
@@ -37,17 +39,23 @@
 //         (every CooAlgorithm value and an unknown one), COO ⊙ dense, multiply_values into a
 //         poisoned buffer or in place over a.vals, coalesce, coo_to_dense, dense_to_coo,
 //         coo_to_csr_row_offsets, check_indices (validate_indices and drop_zeros decoded;
-//         validate_indices false only on valid indices), or binary with every BinaryOp and a
-//         named or automatic kernel and tunables over views of one arena (shapes up to rank 4,
-//         broadcasts, transposed / reversed / padded / zero / small strides, outputs apart,
-//         exactly in place or overlapping); all six dtypes, i32 / i64 indices, NaN / ±0 / ±inf
-//         / extreme values, duplicates, any order, out-of-range and negative indices, lying
-//         canonical flags, empty matrices, nrows * ncols near or over int64. An oracle
-//         (api_oracle.hpp) written from the headers' text (std::map of (row, col) summing duplicates in
+//         validate_indices false only on valid indices), or binary with every BinaryOp, NumPy's
+//         or PyTorch's promotion and a named or automatic kernel and tunables over views of one
+//         arena (shapes up to rank 4, broadcasts, transposed / reversed / padded / zero / small
+//         strides, outputs apart, exactly in place or overlapping; x and y of any two of the
+//         thirteen dtypes or y a Python int, float or bool or a typed scalar, out of the
+//         result's dtype or any other); the six sparse dtypes, i32 /
+//         i64 indices, NaN / ±0 / ±inf / extreme values, duplicates, any order, out-of-range and
+//         negative indices, lying canonical flags, empty matrices, nrows * ncols near or over
+//         int64. An oracle (api_oracle.hpp) written from the headers' text and the frameworks'
+//         promotion tables (promotion_tables.hpp; std::map of (row, col) summing duplicates in
 //         storage order in the compute type, f32 for f16/bf16, rounded once; the operations of
 //         ops.hpp; every NaN written as the canonical NaN; drop_zeros on the rounded value;
-//         views' validity, broadcasting and overlap rules; a named kernel accepted exactly when
-//         kernel_supports says so) decides valid or invalid. Accepted: the call was valid and
+//         views' validity, broadcasting and overlap rules; the dtypes an operation takes, the
+//         casts an output allows (same_kind), a scalar's weight and its value in the compute
+//         type, a Python int out of range refused; a named kernel accepted exactly when it is
+//         general or the call runs the same-dtype kernels and kernel_supports allows it) decides
+//         valid or invalid. Accepted: the call was valid and
 //         every result is bit-identical to the oracle's (descriptor, canonical flag, indices,
 //         value bits), and nothing outside the output changed. Rejected: the call was invalid,
 //         ewise threw InvalidArgument and wrote nothing (out_vals still poisoned, a.vals and

@@ -62,10 +62,10 @@ void check_dense_plan(const BroadcastPlan& plan, const Operand& out, const Opera
     EWISE_FUZZ_REQUIRE(L.kernel != Kernel::automatic, what, ": kernel left unresolved");
     EWISE_FUZZ_REQUIRE(p.rank() >= 1 && p.numel() == numel, what, ": launch plan ", p.shape.str(),
                        " for ", numel, " elements");
+    const DType dtypes[3] = {out.desc.dtype, a.desc.dtype, b.desc.dtype};
     for (int k = 0; k < 3; ++k)
-      EWISE_FUZZ_REQUIRE(
-          offset_range(p, k, out.desc.dtype) == offset_range(plan, k, out.desc.dtype), what,
-          ": operand ", k, " reaches other offsets than in plan_binary's plan");
+      EWISE_FUZZ_REQUIRE(offset_range(p, k, dtypes[k]) == offset_range(plan, k, dtypes[k]), what,
+                         ": operand ", k, " reaches other offsets than in plan_binary's plan");
     if (numel <= 1024)
       EWISE_FUZZ_REQUIRE(offset_triples(p) == offset_triples(plan), what,
                          ": the launch visits other elements than plan_binary's plan");

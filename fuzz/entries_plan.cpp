@@ -12,6 +12,7 @@
 #include "element.hpp"
 #include "entries.hpp"
 #include "ewise/broadcast.hpp"
+#include "ewise/detail/compute.hpp"
 #include "ewise/dense.hpp"
 #include "ewise/error.hpp"
 #include "ewise/reference.hpp"
@@ -200,6 +201,14 @@ class Arena {
         std::memcpy(b.bytes.data() + i, &r, std::min<std::size_t>(8, b.bytes.size() - i));
       }
   }
+  /// Clears all but the lowest bit of every byte a bool operand spans (a bool is 0 or 1).
+  void make_bool(const Operand& op) {
+    const Address lo = element_address(op, op.desc.min_offset()),
+                  hi = element_address(op, op.desc.max_offset() + 1);
+    for (auto& b : blocks_)
+      for (Address a = std::max(lo, b.lo); a < std::min(hi, b.hi); ++a)
+        b.bytes[static_cast<std::size_t>(a - b.lo)] &= 1;
+  }
   /// The host memory standing for an operand's element (0,...,0).
   void* base(const Operand& op) {
     const Address first = element_address(op, op.desc.min_offset());
@@ -238,31 +247,47 @@ class Arena {
 };
 
 /// out = a op b element by element through `offsets`, from a snapshot: the expected bytes of
-/// each output element, then reference_binary on the arena, then the comparison.
+/// each output element (or the refusal of the call's dtypes), then reference_binary on the
+/// arena, then the comparison; a refused call must write nothing.
 void execute_plan(BinaryOp op, const Operand& out, const Operand& a, const Operand& b,
                   const std::array<std::vector<std::int64_t>, 3>& offsets, std::uint64_t seed) {
   Arena arena;
   if (!arena.place({&out, &a, &b})) return;
   arena.fill(seed);
+  for (const Operand* o : {&a, &b})
+    if (o->desc.dtype == DType::b8) arena.make_bool(*o);
   const DType t = out.desc.dtype;
   const std::size_t elem = dtype_size(t);
   void* po = arena.base(out);
   const void* pa = arena.base(a);
   const void* pb = arena.base(b);
+  const ConstTensorView av(pa, a.desc, Memory::host), bv(pb, b.desc, Memory::host);
+  const TensorView ov{po, out.desc, Memory::host};
+  const auto before = arena.snapshot();
+  detail::CallTypes types;
+  try {
+    types = detail::check_types(op, av, bv, t, Promotion::numpy);
+  } catch (const InvalidArgument&) {
+    bool refused = false;
+    try {
+      reference_binary(op, av, bv, ov);
+    } catch (const InvalidArgument&) {
+      refused = true;
+    }
+    EWISE_FUZZ_REQUIRE(refused, "reference_binary ", op_name(op), " accepted dtypes check_types refuses: a ",
+                       a.desc.str(), ", b ", b.desc.str(), ", out ", out.desc.str());
+    EWISE_FUZZ_REQUIRE(!arena.changed_outside(before, {}), "a refused reference_binary wrote");
+    return;
+  }
   const std::size_t n = offsets[0].size();
   std::vector<std::uint8_t> want(n * elem);
-  const detail::CallTypes types =
-      detail::check_types(op, ConstTensorView(pa, a.desc, Memory::host),
-                          ConstTensorView(pb, b.desc, Memory::host), t, Promotion::numpy);
   for (std::size_t i = 0; i < n; ++i) {
-    const std::byte* x = detail::element_at(pa, t, offsets[1][i]);
-    const std::byte* y = detail::element_at(pb, t, offsets[2][i]);
+    const std::byte* x = detail::element_at(pa, a.desc.dtype, offsets[1][i]);
+    const std::byte* y = detail::element_at(pb, b.desc.dtype, offsets[2][i]);
     // One element in the reference's arithmetic: a rank-0 plan, every offset 0.
     reference_binary(types, BroadcastPlan{}, want.data() + i * elem, x, y);
   }
-  const auto before = arena.snapshot();
-  reference_binary(op, ConstTensorView(pa, a.desc, Memory::host),
-                   ConstTensorView(pb, b.desc, Memory::host), TensorView{po, out.desc, Memory::host});
+  reference_binary(op, av, bv, ov);
   for (std::size_t i = 0; i < n; ++i)
     EWISE_FUZZ_REQUIRE(std::memcmp(detail::element_at(po, t, offsets[0][i]), want.data() + i * elem, elem) ==
                 0,
@@ -321,10 +346,10 @@ void check_plan(const BroadcastPlan& plan, BinaryOp op, const Operand& out, cons
 Outcome plan_entry(const std::uint8_t* data, std::size_t size) {
   ByteReader in(data, size);
   const std::uint8_t dtype_byte = in.u8();
-  const auto op = static_cast<BinaryOp>(in.u8() % 6);
-  const bool mixed_dtypes = dtype_byte >= 0xF0;
+  const BinaryOp op = kAllOps[in.u8() % std::size(kAllOps)];
+  const bool mixed_dtypes = dtype_byte >= 0xC0;
   const auto dtype_of = [&] {
-    return static_cast<DType>((mixed_dtypes ? in.u8() : dtype_byte) % 6);
+    return kAllDTypes[(mixed_dtypes ? in.u8() : dtype_byte) % std::size(kAllDTypes)];
   };
 
   Operand a, b, out;

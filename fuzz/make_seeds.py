@@ -86,8 +86,14 @@ MTX = {
 
 # ---- plan: the byte encoding decoded by plan_entry in fuzz/entries_plan.cpp -----------------
 SMALL = {1: 0, 2: 1, 3: 2, 4: 3, 5: 5, 7: 6, 0: 7}  # extent -> byte (kSmall in entries_plan.cpp)
-DTYPE = {"f16": 0, "bf16": 1, "f32": 2, "f64": 3, "i32": 4, "i64": 5}
-OP = {"add": 0, "sub": 1, "mul": 2, "div": 3, "min": 4, "max": 5}
+# kAllDTypes and kAllOps (ewise/tensor.hpp, ewise/ops.hpp), in their order.
+ALL_DTYPES = ["f16", "bf16", "f32", "f64", "i32", "i64", "bool", "i8", "u8", "i16", "u16", "u32", "u64"]
+ALL_OPS = ["add", "sub", "mul", "div", "min", "max", "floor_divide", "remainder", "power", "fmin",
+           "fmax", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+           "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor"]
+DTYPE = {name: i for i, name in enumerate(ALL_DTYPES)}
+OP = {name: i for i, name in enumerate(ALL_OPS)}
+MIXED = 0xC0  # a first byte >= 0xC0: each operand's dtype from a byte of its own
 CONTIGUOUS, REVERSED, SWAPPED = [0], [3], lambda i, j: [4, i, j]
 RAW = lambda *strides: [7] + [byte for st in strides for byte in struct.pack("<q", st)]
 DISJOINT, SAME_ADDRESS, NEAR = [0], [3], lambda delta: [4, delta + 128]
@@ -112,7 +118,11 @@ def shape(*extents):
 
 def plan(dtype, op, a, b, out_mode=0, out=(), strides=(CONTIGUOUS, CONTIGUOUS, CONTIGUOUS),
          addresses=(DISJOINT, DISJOINT), layout=0):
-    body = [DTYPE[dtype], OP[op]] + a + b + [out_mode] + list(out)
+    """dtype: one name, or (a, b, out) names for mixed dtypes."""
+    if isinstance(dtype, tuple):
+        body = [MIXED, OP[op]] + [DTYPE[t] for t in dtype] + a + b + [out_mode] + list(out)
+    else:
+        body = [DTYPE[dtype], OP[op]] + a + b + [out_mode] + list(out)
     for s in strides:
         body += s
     for ad in addresses:
@@ -134,6 +144,13 @@ PLAN = {
     "f32_tile_edge_33x31": plan("f32", "mul", shape(33, 31), shape(33, 1)),
     "partial_overlap_rejected": plan("f32", "add", shape(8), shape(8), addresses=(NEAR(1), DISJOINT)),
     "shape_mismatch_rejected": plan("f32", "add", shape(3, 4), shape(5, 4)),
+    # Mixed dtypes and the new operations; refused dtypes (check_types) write nothing.
+    "mixed_bf16_f32_add_row_broadcast": plan(("bf16", "f32", "f32"), "add", shape(3, 4), shape(4)),
+    "mixed_u8_bool_logical_and": plan(("u8", "bool", "bool"), "logical_and", shape(5, 3), shape(3)),
+    "mixed_i8_u8_floor_divide_into_i16": plan(("i8", "u8", "i16"), "floor_divide", shape(4, 4), shape(4, 1)),
+    "mixed_f32_i32_add_into_i32_refused": plan(("f32", "i32", "i32"), "add", shape(3, 4), shape(4)),
+    "bool_subtract_refused": plan("bool", "sub", shape(6), shape(6)),
+    "i32_divide_into_i32_refused": plan("i32", "div", shape(2, 3), shape(3)),
 }
 
 # Inputs that reproduced bugs found by fuzzing (written as bug-<what>.bin; no expectation on
@@ -163,7 +180,7 @@ PLAN_BUGS = {
 OPS = ["multiply_coo", "multiply_dense", "multiply_values", "multiply_values_into_a", "coalesce",
        "coo_to_dense", "dense_to_coo", "csr_row_offsets", "check_indices", "binary", "combine_coo",
        "combine_dense", "combine_dense_out", "accumulate"]
-DTYPES = ["f16", "bf16", "f32", "f64", "i32", "i64"]
+DTYPES = ALL_DTYPES  # the sparse calls take the first six
 SEED = bytes(range(1, 9))  # the value and coordinate generator's seed
 I64, DROP_ZEROS, NO_VALIDATE = 1, 2, 12
 
@@ -191,21 +208,35 @@ def sparse(op, dtype, flags, rows, cols, pool, a, tail=()):
         list(tail))
 
 
+def any_dtype_byte(dtype, at_least):
+    """A byte >= at_least that picks `dtype` from kAllDTypes (byte % 13)."""
+    return next(b for b in range(at_least, 256) if b % len(ALL_DTYPES) == DTYPES.index(dtype))
+
+
+SCALAR_KINDS = ["int", "float", "bool", "typed"]  # decode_scalar's kinds
+
+
 def binary(dtype, op, rank_ext, x_mode=0, y_mode=0, kernel=0, tunables=0, where=0, flags=0,
-           strides=(0, 0, 0)):
+           strides=(0, 0, 0), y_dtype=None, out_dtype=None, torch=False, scalar=None):
     """binary: op, kernel byte (odd names kKernelNames[1 + (k / 2) % 9]), tunables byte, rank and
-    extent bytes (indices into kExt), the inputs' shape modes, strides modes, zone, placement."""
-    ops = ["add", "sub", "mul", "div", "min", "max"]
+    extent bytes (indices into kExt), the inputs' shape modes, y's dtype (None: x's), out's
+    (None: the result's), the promotion byte (3: PyTorch's; with a scalar y, 28 + 32 * its kind)
+    and the scalar's value byte (kind, index into decode_scalar's kInts / kFloats, or a value
+    selector of write_value for a typed scalar of y's dtype), strides modes, zone, placement."""
+    promotion = (3 if torch else 0) + (0 if scalar is None else 28 + 32 * SCALAR_KINDS.index(scalar[0]))
+    dtypes = [0 if y_dtype is None else any_dtype_byte(y_dtype, 128),
+              0 if out_dtype is None else any_dtype_byte(out_dtype, 224), promotion]
+    if scalar is not None:
+        dtypes.append(scalar[1])
     return bytes([9, DTYPES.index(dtype)]) + SEED + bytes(
-        [flags, ops.index(op), kernel, tunables, len(rank_ext)] + list(rank_ext) + [x_mode, y_mode] +
-        list(strides) + [0, where])
+        [flags, OP[op], kernel, tunables, len(rank_ext)] + list(rank_ext) + [x_mode, y_mode] +
+        dtypes + list(strides) + [0, where])
 
 
 def union(op, fill_a=None, fill_b=None):
     """The union calls' op byte and fill bytes: a fill is 0 (None) or an index into kFills of
     decode_fill (0: 1, 1: -2, 2: 0.5, 4: NaN, 5: inf, 8: 2^31, ...)."""
-    ops = ["add", "sub", "mul", "div", "min", "max"]
-    return [ops.index(op)] + [0 if f is None else 128 + f for f in (fill_a, fill_b)]
+    return [OP[op]] + [0 if f is None else 128 + f for f in (fill_a, fill_b)]
 
 
 POOL3 = [(0, 0), (1, 2), (2, 0)]  # (0,0), (nrows-1, ncols/2), (nrows/2, 0)
@@ -235,7 +266,7 @@ API = {
     "check_indices_empty_0x5": sparse("check_indices", "f32", 0, 0, 5, [(0, 0)], [0, 0, 1]),
     "dense_to_coo_f32_3x4_transposed": bytes([6, 2]) + SEED + bytes([0, 0, 43, 3]),
     "binary_f32_add_row_broadcast": binary("f32", "add", [2, 3], y_mode=5),
-    "binary_i32_div_in_place": binary("i32", "div", [5, 4], where=4),
+    "binary_i32_floor_divide_in_place": binary("i32", "floor_divide", [5, 4], where=4),
     "binary_f16_max_sliding": binary("f16", "max", [6, 7], y_mode=5, kernel=5),
     "binary_bf16_mul_transposed_x": binary("bf16", "mul", [7, 8], strides=(3, 0, 0)),
     "binary_f64_min_empty_huge": binary("f64", "min", [2], flags=7),
@@ -250,6 +281,25 @@ API = {
                                                       [0] + B4 + [253]),
     "binary_out_shape_rejected": binary("f32", "sub", [2, 3], flags=250),
     "binary_threads_33_rejected": binary("i64", "add", [2, 3], tunables=57),
+    # Mixed dtypes, the new dtypes and operations, PyTorch's rule; refused: a float result into an
+    # int out, bool subtract, a named kernel on mixed dtypes.
+    "binary_bf16_f32_add_row_broadcast": binary("bf16", "add", [2, 3], y_mode=5, y_dtype="f32"),
+    "binary_i32_true_divide_into_f64": binary("i32", "div", [5, 4]),
+    "binary_bool_u8_logical_xor_torch": binary("bool", "logical_xor", [3, 4], y_dtype="u8", torch=True),
+    "binary_i8_u8_remainder": binary("i8", "remainder", [6, 7], y_mode=5, y_dtype="u8"),
+    "binary_f16_bf16_max_into_f64": binary("f16", "max", [2, 3], y_dtype="bf16", out_dtype="f64"),
+    "binary_i64_f32_less_torch": binary("i64", "less", [4], torch=True, y_dtype="f32"),
+    "binary_f32_i32_add_into_i32_rejected": binary("f32", "add", [2, 3], y_dtype="i32", out_dtype="i32"),
+    "binary_bool_subtract_rejected": binary("bool", "sub", [3, 2]),
+    "binary_mixed_named_vectorized_rejected": binary("f32", "mul", [2, 3], y_dtype="f16", kernel=3),
+    # A scalar y: Python floats and ints (weak), a typed scalar; a Python int out of i8's range
+    # refused under NumPy's rule, wrapped under PyTorch's.
+    "binary_f16_times_python_float": binary("f16", "mul", [3, 4], scalar=("float", 8)),
+    "binary_bool_times_python_float_torch": binary("bool", "mul", [3, 4], scalar=("float", 14), torch=True),
+    "binary_i32_true_divide_python_int": binary("i32", "div", [2, 3], scalar=("int", 4)),
+    "binary_u8_less_typed_i16_scalar": binary("u8", "less", [5], scalar=("typed", 0), y_dtype="i16"),
+    "binary_i8_plus_python_int_300_torch": binary("i8", "add", [4], scalar=("int", 10), torch=True),
+    "binary_i8_plus_python_int_300_rejected": binary("i8", "add", [4], scalar=("int", 10)),
     # The union: combine(op, a, b) (tail: b's mismatch byte, b, op and fills, rare byte),
     # combine(op, a, dense[, out]) (op and fills, rare, dense dtype, shape and strides bytes,
     # arena slack, out strides, where out lies: 5 exactly the dense), accumulate (op and fills,

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "../dense/builtin.hpp"
+#include "../dense/convert.hpp"
 #include "../sparse/internal.hpp"
 
 namespace ewise {
@@ -26,6 +27,7 @@ EWISE_NO_GPU_BUILTIN(DType::f64)
 EWISE_NO_GPU_BUILTIN(DType::i32)
 EWISE_NO_GPU_BUILTIN(DType::i64)
 #undef EWISE_NO_GPU_BUILTIN
+void run_converting(const CallTypes&, const DensePlan&, cudaStream_t) { no_gpu("run_converting"); }
 }  // namespace detail
 
 namespace sparse_detail {

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <iterator>
 #include <random>
 #include <sstream>
 #include <string>
@@ -26,10 +27,11 @@
 #include "ewise/detail/dense/plan.hpp"
 #include "ewise/detail/device_props.hpp"
 #include "ewise/error.hpp"
-#include "ewise/half.hpp"
 #include "ewise/reference.hpp"
 #include "ewise/verify.hpp"
+#include "element.hpp"
 #include "testing/gpu_test.hpp"
+#include "testing/layouts.hpp"
 #include "testing/nan_bits.hpp"
 
 namespace ewise {
@@ -41,103 +43,20 @@ int env_int(const char* name, int fallback) {
 }
 bool small_mode() { return env_int("EWISE_DENSE_SMALL", 0) == 1; }
 
-// ---- operands of any layout -----------------------------------------------------------------
+using test::DeviceOperand;
+using test::for_each_offset;
+using test::Layout;
+using test::random_shapes;
 
-/// How a view sits in its buffer: dims stored in `perm` order (outermost first), every `step`th
-/// element along each dim, some dims reversed, and the first element `offset` elements in (an
-/// offset of 1 misaligns the data).
-struct Layout {
-  std::vector<int> perm;
-  std::vector<int> step;
-  std::vector<bool> reverse;
-  int offset = 0;
+/// The operations the same-dtype kernels run (add ... maximum), for the kernel sweeps.
+constexpr BinaryOp kKernelOps[] = {BinaryOp::add,     BinaryOp::subtract, BinaryOp::multiply,
+                                   BinaryOp::divide,  BinaryOp::minimum,  BinaryOp::maximum};
 
-  static Layout contiguous(int rank, int offset = 0) {
-    Layout l;
-    for (int d = 0; d < rank; ++d) {
-      l.perm.push_back(d);
-      l.step.push_back(1);
-      l.reverse.push_back(false);
-    }
-    l.offset = offset;
-    return l;
-  }
-  static Layout transposed(int rank) {  // the dims stored in reverse order
-    Layout l = contiguous(rank);
-    std::reverse(l.perm.begin(), l.perm.end());
-    return l;
-  }
-  static Layout random(int rank, std::mt19937_64& rng) {
-    Layout l = contiguous(rank);
-    std::uniform_real_distribution<double> u(0, 1);
-    if (u(rng) < 0.4) return l;
-    if (u(rng) < 0.5) std::shuffle(l.perm.begin(), l.perm.end(), rng);
-    for (int d = 0; d < rank; ++d) {
-      if (u(rng) < 0.2) l.step[d] = 2;
-      if (u(rng) < 0.2) l.reverse[d] = true;
-    }
-    l.offset = u(rng) < 0.3 ? 1 : 0;
-    return l;
-  }
-};
-
-/// A device view of `shape` laid out as `layout` in a buffer of its own.
-struct Operand {
-  DeviceBuffer buf;
-  std::int64_t buffer_elements = 0;
-  TensorView view;
-  std::int64_t base = 0;  ///< element offset of the view's first element in the buffer
-
-  Operand(DType t, const Dims& shape, const Layout& l) {
-    const int rank = shape.size();
-    Dims storage_stride = Dims::of_rank(rank, 0);
-    std::int64_t total = 1;
-    for (int j = rank - 1; j >= 0; --j) {
-      const int d = l.perm[j];
-      storage_stride[d] = total;
-      total *= std::max<std::int64_t>(shape[d], 1) * l.step[d];
-    }
-    Dims strides = Dims::of_rank(rank, 0);
-    base = l.offset;
-    for (int d = 0; d < rank; ++d) {
-      strides[d] = storage_stride[d] * l.step[d] * (l.reverse[d] ? -1 : 1);
-      if (l.reverse[d] && shape[d] > 0) base += (shape[d] - 1) * storage_stride[d] * l.step[d];
-    }
-    buffer_elements = total + l.offset;
-    buf = DeviceBuffer(static_cast<std::size_t>(buffer_elements) * dtype_size(t));
-    view = TensorView{
-        static_cast<std::byte*>(buf.data()) + base * static_cast<std::int64_t>(dtype_size(t)),
-        TensorDesc::strided(t, shape, strides), Memory::device};
-  }
-  /// The whole buffer as a 1-d view.
-  TensorView whole() {
-    return TensorView{buf.data(), TensorDesc::contiguous(view.desc.dtype, {buffer_elements}),
-                      Memory::device};
-  }
-};
-
-std::string layout_str(const TensorView& v, const Operand& o) {
-  return detail::concat(v.desc.shape.str(), " strides ", v.desc.strides.str(), " +", o.base);
-}
-
-/// Calls f(offset) for the buffer offset of every element of a view with the given strides.
-template <class F>
-void for_each_offset(const Dims& shape, const Dims& strides, std::int64_t base, F&& f) {
-  const int rank = shape.size();
-  for (int d = 0; d < rank; ++d)
-    if (shape[d] == 0) return;
-  std::vector<std::int64_t> c(rank, 0);
-  while (true) {
-    std::int64_t off = base;
-    for (int d = 0; d < rank; ++d) off += c[d] * strides[d];
-    f(off);
-    int d = rank - 1;
-    for (; d >= 0; --d) {
-      if (++c[d] < shape[d]) break;
-      c[d] = 0;
-    }
-    if (d < 0) return;
-  }
+/// The i-th (cyclically) of kKernelOps for dtype t: divide is subtract for integer dtypes, whose
+/// true division gives f64 and so runs the converting kernel (test_mixed.cu).
+BinaryOp kernel_op(std::size_t i, DType t) {
+  const BinaryOp op = kKernelOps[i % std::size(kKernelOps)];
+  return op == BinaryOp::divide && !is_floating(t) ? BinaryOp::subtract : op;
 }
 
 // ---- one problem: operands, host copies, reference result -----------------------------------
@@ -145,7 +64,7 @@ void for_each_offset(const Dims& shape, const Dims& strides, std::int64_t base, 
 struct Problem {
   BinaryOp op;
   DType dtype;
-  Operand a, b, out;
+  DeviceOperand a, b, out;
   HostTensor want;
   std::uint64_t seed;
   bool in_place_a = false;  ///< out is a's view (a is then not separately allocated)
@@ -167,14 +86,14 @@ struct Problem {
     verify::fill_random(b.view, seed ^ 0x9E3779B97F4A7C15ull);
     const HostTensor ha = to_host(a.view), hb = to_host(b.view);
     want = HostTensor(dtype, out.view.desc.shape);
-    reference_binary(op, ha, hb, want.view());
+    reference_binary(op, ha.view(), hb.view(), want.view());
   }
 
   std::string describe(const DenseOptions& o) const {
     return detail::concat(op_name(op), " ", dtype_name(dtype), " kernel ", kernel_name(o.kernel),
                           " (factor ", o.sliding_factor, " threads ", o.threads, " blocks ",
-                          o.blocks, ") a ", layout_str(a.view, a), " b ", layout_str(b.view, b),
-                          " out ", layout_str(out.view, out), " seed ", seed);
+                          o.blocks, ") a ", a.str(), " b ", b.str(), " out ", out.str(), " seed ",
+                          seed);
   }
 };
 
@@ -226,33 +145,6 @@ std::uint64_t test_seed() {
 
 class DenseRandom : public ::testing::TestWithParam<DType> {};
 
-/// A random output shape of rank 0..8 (mostly <= 5) of at most ~40k elements, with extents
-/// around vector widths and tile edges; a and b take each dim or 1, and may be of lower rank.
-void random_shapes(std::mt19937_64& rng, Dims* as, Dims* bs) {
-  static const std::int64_t kExtents[] = {1,  1,  2,  3,  4,  5,  7,  8,  9,   15,
-                                          16, 17, 31, 32, 33, 63, 64, 65, 100, 257};
-  std::uniform_real_distribution<double> u(0, 1);
-  const int rank = u(rng) < 0.1 ? 6 + static_cast<int>(rng() % 3) : static_cast<int>(rng() % 6);
-  Dims shape;
-  std::int64_t total = 1;
-  for (int d = 0; d < rank; ++d) {
-    std::int64_t e = rank > 5 ? 1 + static_cast<std::int64_t>(rng() % 3)
-                              : kExtents[rng() % (sizeof kExtents / sizeof kExtents[0])];
-    while (total * e > 40000) e = std::max<std::int64_t>(1, e / 4);
-    total *= e;
-    shape.push_back(e);
-  }
-  if (rank > 0 && u(rng) < 0.03) shape[static_cast<int>(rng() % rank)] = 0;  // empty
-  const auto operand = [&] {
-    const int r = u(rng) < 0.3 ? static_cast<int>(rng() % (rank + 1)) : rank;
-    Dims s;
-    for (int d = rank - r; d < rank; ++d) s.push_back(u(rng) < 0.35 ? 1 : shape[d]);
-    return s;
-  };
-  *as = operand();
-  *bs = operand();
-}
-
 TEST_P(DenseRandom, EveryKernelAgainstReference) {
   EWISE_REQUIRE_GPU();
   const DType t = GetParam();
@@ -273,7 +165,7 @@ TEST_P(DenseRandom, EveryKernelAgainstReference) {
     const int rank = broadcast_shapes(as, bs).size();
     const bool plain =
         i % 20 == 9;  // half of those contiguous (the d2ltvm and Knet kernels need it)
-    Problem p(kAllOps[i % 6], t, as,
+    Problem p(kernel_op(static_cast<std::size_t>(i), t), t, as,
               plain ? Layout::contiguous(as.size()) : Layout::random(as.size(), rng), bs,
               plain ? Layout::contiguous(bs.size()) : Layout::random(bs.size(), rng),
               plain ? Layout::contiguous(rank) : Layout::random(rank, rng), rng());
@@ -318,7 +210,7 @@ void matrix_vector_edges(DType t, std::uint64_t seed, std::initializer_list<Kern
       for (int pattern = 0; pattern < 3; ++pattern) {
         const Dims vec = pattern == 1 ? Dims{m, 1} : Dims{1, n};
         const Layout mat_layout = pattern == 2 ? Layout::transposed(2) : Layout::contiguous(2);
-        const BinaryOp op = kAllOps[i++ % 6];
+        const BinaryOp op = kernel_op(static_cast<std::size_t>(i++), t);
         // The vector as a or as b: the non-commutative ops see both orders.
         Problem p1(op, t, {m, n}, mat_layout, vec, Layout::contiguous(2), Layout::contiguous(2),
                    seed + i);
@@ -427,9 +319,9 @@ TEST(DenseGpu, TiledVectorPath) {
         const Kernel pick = m >= detail::kMinTiledExtent && n >= detail::kMinTiledExtent
                                 ? Kernel::tiled
                                 : Kernel::automatic;
-        Problem as_a(kAllOps[k % 6], t, {m, n}, tr, other, lo, row_major, seed + k);
+        Problem as_a(kernel_op(k, t), t, {m, n}, tr, other, lo, row_major, seed + k);
         check_tiled(as_a, true, pick);
-        Problem as_b(kAllOps[k % 6], t, other, lo, {m, n}, tr, row_major, seed + k + 1);
+        Problem as_b(kernel_op(k, t), t, other, lo, {m, n}, tr, row_major, seed + k + 1);
         check_tiled(as_b, true, pick);
         ++k;
       }
@@ -446,7 +338,7 @@ TEST(DenseGpu, TiledVectorPath) {
       (which == 0 ? la : which == 1 ? lb : lo).offset = 1;
       Problem p(BinaryOp::sub, t, {m, n}, la, {1, n}, lb, lo, seed + ++k);
       check_tiled(p, false);
-      Problem full(BinaryOp::div, t, {m, n}, la, {m, n}, lb, lo, seed + ++k);
+      Problem full(kernel_op(3, t), t, {m, n}, la, {m, n}, lb, lo, seed + ++k);
       check_tiled(full, false);
     }
     // Extents off the vector width; both inputs transposed: element-wise tiles.
@@ -471,13 +363,13 @@ TEST(DenseGpu, TiledVectorPath) {
   for (DType t : test::sweep_dtypes()) {
     const auto [R, C] = vector_tile(t);
     for (Kernel kernel : {Kernel::tiled, Kernel::automatic}) {
-      Operand self(t, {R + 16, C}, Layout::contiguous(2));
-      Operand other(t, {R + 16, C}, Layout::transposed(2));
+      DeviceOperand self(t, {R + 16, C}, Layout::contiguous(2));
+      DeviceOperand other(t, {R + 16, C}, Layout::transposed(2));
       verify::fill_random(self.view, seed + 1);
       verify::fill_random(other.view, seed + 2);
       const HostTensor ha = to_host(other.view), hb = to_host(self.view);
       HostTensor want(t, {R + 16, C});
-      reference_binary(BinaryOp::sub, ha, hb, want.view());
+      reference_binary(BinaryOp::sub, ha.view(), hb.view(), want.view());
       EXPECT_TRUE(detail::plan_dense(other.view, self.view, self.view, {Kernel::tiled},
                                      detail::current_device_props())
                       .tiled.vector);
@@ -500,7 +392,7 @@ TEST(DenseGpu, VectorEdgesAndMisalignment) {
       for (int offsets = 0; offsets < 4; ++offsets) {  // none, all +1, only a +1, only out +1
         const int oa = offsets == 1 || offsets == 2, ob = offsets == 1,
                   oo = offsets == 1 || offsets == 3;
-        Problem same(BinaryOp::div, t, {n}, Layout::contiguous(1, oa), {n},
+        Problem same(kernel_op(3, t), t, {n}, Layout::contiguous(1, oa), {n},
                      Layout::contiguous(1, ob), Layout::contiguous(1, oo), seed + n);
         EXPECT_GT(check_all_kernels(same), 2);
         Problem scalar(BinaryOp::max, t, {}, Layout::contiguous(0, ob), {n},
@@ -532,7 +424,7 @@ TEST(DenseGpu, InputsAtEveryOffsetWithin16Bytes) {
       for (int oo = 0; oo < V; ++oo)
         for (int oa = 0; oa < V; ++oa) {
           const int ob = (oa + 1) % V;
-          const BinaryOp op = kAllOps[static_cast<std::size_t>(oa + oo) % 6];
+          const BinaryOp op = kernel_op(static_cast<std::size_t>(oa + oo), t);
           Problem p(op, t, {n}, Layout::contiguous(1, oa), {n}, Layout::contiguous(1, ob),
                     Layout::contiguous(1, oo), seed + static_cast<std::uint64_t>(n * V + oa));
           EXPECT_GE(check_all_kernels(p), 3) << p.describe({});
@@ -561,7 +453,7 @@ TEST(DenseGpu, VectorizedAcrossRows) {
     for (const Shape& sh : shapes)
       for (int offsets = 0; offsets < 3; ++offsets) {  // none; out and a +1; only out +1
         const int oa = offsets == 1, oo = offsets >= 1;
-        const BinaryOp op = kAllOps[static_cast<std::size_t>(offsets + sh.a.size()) % 6];
+        const BinaryOp op = kernel_op(static_cast<std::size_t>(offsets + sh.a.size()), t);
         Problem p(op, t, sh.a, Layout::contiguous(sh.a.size(), oa), sh.b,
                   Layout::contiguous(sh.b.size()), Layout::contiguous(broadcast_shapes(sh.a, sh.b).size(), oo),
                   seed + static_cast<std::uint64_t>(sh.a.product()));
@@ -625,7 +517,7 @@ TEST(DenseGpu, HalfPatternsBitExact) {
   std::mt19937_64 rng(seed);
   const std::int64_t rows = 257, cols = 256;  // 65536 patterns and one more row
   for (DType t : {DType::f16, DType::bf16}) {
-    for (BinaryOp op : kAllOps) {
+    for (BinaryOp op : kKernelOps) {
       for (int shape = 0; shape < 3; ++shape) {
         const Dims bs = shape == 0 ? Dims{rows, cols} : shape == 1 ? Dims{1, cols} : Dims{};
         for (int off : {0, 1}) {
@@ -641,7 +533,7 @@ TEST(DenseGpu, HalfPatternsBitExact) {
               cudaMemcpy(p.a.view.data, ha.data(), ha.bytes(), cudaMemcpyHostToDevice));
           EWISE_CUDA_CHECK(
               cudaMemcpy(p.b.view.data, hb.data(), hb.bytes(), cudaMemcpyHostToDevice));
-          reference_binary(op, ha, hb, p.want.view());
+          reference_binary(op, ha.view(), hb.view(), p.want.view());
           const auto* want = static_cast<const std::uint16_t*>(p.want.data());
           for (Kernel k : {Kernel::automatic, Kernel::vectorized, Kernel::row_vectorized}) {
             if (!kernel_supports(k, p.a.view, p.b.view, p.out.view)) continue;
@@ -686,15 +578,15 @@ TEST(DenseGpu, NaNResultsAreCanonical) {
                            {{m, n}, {m, n}, Layout::transposed(2), Layout::contiguous(2)}};
   for (DType t : {DType::f16, DType::bf16, DType::f32, DType::f64}) {
     for (const Shapes& sh : shapes) {
-      for (BinaryOp op : kAllOps) {
+      for (BinaryOp op : kKernelOps) {
         Problem p(op, t, sh.a, sh.la, sh.b, sh.lb, Layout::contiguous(2), rng());
-        for (Operand* x : {&p.a, &p.b}) {  // NaNs, infinities and zeros over the whole buffer
+        for (DeviceOperand* x : {&p.a, &p.b}) {  // NaNs, infinities and zeros over the whole buffer
           HostTensor h = verify::random_tensor(t, Dims{x->buffer_elements}, rng());
           test::sprinkle_nans(t, h.data(), h.numel(), 0.15, rng);
           EWISE_CUDA_CHECK(cudaMemcpy(x->buf.data(), h.data(), h.bytes(), cudaMemcpyHostToDevice));
         }
         const HostTensor ha = to_host(p.a.view), hb = to_host(p.b.view);
-        reference_binary(op, ha, hb, p.want.view());
+        reference_binary(op, ha.view(), hb.view(), p.want.view());
         std::int64_t nans = 0;
         const auto es = static_cast<std::int64_t>(dtype_size(t));
         for (std::int64_t i = 0; i < p.want.numel(); ++i)
@@ -766,11 +658,11 @@ TEST(DenseGpu, InPlace) {
       for (bool self_is_a : {true, false}) {
         for (Kernel k : kAllKernels) {
           // The output is the `self` operand's own view; fresh inputs for every kernel.
-          Operand self(t, pat.self, pat.layout);
-          Operand other(t, pat.other, Layout::contiguous(pat.other.size()));
+          DeviceOperand self(t, pat.self, pat.layout);
+          DeviceOperand other(t, pat.other, Layout::contiguous(pat.other.size()));
           verify::fill_random(self.view, seed + 1);
           verify::fill_random(other.view, seed + 2);
-          const BinaryOp op = self_is_a ? BinaryOp::sub : BinaryOp::div;
+          const BinaryOp op = self_is_a ? BinaryOp::sub : kernel_op(3, t);
           const ConstTensorView a =
               self_is_a ? ConstTensorView(self.view) : ConstTensorView(other.view);
           const ConstTensorView b =
@@ -778,14 +670,14 @@ TEST(DenseGpu, InPlace) {
           if (!kernel_supports(k, a, b, self.view)) continue;
           const HostTensor ha = to_host(a), hb = to_host(b);
           HostTensor want(t, pat.self);
-          reference_binary(op, ha, hb, want.view());
+          reference_binary(op, ha.view(), hb.view(), want.view());
           DenseOptions o;
           o.kernel = k;
           binary(op, a, b, self.view, o);
           const verify::CompareReport r =
               verify::compare(self.view, want.view(), verify::Tolerance{});
           EXPECT_TRUE(r.ok()) << "in place " << dtype_name(t) << " " << kernel_name(k) << " self "
-                              << layout_str(self.view, self) << (self_is_a ? " as a" : " as b")
+                              << self.str() << (self_is_a ? " as a" : " as b")
                               << ": " << r.str();
         }
       }
@@ -799,7 +691,7 @@ TEST(DenseGpu, TunablesKeepResults) {
   for (DType t : {DType::f32, DType::bf16, DType::i64}) {
     Problem row(BinaryOp::sub, t, {37, 45}, Layout::contiguous(2), {45}, Layout::contiguous(1),
                 Layout::contiguous(2), seed);
-    Problem col(BinaryOp::div, t, {37, 1}, Layout::contiguous(2), {37, 45}, Layout::contiguous(2),
+    Problem col(kernel_op(3, t), t, {37, 1}, Layout::contiguous(2), {37, 45}, Layout::contiguous(2),
                 Layout::contiguous(2), seed);
     std::mt19937_64 rng(seed);
     Problem nd(BinaryOp::max, t, {6, 1, 9, 1}, Layout::random(4, rng), {5, 1, 7},
@@ -832,75 +724,9 @@ struct SumOfSquares {
   }
 };
 
-/// Element i of a contiguous host tensor as double.
-double host_value(const HostTensor& h, std::int64_t i) {
-  const auto* p = static_cast<const std::byte*>(h.data()) +
-                  i * static_cast<std::int64_t>(dtype_size(h.dtype()));
-  std::uint16_t bits;
-  switch (h.dtype()) {
-    case DType::f16:
-      std::memcpy(&bits, p, 2);
-      return f16_bits_to_float(bits);
-    case DType::bf16:
-      std::memcpy(&bits, p, 2);
-      return bf16_bits_to_float(bits);
-    case DType::f32: {
-      float v;
-      std::memcpy(&v, p, 4);
-      return v;
-    }
-    case DType::f64: {
-      double v;
-      std::memcpy(&v, p, 8);
-      return v;
-    }
-    case DType::i32: {
-      std::int32_t v;
-      std::memcpy(&v, p, 4);
-      return v;
-    }
-    case DType::i64: {
-      std::int64_t v;
-      std::memcpy(&v, p, 8);
-      return static_cast<double>(v);
-    }
-  }
-  return 0;
-}
-
-/// Element i of a contiguous host tensor set to v rounded once to the dtype.
-void set_host_value(HostTensor& h, std::int64_t i, double v) {
-  auto* p =
-      static_cast<std::byte*>(h.data()) + i * static_cast<std::int64_t>(dtype_size(h.dtype()));
-  std::uint16_t bits;
-  switch (h.dtype()) {
-    case DType::f16:
-      bits = float_to_f16_bits(static_cast<float>(v));
-      std::memcpy(p, &bits, 2);
-      return;
-    case DType::bf16:
-      bits = float_to_bf16_bits(static_cast<float>(v));
-      std::memcpy(p, &bits, 2);
-      return;
-    case DType::f32: {
-      const auto x = static_cast<float>(v);
-      std::memcpy(p, &x, 4);
-      return;
-    }
-    case DType::f64:
-      std::memcpy(p, &v, 8);
-      return;
-    case DType::i32: {
-      const auto x = static_cast<std::int32_t>(v);
-      std::memcpy(p, &x, 4);
-      return;
-    }
-    case DType::i64: {
-      const auto x = static_cast<std::int64_t>(v);
-      std::memcpy(p, &x, 8);
-      return;
-    }
-  }
+/// Element i of a contiguous host tensor.
+const std::byte* host_element(const HostTensor& h, std::int64_t i) {
+  return static_cast<const std::byte*>(h.data()) + i * static_cast<std::int64_t>(dtype_size(h.dtype()));
 }
 
 TEST(DenseGpu, UserFunctorEveryKernel) {
@@ -911,9 +737,9 @@ TEST(DenseGpu, UserFunctorEveryKernel) {
     for (int c = 0; c < 12; ++c) {
       Dims as, bs;
       random_shapes(rng, &as, &bs);
-      Operand a(t, as, Layout::random(as.size(), rng)), b(t, bs, Layout::random(bs.size(), rng));
+      DeviceOperand a(t, as, Layout::random(as.size(), rng)), b(t, bs, Layout::random(bs.size(), rng));
       const Dims shape = broadcast_shapes(as, bs);
-      Operand out(t, shape, Layout::random(shape.size(), rng));
+      DeviceOperand out(t, shape, Layout::random(shape.size(), rng));
       verify::fill_random(a.view, seed + c);
       verify::fill_random(b.view, seed + c + 100);
       // The expected result in double, rounded once. a and b broadcast to the output's shape
@@ -921,11 +747,13 @@ TEST(DenseGpu, UserFunctorEveryKernel) {
       const HostTensor ha = to_host(a.view), hb = to_host(b.view);
       HostTensor a_full(t, shape), b_full(t, shape), zeros(t, shape), want(t, shape);
       std::memset(zeros.data(), 0, zeros.bytes());
-      reference_binary(BinaryOp::add, ha, zeros.view(), a_full.view());
-      reference_binary(BinaryOp::add, hb, zeros.view(), b_full.view());
+      reference_binary(BinaryOp::add, ha.view(), zeros.view(), a_full.view());
+      reference_binary(BinaryOp::add, hb.view(), zeros.view(), b_full.view());
       for (std::int64_t i = 0; i < want.numel(); ++i) {
-        const double u = host_value(a_full, i), v = host_value(b_full, i);
-        set_host_value(want, i, u * u + v * v);
+        const double u = detail::load_double(t, host_element(a_full, i)),
+                     v = detail::load_double(t, host_element(b_full, i));
+        detail::store_double(t, static_cast<std::byte*>(want.data()) + i * static_cast<std::int64_t>(dtype_size(t)),
+                             u * u + v * v);
       }
       for (Kernel k : kAllKernels) {
         if (!kernel_supports(k, a.view, b.view, out.view)) continue;
@@ -935,7 +763,7 @@ TEST(DenseGpu, UserFunctorEveryKernel) {
         binary(SumOfSquares{}, a.view, b.view, out.view, o);
         const verify::CompareReport r = verify::compare(out.view, want.view());
         EXPECT_TRUE(r.ok()) << "functor " << dtype_name(t) << " " << kernel_name(k) << " a "
-                            << layout_str(a.view, a) << " b " << layout_str(b.view, b) << ": "
+                            << a.str() << " b " << b.str() << ": "
                             << r.str();
       }
     }
@@ -964,9 +792,9 @@ TEST(DenseGpu, UserLambdaWithDtypeMask) {
     const DeviceTensor a = to_device(ha), b = to_device(hb);
     // |a - b| = max(a, b) - min(a, b), each exact in the reference's arithmetic, one rounding.
     HostTensor hi(t, {129, 65}), lo(t, {129, 65}), want(t, {129, 65});
-    reference_binary(BinaryOp::max, ha, hb, hi.view());
-    reference_binary(BinaryOp::min, ha, hb, lo.view());
-    reference_binary(BinaryOp::sub, hi, lo, want.view());
+    reference_binary(BinaryOp::max, ha.view(), hb.view(), hi.view());
+    reference_binary(BinaryOp::min, ha.view(), hb.view(), lo.view());
+    reference_binary(BinaryOp::sub, hi.view(), lo.view(), want.view());
     const DeviceTensor got = absdiff(a, b);  // allocating form
     EXPECT_EQ(got.shape(), (Dims{129, 65}));
     const verify::CompareReport r = verify::compare(got, want);
@@ -1010,17 +838,21 @@ TEST(DenseGpu, ValidationErrorsLeaveOutputUntouched) {
   const std::pair<const char*, std::function<void()>> bad[] = {
       {"wrong out shape",
        [&] {
-         binary(BinaryOp::add, a, b, DeviceTensor(DType::f32, {8, 15}).view());
+         binary(BinaryOp::add, a.view(), b.view(), DeviceTensor(DType::f32, {8, 15}).view());
        }},
-      {"mixed dtypes", [&] { binary(BinaryOp::add, a, half_b, out); }},
-      {"partial overlap", [&] { binary(BinaryOp::add, a, shifted, out); }},
-      {"self-overlapping out", [&] { binary(BinaryOp::add, a, b, self_overlap); }},
-      {"null data", [&] { binary(BinaryOp::add, null_a, b, out); }},
-      {"mixed memory", [&] { binary(BinaryOp::add, a, host_b, out); }},
-      {"kernel cannot run", [&] { binary(BinaryOp::add, a, a, out, {Kernel::tiled}); }},
+      {"bitwise on floats", [&] { binary(BinaryOp::bitwise_and, a.view(), half_b.view(), out); }},
+      {"a named kernel on mixed dtypes",
+       [&] { binary(BinaryOp::add, a.view(), half_b.view(), out, {Kernel::vectorized}); }},
+      {"a float result into an int out",
+       [&] { binary(BinaryOp::add, a.view(), b.view(), DeviceTensor(DType::i32, {8, 16}).view()); }},
+      {"partial overlap", [&] { binary(BinaryOp::add, a.view(), shifted, out); }},
+      {"self-overlapping out", [&] { binary(BinaryOp::add, a.view(), b.view(), self_overlap); }},
+      {"null data", [&] { binary(BinaryOp::add, null_a, b.view(), out); }},
+      {"mixed memory", [&] { binary(BinaryOp::add, a.view(), host_b.view(), out); }},
+      {"kernel cannot run", [&] { binary(BinaryOp::add, a.view(), a.view(), out, {Kernel::tiled}); }},
       {"bad threads",
        [&] {
-         binary(BinaryOp::add, a, b, out, {Kernel::general, 0, 33});
+         binary(BinaryOp::add, a.view(), b.view(), out, {Kernel::general, 0, 33});
        }},
   };
   for (const auto& [what, call] : bad) {
@@ -1041,10 +873,10 @@ TEST(DenseGpu, AllocatingFormOnAStream) {
     const HostTensor ha = verify::random_tensor(DType::bf16, {64, 256, 1, 1}, seed);
     const HostTensor hb = verify::random_tensor(DType::bf16, {256, 33, 17}, seed + 1);
     const DeviceTensor a = to_device(ha, s), b = to_device(hb, s);
-    const DeviceTensor c = binary(BinaryOp::mul, a, b, {}, s);
+    const DeviceTensor c = binary(BinaryOp::mul, a.view(), b.view(), {}, s);
     EXPECT_EQ(c.shape(), (Dims{64, 256, 33, 17}));
     HostTensor want(DType::bf16, c.shape());
-    reference_binary(BinaryOp::mul, ha, hb, want.view());
+    reference_binary(BinaryOp::mul, ha.view(), hb.view(), want.view());
     const verify::CompareReport r = verify::compare(c, want, verify::Tolerance{}, s);
     EXPECT_TRUE(r.ok()) << r.str();
   }

@@ -4,6 +4,7 @@
 // CPU fallback for host views.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -425,11 +426,28 @@ TEST(DenseHost, ValidationErrorsBeforeLaunch) {
         binary(BinaryOp::add, a, fake(kB, DType::f32, {5, 4}), out);
       },
       {"(3,4)", "(5,4)"});
+  // Dtypes: a result the output cannot hold (same_kind), an operation the dtypes do not have, a
+  // named kernel other than general on a call that converts (mixed dtypes, a scalar).
   expect_invalid(
       [&] {
-        binary(BinaryOp::add, a, fake(kB, DType::f16, {1, 4}), out);
+        binary(BinaryOp::add, a, fake(kB, DType::f16, {1, 4}), fake(kOut, DType::i32, {3, 4}));
       },
-      {"f32", "f16"});
+      {"f32", "i32", "same_kind"});
+  expect_invalid(
+      [&] {
+        binary(BinaryOp::bitwise_or, a, fake(kB, DType::i32, {1, 4}), fake(kOut, DType::f64, {3, 4}));
+      },
+      {"bitwise_or", "f32", "i32"});
+  expect_invalid(
+      [&] {
+        binary(BinaryOp::add, a, fake(kB, DType::f16, {1, 4}), out, {Kernel::vectorized});
+      },
+      {"vectorized", "f16", "general"});
+  expect_invalid(
+      [&] {
+        binary(BinaryOp::add, a, Scalar::weak_float(1), out, {Kernel::row_vectorized});
+      },
+      {"row_vectorized", "scalar", "general"});
   // out overlapping a partially: a shifted by one element.
   expect_invalid(
       [&] {
@@ -477,7 +495,10 @@ TEST(DenseHost, ValidationErrorsBeforeLaunch) {
   EXPECT_THROW(Dims::of_rank(9, 1), InvalidArgument);
   // The allocating form checks before allocating.
   expect_invalid([&] { binary(BinaryOp::add, a, fake(kB, DType::f32, {5, 4})); }, {"(5,4)"});
-  expect_invalid([&] { binary(BinaryOp::mul, a, fake(kB, DType::i32, {1, 4})); }, {"f32", "i32"});
+  expect_invalid([&] { binary(BinaryOp::bitwise_and, a, fake(kB, DType::i32, {1, 4})); },
+                 {"bitwise_and", "f32", "i32"});
+  expect_invalid([&] { binary(BinaryOp::add, Scalar::weak_int(1), Scalar::weak_int(2)); },
+                 {"two scalars"});
 }
 
 TEST(DenseHost, EmptyIsANoOpWithoutTheGpu) {
@@ -500,20 +521,29 @@ HostTensor host_tensor(DType t, const Dims& shape, std::initializer_list<T> valu
 TEST(DenseHost, HostViewsRunOnTheCpu) {
   const HostTensor a = host_tensor<std::int32_t>(DType::i32, {2, 3}, {1, -2, 3, 4, 5, -6});
   const HostTensor b = host_tensor<std::int32_t>(DType::i32, {3}, {10, 0, -3});
+  const BinaryOp ops[6] = {BinaryOp::add,          BinaryOp::subtract, BinaryOp::multiply,
+                           BinaryOp::floor_divide, BinaryOp::minimum,  BinaryOp::maximum};
   const std::int32_t want[6][6] = {{11, -2, 0, 14, 5, -9},  // add
-                                   {-9, -2, 6, -6, 5, -3},  // sub
-                                   {10, 0, -9, 40, 0, 18},  // mul
-                                   {0, 0, -1, 0, 0, 2},     // div: truncation, x/0 == 0
-                                   {1, -2, -3, 4, 0, -6},   // min
-                                   {10, 0, 3, 10, 5, -3}};  // max
+                                   {-9, -2, 6, -6, 5, -3},  // subtract
+                                   {10, 0, -9, 40, 0, 18},  // multiply
+                                   {0, 0, -1, 0, 0, 2},     // floor_divide: x // 0 == 0
+                                   {1, -2, -3, 4, 0, -6},   // minimum
+                                   {10, 0, 3, 10, 5, -3}};  // maximum
   for (int o = 0; o < 6; ++o) {
     HostTensor out(DType::i32, {2, 3});
     verify::poison(out.view());
-    binary(kAllOps[o], a.view(), b.view(), out.view());
+    binary(ops[o], a.view(), b.view(), out.view());
     const auto* got = out.data_as<std::int32_t>();
     for (int i = 0; i < 6; ++i)
-      EXPECT_EQ(got[i], want[o][i]) << op_name(kAllOps[o]) << " element " << i;
+      EXPECT_EQ(got[i], want[o][i]) << op_name(ops[o]) << " element " << i;
   }
+  // True division of integers gives f64 (NumPy's rule): x / 0 is +-inf.
+  HostTensor quotient(DType::f64, {2, 3});
+  binary(BinaryOp::divide, a.view(), b.view(), quotient.view());
+  const double want_q[6] = {0.1, -INFINITY, -1, 0.4, INFINITY, 2};
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(quotient.data_as<double>()[i], want_q[i]) << i;
+  expect_invalid([&] { binary(BinaryOp::divide, a.view(), b.view(), HostTensor(DType::i32, {2, 3}).view()); },
+                 {"f64", "i32"});
   // Float, with a transposed (strided) host view and an explicit kernel name (checked, then run
   // on the CPU).
   const HostTensor x = host_tensor<float>(DType::f32, {2, 2}, {1.5f, 2.f, -3.f, 8.f});

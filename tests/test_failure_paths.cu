@@ -144,7 +144,7 @@ TEST(FailurePaths, AllocationLargerThanTheGpuThrowsLeaksNothingAndTheNextCallWor
     verify::fill_random(b.view(), seed + 1);
     const MemoryUse with_inputs = memory_use();
     try {
-      const DeviceTensor c = binary(BinaryOp::mul, a, b);
+      const DeviceTensor c = binary(BinaryOp::mul, a.view(), b.view());
       ADD_FAILURE() << "the allocating binary() of " << c.bytes() << " bytes did not throw";
     } catch (const CudaError& e) {
       expect_out_of_memory(e, "allocating binary()");
@@ -245,7 +245,7 @@ TEST(FailurePaths, EarlierUncheckedLaunchErrorIsReported) {
   const cudaError_t pending = cudaPeekAtLastError();
   ASSERT_NE(pending, cudaSuccess);
   try {
-    binary(BinaryOp::add, a, a, out.view());
+    binary(BinaryOp::add, a.view(), a.view(), out.view());
     ADD_FAILURE() << "the pending launch error was swallowed";
   } catch (const CudaError& e) {
     EXPECT_EQ(e.code(), static_cast<int>(pending)) << e.what();
@@ -326,7 +326,7 @@ TEST(FailurePathsChild, AfterAFault) {
     set_debug_sync(true);
     TensorView unmapped = out.view();
     unmapped.data = bad_device_pointer();
-    EXPECT_THROW(binary(BinaryOp::add, a, a, unmapped, {}, stream), InvalidArgument);
+    EXPECT_THROW(binary(BinaryOp::add, a.view(), a.view(), unmapped, {}, stream), InvalidArgument);
     verify::CooGenOptions wide;
     wide.index = IndexType::i64;
     HostCoo lying = verify::random_coo(64, 64, 0.1, 3, wide);
@@ -347,7 +347,7 @@ TEST(FailurePathsChild, AfterAFault) {
                  bad_device_pointer());
   std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the fault has happened
   try {
-    if (s == "dense") binary(BinaryOp::mul, a, a, out.view(), {}, stream);
+    if (s == "dense") binary(BinaryOp::mul, a.view(), a.view(), out.view(), {}, stream);
     else if (s == "sparse") (void)multiply(c.view(), c.view(), {}, stream);
     else if (s == "copy") (void)to_host(a.view(), stream);
     else FAIL() << "unknown scenario " << s;
@@ -421,8 +421,8 @@ TEST(FailurePaths, InvalidDenseInputWritesNothing) {
   verify::fill_random(a.view(), 3);
   constexpr unsigned mask_f16 = dtype_mask({DType::f16});
   const std::pair<const char*, std::function<void()>> calls[] = {
-      {"misaligned output", [&] { binary(BinaryOp::add, a, a, at(1, DType::f32, {8, 8})); }},
-      {"misaligned input", [&] { binary(BinaryOp::add, at(2050, DType::f32, {8, 8}), a, at(0, DType::f32, {8, 8})); }},
+      {"misaligned output", [&] { binary(BinaryOp::add, a.view(), a.view(), at(1, DType::f32, {8, 8})); }},
+      {"misaligned input", [&] { binary(BinaryOp::add, at(2050, DType::f32, {8, 8}), a.view(), at(0, DType::f32, {8, 8})); }},
       {"functor dtype not instantiated",
        [&] { binary<mask_f16>(ops::Add{}, a, a, at(0, DType::f32, {8, 8})); }},
   };

@@ -111,7 +111,7 @@ TEST(Large, DenseOuterProductOver2To32Elements) {
     if (!kernel_supports(k, a, b, out.view())) continue;
     ++kernels_run;
     verify::poison(out.view());
-    binary(BinaryOp::sub, a, b, out.view(), {k});
+    binary(BinaryOp::sub, a.view(), b.view(), out.view(), {k});
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << kernel_name(k);
     for (const std::int64_t r : check_rows) {
       const auto got = fetch<std::uint16_t>(out.data(), r * cols, cols);
@@ -145,7 +145,7 @@ TEST(Large, DenseReversedOutputOver2To31Elements) {
                        TensorDesc::strided(DType::f32, {n}, {-1}), Memory::device};
   for (const Kernel k : {Kernel::automatic, Kernel::general}) {
     verify::poison(storage.view());
-    binary(BinaryOp::mul, a, b, out, {k});
+    binary(BinaryOp::mul, a.view(), b.view(), out, {k});
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     const std::int64_t window = 4096;
     for (const std::int64_t i0 : {std::int64_t{0}, k2To31 - window / 2, n - window}) {
@@ -183,13 +183,13 @@ TEST(Large, DenseSmallTensorWithOffsetsOver2To31) {
     std::memcpy(static_cast<std::uint16_t*>(ha.data()) + r * cols, row.data(), row.size() * 2);
   }
   HostTensor want(DType::f16, {2, cols});
-  reference_binary(BinaryOp::max, ha, hb, want.view());
+  reference_binary(BinaryOp::max, ha.view(), hb.view(), want.view());
   int kernels_run = 0;
   for (const Kernel k : kAllKernels) {
     if (!kernel_supports(k, a, b, out)) continue;
     ++kernels_run;
     verify::poison(out);
-    binary(BinaryOp::max, a, b, out, {k});
+    binary(BinaryOp::max, a, b.view(), out, {k});
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << kernel_name(k);
     for (int r = 0; r < 2; ++r) {
       const auto got = fetch<std::uint16_t>(obuf.data(), r * stride, cols);

@@ -206,9 +206,9 @@ TEST(Memory, ResultsOutliveTheirStreamOnceGivenAnother) {
   const DeviceTensor a = to_device(ha), b = to_device(hb);
   DeviceTensor out(DType::f32, {37, 65});
   verify::poison(out.view());
-  ASSERT_NO_THROW(binary(BinaryOp::add, a, b, out.view()));
+  ASSERT_NO_THROW(binary(BinaryOp::add, a.view(), b.view(), out.view()));
   HostTensor want(DType::f32, {37, 65});
-  reference_binary(BinaryOp::add, ha, hb, want.view());
+  reference_binary(BinaryOp::add, ha.view(), hb.view(), want.view());
   const verify::CompareReport r = verify::compare(out.view(), want.view(), verify::Tolerance{});
   EXPECT_TRUE(r.ok()) << r.str();
 }

@@ -200,8 +200,8 @@ TEST(MultiGpu, StreamOfAnotherDeviceThrows) {
   const std::initializer_list<std::string> parts = {"belongs to device 1",
                                                     "the current device is 0"};
 
-  expect_invalid([&] { binary(BinaryOp::add, a, a, out.view(), {}, s1); }, parts, "binary");
-  expect_invalid([&] { (void)binary(BinaryOp::add, a, a, {}, s1); }, parts, "allocating binary");
+  expect_invalid([&] { binary(BinaryOp::add, a.view(), a.view(), out.view(), {}, s1); }, parts, "binary");
+  expect_invalid([&] { (void)binary(BinaryOp::add, a.view(), a.view(), {}, s1); }, parts, "allocating binary");
   expect_invalid([&] { (void)multiply(c.view(), c.view(), {}, s1); }, parts, "multiply");
   expect_invalid([&] { (void)coalesce(c.view(), {}, s1); }, parts, "coalesce");
   expect_invalid([&] { (void)to_host(a, s1); }, parts, "to_host");

@@ -136,13 +136,13 @@ TEST(Residency, HostMemoryAsDenseOperandThrows) {
   std::vector<float> heap_out(kNumel, 0.0f);
   const TensorView host_out = device_out(heap_out.data(), DType::f32, {kRows, kCols});
 
-  expect_rejected([&] { binary(BinaryOp::add, heap_a, b, out.view()); }, {"a at", "is host memory"},
+  expect_rejected([&] { binary(BinaryOp::add, heap_a, b.view(), out.view()); }, {"a at", "is host memory"},
                   "binary: heap a");
-  expect_rejected([&] { binary(BinaryOp::mul, a, stack_b, out.view()); },
+  expect_rejected([&] { binary(BinaryOp::mul, a.view(), stack_b, out.view()); },
                   {"b at", "is host memory"}, "binary: stack b");
-  expect_rejected([&] { binary(BinaryOp::sub, a, b, host_out); }, {"out at", "is host memory"},
+  expect_rejected([&] { binary(BinaryOp::sub, a.view(), b.view(), host_out); }, {"out at", "is host memory"},
                   "binary: heap out");
-  expect_rejected([&] { (void)binary(BinaryOp::max, heap_a, b); }, {"a at", "is host memory"},
+  expect_rejected([&] { (void)binary(BinaryOp::max, heap_a, b.view()); }, {"a at", "is host memory"},
                   "allocating binary: heap a");
   expect_rejected([&] { binary<dtype_mask({DType::f32})>(Halve{}, a, stack_b, out.view()); },
                   {"b at", "is host memory"}, "functor binary: stack b");
@@ -270,7 +270,7 @@ TEST(Residency, ViewPastItsAllocationThrows) {
   DeviceTensor out_long(DType::f32, {kLong});
   verify::poison(out_long.view());
   const ConstTensorView long_view = device_view(small.get(), DType::f32, {kLong});
-  expect_rejected([&] { binary(BinaryOp::add, long_view, b_long, out_long.view()); },
+  expect_rejected([&] { binary(BinaryOp::add, long_view, b_long.view(), out_long.view()); },
                   {"a at", "outside its allocation"}, "binary: a 2^20 elements over 10");
   expect_rejected([&] { (void)to_host(long_view); }, {"tensor at", "outside its allocation"},
                   "to_host: 2^20 elements over 10");
@@ -291,11 +291,11 @@ TEST(Residency, ViewPastItsAllocationThrows) {
   DeviceTensor out_small(DType::f32, {kSmall});
   verify::poison(out_small.view());
 
-  expect_rejected([&] { binary(BinaryOp::add, over_in, b, out.view()); },
+  expect_rejected([&] { binary(BinaryOp::add, over_in, b.view(), out.view()); },
                   {"a at", "outside its allocation"}, "binary: a one element past its end");
-  expect_rejected([&] { binary(BinaryOp::add, b, b, over_out); },
+  expect_rejected([&] { binary(BinaryOp::add, b.view(), b.view(), over_out); },
                   {"out at", "outside its allocation"}, "binary: out one element past its end");
-  expect_rejected([&] { binary(BinaryOp::add, b_small, before, out_small.view()); },
+  expect_rejected([&] { binary(BinaryOp::add, b_small.view(), before, out_small.view()); },
                   {"b at", "outside its allocation"}, "binary: b before its start");
   expect_rejected([&] { verify::fill_random(over_out, seed); },
                   {"tensor to fill at", "outside its allocation"}, "fill_random past the end");
@@ -384,9 +384,9 @@ TEST(Residency, PoolMemoryPastItsMappedPieceThrows) {
   verify::poison(out_small.view());
   expect_rejected([&] { (void)to_host(past); }, {"tensor at", "outside its allocation"},
                   "to_host: one element past the pool's mapped piece");
-  expect_rejected([&] { binary(BinaryOp::add, past, b, out.view()); },
+  expect_rejected([&] { binary(BinaryOp::add, past, b.view(), out.view()); },
                   {"a at", "outside its allocation"}, "binary: a one element past the piece");
-  expect_rejected([&] { binary(BinaryOp::add, b, before, out_small.view()); },
+  expect_rejected([&] { binary(BinaryOp::add, b.view(), before, out_small.view()); },
                   {"b at", "outside its allocation"}, "binary: b before the piece's start");
   expect_poisoned(out.view(), "out after the rejected calls");
   expect_poisoned(out_small.view(), "out_small after the rejected calls");
@@ -443,13 +443,13 @@ TEST(Residency, OwnPoolMemoryPastItsAllocationThrows) {
   DeviceTensor out_small(DType::f32, {3});
   verify::poison(out_small.view());
 
-  expect_rejected([&] { binary(BinaryOp::add, past, b, out.view()); }, {"a at", range},
+  expect_rejected([&] { binary(BinaryOp::add, past, b.view(), out.view()); }, {"a at", range},
                   "binary: a one element past its allocation of ewise's pool");
-  expect_rejected([&] { binary(BinaryOp::add, b, b, past_out); }, {"out at", range},
+  expect_rejected([&] { binary(BinaryOp::add, b.view(), b.view(), past_out); }, {"out at", range},
                   "binary: out one element past its allocation of ewise's pool");
-  expect_rejected([&] { binary(BinaryOp::add, b_small, before, out_small.view()); },
+  expect_rejected([&] { binary(BinaryOp::add, b_small.view(), before, out_small.view()); },
                   {"b at", range}, "binary: b reaching before its allocation of ewise's pool");
-  expect_rejected([&] { (void)binary(BinaryOp::mul, past, b); }, {"a at", range},
+  expect_rejected([&] { (void)binary(BinaryOp::mul, past, b.view()); }, {"a at", range},
                   "allocating binary: a one element past");
   expect_rejected([&] { (void)to_host(past); }, {"tensor at", range}, "to_host: one element past");
   expect_rejected([&] { verify::fill_random(past_out, seed); }, {"tensor to fill at", range},
@@ -485,7 +485,7 @@ void expect_add_works(const ConstTensorView& a, const ConstTensorView& b, const 
     binary(BinaryOp::add, a, b, out, {}, stream);
     const HostTensor ha = to_host(a, stream), hb = to_host(b, stream);
     HostTensor want(out.desc.dtype, out.desc.shape);
-    reference_binary(BinaryOp::add, ha, hb, want.view());
+    reference_binary(BinaryOp::add, ha.view(), hb.view(), want.view());
     const verify::CompareReport r = verify::compare(out, want.view(), verify::Tolerance{}, stream);
     EXPECT_TRUE(r.ok()) << what << ": " << r.str();
   } catch (const Error& e) {
@@ -600,7 +600,7 @@ TEST(Residency, OwnPoolMemoryIsAccepted) {
                    "a broadcast last element and the last row");
   expect_add_works(a, b, out_reversed, "a reversed out filling its allocation");
 
-  const DeviceTensor c = binary(BinaryOp::add, a, b);
+  const DeviceTensor c = binary(BinaryOp::add, a.view(), b.view());
   expect_own(c, "the allocating form's result");
   expect_add_works(c, b, out.view(), "the allocating form's result as the next call's a");
   expect_context_works(seed, "views of ewise's pool memory");
@@ -684,7 +684,7 @@ TEST(Residency, CallerResourceMemoryTakesTheDriverPath) {
   expect_add_works(t, b, out.view(), "a tensor of the caller's resource");
   DenseOptions in_callers;
   in_callers.memory = &pool;
-  const DeviceTensor c = binary(BinaryOp::add, t, b, in_callers);
+  const DeviceTensor c = binary(BinaryOp::add, t.view(), b.view(), in_callers);
   EXPECT_EQ(own_allocation(c.data()).device, -1) << "the result in the caller's memory was "
                                                     "recorded as ewise's";
   expect_add_works(c, b, out.view(), "the allocating form's result in the caller's memory");
@@ -759,7 +759,7 @@ TEST(Residency, MemoryMappedInPiecesIsOneAllocation) {
                    "out across two mapped pieces");
   expect_rejected(
       [&] {
-        binary(BinaryOp::add, device_view(first + n + n / 2, DType::f32, {n}), b, out.view());
+        binary(BinaryOp::add, device_view(first + n + n / 2, DType::f32, {n}), b.view(), out.view());
       },
       {"a at", "outside its allocation"}, "a view into the unmapped third piece");
 

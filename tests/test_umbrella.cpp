@@ -43,7 +43,12 @@ TEST(Umbrella, SparseMultiplyOnHostViews) {
 }
 
 TEST(Umbrella, IncludesTheOtherPublicHostHeaders) {
-  EXPECT_EQ(reference_apply(BinaryOp::mul, 2.0, 3.0), 6.0);              // reference.hpp
+  double two = 2, three = 3, six = 0;
+  const auto scalar = TensorDesc::contiguous(DType::f64, {});
+  reference_binary(BinaryOp::multiply, ConstTensorView(&two, scalar, Memory::host),  // reference.hpp
+                   ConstTensorView(&three, scalar, Memory::host), TensorView{&six, scalar, Memory::host});
+  EXPECT_EQ(six, 6.0);
+  EXPECT_EQ(result_type(Promotion::numpy, {DType::i32}, {DType::f32}), DType::f64);  // promotion.hpp
   EXPECT_EQ(f16_bits_to_float(float_to_f16_bits(1.5f)), 1.5f);           // half.hpp
   EXPECT_STREQ(io::npy_descr(DType::f32), "<f4");                        // io.hpp
   EXPECT_EQ(verify::default_tolerance(DType::i32).abs, 0.0);             // verify.hpp

@@ -34,9 +34,9 @@ inline void expect_dense_call_works(std::uint64_t seed, const std::string& after
     const DeviceTensor a = to_device(ha), b = to_device(hb);
     DeviceTensor out(DType::f32, {37, 65});
     verify::poison(out.view());
-    binary(BinaryOp::add, a, b, out.view());
+    binary(BinaryOp::add, a.view(), b.view(), out.view());
     HostTensor want(DType::f32, {37, 65});
-    reference_binary(BinaryOp::add, ha, hb, want.view());
+    reference_binary(BinaryOp::add, ha.view(), hb.view(), want.view());
     const verify::CompareReport r = verify::compare(out.view(), want.view(), verify::Tolerance{});
     EXPECT_TRUE(r.ok()) << "dense call after " << after << ": " << r.str();
   } catch (const Error& e) {

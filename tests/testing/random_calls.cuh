@@ -24,6 +24,7 @@
 #include "ewise/error.hpp"
 #include "ewise/io.hpp"
 #include "ewise/ops.hpp"
+#include "ewise/promotion.hpp"
 #include "ewise/reference.hpp"
 #include "ewise/sparse.hpp"
 #include "ewise/sparse_reference.hpp"
@@ -33,7 +34,8 @@ namespace ewise::soak {
 
 /// The operations a RandomCaller exercises; each call picks one.
 enum class Call : int {
-  dense,            ///< binary(op, a, b, out) with a random kernel, dtype, layout, broadcast
+  dense,            ///< binary(op, a, b, out) with a random op, kernel, dtypes (mixed half of
+                    ///< the time), layout, broadcast
   dense_shared,     ///< the same with an input shared (read-only) by every caller
   dense_allocating, ///< DeviceTensor binary(op, a, b)
   dense_functor,    ///< binary(functor, a, b, out) (ewise/dense.cuh)
@@ -169,7 +171,31 @@ class RandomCaller {
  private:
   int pick(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
   std::uint64_t next_seed() { return rng_(); }
+  /// The six original dtypes: sparse values and the file formats' round trips take them.
   DType any_dtype() { return kAllDTypes[pick(0, 5)]; }
+  DType any_dense_dtype() { return kAllDTypes[pick(0, static_cast<int>(std::size(kAllDTypes)) - 1)]; }
+
+  /// A random operation defined for operand dtypes a and b under NumPy's rules (add where the
+  /// one drawn is not: bool subtract, bitwise on floats), and the dtype it returns.
+  struct DenseOp {
+    BinaryOp op;
+    DType a, b, result;
+  };
+  DenseOp dense_op(DType a, DType b) {
+    DenseOp d{kAllOps[pick(0, static_cast<int>(std::size(kAllOps)) - 1)], a, b, a};
+    try {
+      d.result = op_types(d.op, Promotion::numpy, {a}, {b}).result;
+    } catch (const InvalidArgument&) {
+      d.op = BinaryOp::add;
+      d.result = op_types(d.op, Promotion::numpy, {a}, {b}).result;
+    }
+    return d;
+  }
+  /// dense_op of two random dtypes, equal half of the time.
+  DenseOp any_dense_op() {
+    const DType a = any_dense_dtype();
+    return dense_op(a, pick(0, 1) ? a : any_dense_dtype());
+  }
   IndexType any_index() { return pick(0, 1) ? IndexType::i32 : IndexType::i64; }
 
   Call pick_call() {
@@ -237,45 +263,46 @@ class RandomCaller {
   }
 
   std::string dense_case(bool shared_input, bool functor) {
-    const BinaryOp op = kAllOps[pick(0, 5)];
     constexpr DType functor_dtypes[] = {DType::f16, DType::f64, DType::i32};
-    const DType t = shared_input ? DType::f32 : functor ? functor_dtypes[pick(0, 2)] : any_dtype();
+    const DType one = functor ? functor_dtypes[pick(0, 2)] : DType::f32;
+    DenseOp d = shared_input ? dense_op(any_dense_dtype(), DType::f32)  // b: the shared f32 row
+                             : any_dense_op();
+    if (functor) d = {BinaryOp::subtract, one, one, one};  // one dtype: a functor is not promoted
     Dims full = shared_input ? Dims{pick(1, 70), 96} : random_full_shape();
     auto [sa_shape, sb_shape] = input_shapes(full);
     DeviceBuffer sa, sb;
-    const ConstTensorView a = make_operand(sa, t, sa_shape);
-    const ConstTensorView b = shared_input ? ConstTensorView(shared_.row) : make_operand(sb, t, sb_shape);
+    const ConstTensorView a = make_operand(sa, d.a, sa_shape);
+    const ConstTensorView b = shared_input ? ConstTensorView(shared_.row) : make_operand(sb, d.b, sb_shape);
     const Dims out_shape = broadcast_shapes(a.desc.shape, b.desc.shape);
     DeviceBuffer so;
-    const TensorView out = make_operand(so, t, out_shape);  // any layout; poisoned below
+    const TensorView out = make_operand(so, d.result, out_shape);  // any layout; poisoned below
     verify::poison(out, stream_);
     DenseOptions options;
     options.kernel = kAllKernels[pick(0, static_cast<int>(std::size(kAllKernels)) - 1)];
     if (!kernel_supports(options.kernel, a, b, out)) options.kernel = Kernel::automatic;
     options.threads = 32 * pick(0, 8);
     if (functor) binary<kFunctorDTypes>(ReversedSub{}, a, b, out, options, stream_);
-    else binary(op, a, b, out, options, stream_);
+    else binary(d.op, a, b, out, options, stream_);
     const HostTensor ha = to_host(a, stream_), hb = to_host(b, stream_);
-    HostTensor want(t, out_shape);
-    if (functor) reference_binary(BinaryOp::sub, hb, ha, want.view());
-    else reference_binary(op, ha, hb, want.view());
+    HostTensor want(d.result, out_shape);
+    if (functor) reference_binary(BinaryOp::sub, hb.view(), ha.view(), want.view());
+    else reference_binary(d.op, ha.view(), hb.view(), want.view());
     return compare_dense(out, want,
-                         std::string("dense ") + (functor ? "functor b-a" : op_name(op)) + " " +
+                         std::string("dense ") + (functor ? "functor b-a" : op_name(d.op)) + " " +
                              kernel_name(options.kernel) + " a " + a.desc.str() + " b " +
                              b.desc.str() + " out " + out.desc.str());
   }
 
   std::string dense_allocating() {
-    const BinaryOp op = kAllOps[pick(0, 5)];
-    const DType t = any_dtype();
+    const DenseOp d = any_dense_op();
     auto [sa_shape, sb_shape] = input_shapes(random_full_shape());
     DeviceBuffer sa, sb;
-    const ConstTensorView a = make_operand(sa, t, sa_shape), b = make_operand(sb, t, sb_shape);
-    const DeviceTensor out = binary(op, a, b, {}, stream_);
+    const ConstTensorView a = make_operand(sa, d.a, sa_shape), b = make_operand(sb, d.b, sb_shape);
+    const DeviceTensor out = binary(d.op, a, b, {}, stream_);
     const HostTensor ha = to_host(a, stream_), hb = to_host(b, stream_);
-    HostTensor want(t, out.shape());
-    reference_binary(op, ha, hb, want.view());
-    return compare_dense(out, want, std::string("allocating ") + op_name(op) + " " + out.desc().str());
+    HostTensor want(d.result, out.shape());
+    reference_binary(d.op, ha.view(), hb.view(), want.view());
+    return compare_dense(out, want, std::string("allocating ") + op_name(d.op) + " " + out.desc().str());
   }
 
   // ---- sparse -------------------------------------------------------------------------------
@@ -410,7 +437,7 @@ class RandomCaller {
     const DeviceTensor contiguous = to_device(hd, stream_);
     DeviceBuffer storage;
     const TensorView d = make_operand(storage, hd.dtype(), hd.shape());
-    binary(BinaryOp::max, contiguous, contiguous, d, {}, stream_);
+    binary(BinaryOp::max, contiguous.view(), contiguous.view(), d, {}, stream_);
     const DeviceCoo c = dense_to_coo(d, index, stream_);
     return check_coo(c, reference_dense_to_coo(hd.view(), index),
                      "dense_to_coo " + d.desc.str() + " " + index_name(index));

@@ -1,0 +1,682 @@
+// GPU tests of mixed dtypes, scalar operands and NumPy's operations (ewise/promotion.hpp,
+// ewise/ops.hpp): every op x every dtype pair x scalar form against the CPU reference bit for
+// bit (power with an f64 result: within 2 ulp, ops.hpp), over random broadcast shapes and
+// layouts (transposed, strided, reversed, misaligned by one element), tile edges, empty tensors,
+// NaN, ±0 and ±inf inputs, in-place use with an operand of another dtype, outputs of another
+// dtype (same_kind casts), both promotion rules, one kernel launch per call, refusals before
+// anything is launched, and a u8/bool tensor of more than 2^31 elements (Large.*, run alone).
+//
+// Every check poisons the output's whole buffer, runs the call on the device and the reference
+// on host mirrors of the same buffers, and compares the whole buffers: the view's elements bit
+// for bit and every element outside it still poisoned. A call the reference refuses must be
+// refused on the device too (InvalidArgument), with the buffer untouched.
+//
+// Environment: EWISE_SEED replays a run.
+#include <gtest/gtest.h>
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <iostream>
+#include <iterator>
+#include <limits>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "element.hpp"
+#include "ewise/buffer.hpp"
+#include "ewise/dense.hpp"
+#include "ewise/error.hpp"
+#include "ewise/ops.hpp"
+#include "ewise/promotion.hpp"
+#include "ewise/reference.hpp"
+#include "ewise/verify.hpp"
+#include "testing/gpu_test.hpp"
+#include "testing/layouts.hpp"
+#include "testing/nan_bits.hpp"
+
+namespace ewise {
+namespace {
+
+using test::DeviceOperand;
+using test::Layout;
+
+std::uint64_t test_seed() {
+  const std::uint64_t seed = verify::seed_from_env_or_random();
+  std::cout << "[ seed     ] EWISE_SEED=" << seed << "\n";
+  return seed;
+}
+
+/// The dtypes the sweeps take: all, or under the sanitizers one per size and kind.
+std::vector<DType> mixed_dtypes() {
+  if (test::sanitizer_sizes())
+    return {DType::b8, DType::u8, DType::i16, DType::f16, DType::f32, DType::i64};
+  return {std::begin(kAllDTypes), std::end(kAllDTypes)};
+}
+
+// ---- values ------------------------------------------------------------------------------------
+
+/// n random elements of dtype t at `data`: floats mostly small multiples of 1/4 (so that
+/// quotients, remainders and powers are exact or interesting), else ±0, ±inf, large values and
+/// NaNs of random sign and payload; integers mostly in [-8, 8] (wrapped for unsigned dtypes),
+/// else 0, ±1, the extremes and random bits; bool 0 or 1.
+void fill_values(DType t, void* data, std::int64_t n, std::mt19937_64& rng) {
+  const std::size_t size = dtype_size(t);
+  const int bits = 8 * static_cast<int>(size);
+  for (std::int64_t i = 0; i < n; ++i) {
+    std::byte* p = static_cast<std::byte*>(data) + i * static_cast<std::int64_t>(size);
+    const unsigned sel = static_cast<unsigned>(rng() % 16);
+    if (t == DType::b8) {
+      detail::store_int(t, p, static_cast<std::int64_t>(rng() & 1));
+    } else if (is_floating(t)) {
+      if (sel == 15) {
+        const std::uint64_t nan = test::random_nan_bits(t, rng);
+        std::memcpy(p, &nan, size);
+        continue;
+      }
+      constexpr double kInf = std::numeric_limits<double>::infinity();
+      const double special[] = {0.0, -0.0, kInf, -kInf, 65504.0, -3.0e38};
+      const double v = sel < 9 ? static_cast<double>(static_cast<std::int64_t>(rng() % 65) - 32) / 4
+                               : special[sel - 9];
+      detail::store_double(t, p, v);
+    } else {
+      const bool is_signed = dtype_kind(t) == DTypeKind::signed_int;
+      const std::uint64_t top = std::uint64_t{1} << (bits - 1);
+      const std::uint64_t special[] = {0, 1, ~std::uint64_t{0}, is_signed ? top : 0,
+                                       is_signed ? top - 1 : ~std::uint64_t{0}, rng()};
+      const std::uint64_t v =
+          sel < 10 ? static_cast<std::uint64_t>(static_cast<std::int64_t>(rng() % 17) - 8)
+                   : special[sel - 10];
+      std::memcpy(p, &v, size);  // little-endian: the low bytes, wrapped to the width
+    }
+  }
+}
+
+/// A tensor operand: a device view laid out in a buffer of its own, and a host mirror of the
+/// whole buffer holding the same random values.
+struct Tensor {
+  DeviceOperand dev;
+  HostTensor host;
+
+  Tensor(DType t, const Dims& shape, const Layout& l, std::mt19937_64& rng)
+      : dev(t, shape, l), host(t, Dims{dev.buffer_elements}) {
+    fill_values(t, host.data(), dev.buffer_elements, rng);
+    EWISE_CUDA_CHECK(cudaMemcpy(dev.buf.data(), host.data(), host.bytes(), cudaMemcpyHostToDevice));
+  }
+  TensorView host_view() { return dev.at(host.data(), Memory::host); }
+};
+
+/// An operand of a check: a tensor, or a scalar.
+struct Arg {
+  Tensor* tensor = nullptr;
+  Scalar scalar;
+
+  Arg(Tensor& t) : tensor(&t) {}  // NOLINT
+  Arg(const Scalar& s) : scalar(s) {}  // NOLINT
+  Operand device() const { return tensor ? Operand(tensor->dev.view) : Operand(scalar); }
+  Operand host() const { return tensor ? Operand(tensor->host_view()) : Operand(scalar); }
+  OperandType type(Promotion rule) const { return device().type(rule); }
+  std::string str() const {
+    return tensor ? detail::concat(dtype_name(tensor->dev.view.desc.dtype), tensor->dev.str())
+                  : scalar.str();
+  }
+};
+
+/// The dtype op(a, b) returns under `rule`, or `fallback` where op_types refuses the call.
+DType result_or(BinaryOp op, Promotion rule, const Arg& a, const Arg& b, DType fallback) {
+  try {
+    return op_types(op, rule, a.type(rule), b.type(rule)).result;
+  } catch (const InvalidArgument&) {
+    return fallback;
+  }
+}
+
+// ---- comparison --------------------------------------------------------------------------------
+
+/// Element i of a contiguous host buffer of dtype t, as its stored bits.
+std::uint64_t bits_at(const HostTensor& h, std::int64_t i) {
+  const std::size_t size = dtype_size(h.dtype());
+  std::uint64_t v = 0;
+  std::memcpy(&v, static_cast<const std::byte*>(h.data()) + i * static_cast<std::int64_t>(size), size);
+  return v;
+}
+
+/// Whether two f64 values (bits) are within 2 ulp: same sign and at most 2 representable values
+/// apart, or the same bits (NaN and infinities).
+bool within_2ulp(std::uint64_t x, std::uint64_t y) {
+  if (x == y) return true;
+  if ((x >> 63) != (y >> 63)) return false;
+  const std::uint64_t d = x > y ? x - y : y - x;
+  double fx, fy;
+  std::memcpy(&fx, &x, 8);
+  std::memcpy(&fy, &y, 8);
+  return d <= 2 && std::isfinite(fx) && std::isfinite(fy);
+}
+
+/// "" when got equals want element by element (bits; within 2 ulp where `loose`), else the first
+/// difference.
+std::string compare_buffers(const HostTensor& got, const HostTensor& want, bool loose) {
+  for (std::int64_t i = 0; i < want.numel(); ++i) {
+    const std::uint64_t g = bits_at(got, i), w = bits_at(want, i);
+    if (g == w || (loose && within_2ulp(g, w))) continue;
+    return detail::concat("buffer element ", i, ": got 0x", std::hex, g, ", want 0x", w,
+                          verify::is_poison(want.dtype(), static_cast<const std::byte*>(want.data()) +
+                                                              i * static_cast<std::int64_t>(dtype_size(want.dtype())))
+                              ? " (the poison: outside the view)"
+                              : "");
+  }
+  return "";
+}
+
+/// op(a, b) into `out` on the device and in the reference; "" or what went wrong. The output's
+/// buffer is poisoned first and compared whole.
+std::string check(BinaryOp op, const Arg& a, const Arg& b, DeviceOperand& out,
+                  const DenseOptions& o = {}) {
+  const std::string what = detail::concat(op_name(op), "(", a.str(), ", ", b.str(), ") into ",
+                                          dtype_name(out.view.desc.dtype), out.str(), " ",
+                                          promotion_name(o.promotion), " kernel ",
+                                          kernel_name(o.kernel));
+  const DType od = out.view.desc.dtype;
+  HostTensor want(od, Dims{out.buffer_elements});
+  verify::poison(want.view());
+  std::string ref_error, gpu_error;
+  try {
+    reference_binary(op, a.host(), b.host(), out.at(want.data(), Memory::host), o.promotion);
+  } catch (const InvalidArgument& e) {
+    ref_error = e.what();
+  }
+  verify::poison(out.whole());
+  try {
+    binary(op, a.device(), b.device(), out.view, o);
+  } catch (const InvalidArgument& e) {
+    gpu_error = e.what();
+  }
+  const cudaError_t sync = cudaDeviceSynchronize();
+  if (sync != cudaSuccess) return what + ": " + cudaGetErrorString(sync);
+  if (ref_error.empty() != gpu_error.empty())
+    return what + ": the reference " + (ref_error.empty() ? "accepted" : "refused (" + ref_error + ")") +
+           ", the device " + (gpu_error.empty() ? "accepted" : "refused (" + gpu_error + ")");
+  const HostTensor got = to_host(out.whole());
+  bool loose = false;
+  if (ref_error.empty() && op == BinaryOp::power && od == DType::f64)
+    loose = op_types(op, o.promotion, a.type(o.promotion), b.type(o.promotion)).result == DType::f64;
+  const std::string diff = compare_buffers(got, want, loose);
+  return diff.empty() ? "" : what + ": " + diff;
+}
+
+/// Shapes of the pair sweep: same shape, row and column vectors, a 0-d operand, an outer
+/// product, rank 3, tile edges.
+struct ShapePair {
+  Dims a, b;
+};
+const ShapePair kShapes[] = {
+    {{33, 17}, {33, 17}}, {{37, 65}, {65}},     {{64, 1}, {64, 9}}, {{}, {129}},
+    {{31, 1}, {1, 33}},   {{3, 5, 7}, {5, 1}},  {{1025}, {1025}},   {{2, 1, 17}, {4, 1}},
+};
+
+// ---- every op, every dtype pair, both rules ---------------------------------------------------
+
+TEST(MixedGpu, EveryOpEveryDtypePair) {
+  EWISE_REQUIRE_GPU();
+  const std::uint64_t seed = test_seed();
+  std::mt19937_64 rng(seed);
+  const std::vector<DType> dtypes = mixed_dtypes();
+  int calls = 0;
+  for (BinaryOp op : kAllOps)
+    for (DType ta : dtypes)
+      for (DType tb : dtypes) {
+        const ShapePair& s = kShapes[static_cast<std::size_t>(calls) % std::size(kShapes)];
+        Tensor a(ta, s.a, Layout::random(s.a.size(), rng), rng);
+        Tensor b(tb, s.b, Layout::random(s.b.size(), rng), rng);
+        const Dims shape = broadcast_shapes(s.a, s.b);
+        for (Promotion rule : {Promotion::numpy, Promotion::torch}) {
+          DenseOptions o;
+          o.promotion = rule;
+          const DType od = result_or(op, rule, a, b, ta);
+          DeviceOperand out(od, shape, Layout::random(shape.size(), rng));
+          EXPECT_EQ(check(op, a, b, out, o), "");
+          ++calls;
+        }
+        if (HasFailure()) return;  // one failing pair is enough to debug
+      }
+  std::cout << "[ calls    ] " << calls << " calls\n";
+}
+
+// ---- scalars -------------------------------------------------------------------------------
+
+/// Scalar operands: Python bool, int and float (weak) of several values, and a typed scalar of
+/// every dtype.
+std::vector<Scalar> scalar_forms(std::mt19937_64& rng) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  const std::int64_t ints[] = {3, -2, 0, 1, 100, 7};
+  const double floats[] = {2.5, -0.0, kInf, std::nan(""), 1e-3, -7.25, 0.1};
+  std::vector<Scalar> s = {Scalar::weak_bool(rng() % 2 == 0),
+                           Scalar::weak_int(ints[rng() % std::size(ints)]),
+                           Scalar::weak_float(floats[rng() % std::size(floats)])};
+  for (DType t : mixed_dtypes()) {
+    const std::int64_t v = t == DType::b8 ? 1 : dtype_kind(t) == DTypeKind::unsigned_int ? 5 : -3;
+    s.push_back(is_floating(t) ? Scalar::of(t, floats[rng() % std::size(floats)])
+                               : Scalar::of_int(t, v));
+  }
+  return s;
+}
+
+TEST(MixedGpu, ScalarFormsOnEitherSide) {
+  EWISE_REQUIRE_GPU();
+  const std::uint64_t seed = test_seed();
+  std::mt19937_64 rng(seed);
+  int k = 0;
+  for (BinaryOp op : kAllOps)
+    for (DType t : mixed_dtypes()) {
+      const Dims shape = k % 3 == 0 ? Dims{37, 5} : k % 3 == 1 ? Dims{129} : Dims{};
+      Tensor x(t, shape, Layout::random(shape.size(), rng), rng);
+      for (const Scalar& s : scalar_forms(rng))
+        for (Promotion rule : {Promotion::numpy, Promotion::torch}) {
+          DenseOptions o;
+          o.promotion = rule;
+          for (bool scalar_left : {false, true}) {
+            const Arg a = scalar_left ? Arg(s) : Arg(x), b = scalar_left ? Arg(x) : Arg(s);
+            DeviceOperand out(result_or(op, rule, a, b, t), shape,
+                              Layout::random(shape.size(), rng));
+            EXPECT_EQ(check(op, a, b, out, o), "");
+          }
+        }
+      ++k;
+      if (HasFailure()) return;
+    }
+}
+
+// A scalar gives what the same value as a broadcast 0-d tensor of its dtype gives (NumPy's rule
+// ranks a typed scalar as a 0-d array; a weak one is converted to the compute dtype first).
+TEST(MixedGpu, TypedScalarEqualsAZeroDimTensor) {
+  EWISE_REQUIRE_GPU();
+  const std::uint64_t seed = test_seed();
+  std::mt19937_64 rng(seed);
+  for (BinaryOp op : {BinaryOp::add, BinaryOp::multiply, BinaryOp::divide, BinaryOp::less,
+                      BinaryOp::power, BinaryOp::remainder})
+    for (DType t : mixed_dtypes())
+      for (DType st : {DType::f32, DType::i8, DType::u8, DType::f64, DType::bf16}) {
+        Tensor x(t, {67, 33}, Layout::random(2, rng), rng);
+        Tensor zero_d(st, {}, Layout::contiguous(0), rng);
+        const HostTensor v = to_host(zero_d.dev.view);
+        const Scalar s = is_floating(st) ? Scalar::of(st, detail::load_double(st, static_cast<const std::byte*>(v.data())))
+                         : dtype_kind(st) == DTypeKind::unsigned_int
+                             ? Scalar::of_uint(st, static_cast<std::uint64_t>(detail::load_int(st, static_cast<const std::byte*>(v.data()))))
+                             : Scalar::of_int(st, detail::load_int(st, static_cast<const std::byte*>(v.data())));
+        const DType od = result_or(op, Promotion::numpy, x, s, t);
+        DeviceOperand with_scalar(od, {67, 33}, Layout::contiguous(2));
+        DeviceOperand with_tensor(od, {67, 33}, Layout::contiguous(2));
+        EXPECT_EQ(check(op, x, s, with_scalar), "");
+        EXPECT_EQ(check(op, x, zero_d, with_tensor), "");
+        const HostTensor g1 = to_host(with_scalar.view), g2 = to_host(with_tensor.view);
+        EXPECT_EQ(std::memcmp(g1.data(), g2.data(), g1.bytes()), 0)
+            << op_name(op) << " " << dtype_name(t) << " with " << s.str();
+      }
+}
+
+// ---- layouts, edges, empty tensors -------------------------------------------------------------
+
+/// The pairs the converting kernel has fast paths for, and others.
+constexpr std::pair<DType, DType> kHotPairs[] = {
+    {DType::bf16, DType::f32}, {DType::f32, DType::f16}, {DType::f32, DType::f64},
+    {DType::i32, DType::f32},  {DType::i64, DType::f64}, {DType::b8, DType::f32},
+    {DType::f16, DType::b8},   {DType::u8, DType::i8},   {DType::i16, DType::u16},
+    {DType::u64, DType::i64},  {DType::f16, DType::bf16}, {DType::u32, DType::f16}};
+
+TEST(MixedGpu, RandomBroadcastLayouts) {
+  EWISE_REQUIRE_GPU();
+  const std::uint64_t seed = test_seed();
+  std::mt19937_64 rng(seed);
+  const int cases = test::sanitizer_sizes() ? 40 : 300;
+  for (int i = 0; i < cases; ++i) {
+    Dims as, bs;
+    test::random_shapes(rng, &as, &bs);
+    auto [ta, tb] = kHotPairs[static_cast<std::size_t>(i) % std::size(kHotPairs)];
+    if (i % 2) std::swap(ta, tb);
+    const BinaryOp op = kAllOps[rng() % std::size(kAllOps)];
+    Tensor a(ta, as, Layout::random(as.size(), rng), rng);
+    Tensor b(tb, bs, Layout::random(bs.size(), rng), rng);
+    const Dims shape = broadcast_shapes(as, bs);
+    DenseOptions o;
+    o.promotion = i % 3 == 2 ? Promotion::torch : Promotion::numpy;
+    o.kernel = i % 4 == 3 ? Kernel::general : Kernel::automatic;
+    DeviceOperand out(result_or(op, o.promotion, a, b, ta), shape,
+                      Layout::random(shape.size(), rng));
+    EXPECT_EQ(check(op, a, b, out, o), "") << "case " << i;
+    if (HasFailure()) return;
+  }
+}
+
+TEST(MixedGpu, TileEdgesAndMisalignment) {
+  EWISE_REQUIRE_GPU();
+  const std::uint64_t seed = test_seed();
+  std::mt19937_64 rng(seed);
+  const std::vector<std::int64_t> lengths =
+      test::sanitizer_sizes() ? std::vector<std::int64_t>{1, 33, 1025}
+                              : std::vector<std::int64_t>{1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32,
+                                                          33, 127, 128, 129, 1023, 1024, 1025, 4099};
+  int k = 0;
+  for (const auto& [ta, tb] : kHotPairs)
+    for (std::int64_t n : lengths)
+      for (int offsets = 0; offsets < 4; ++offsets) {  // none, a +1, b +1, out +1
+        const BinaryOp op = kAllOps[static_cast<std::size_t>(k++) % std::size(kAllOps)];
+        Tensor a(ta, {n}, Layout::contiguous(1, offsets == 1), rng);
+        Tensor b(tb, {n}, Layout::contiguous(1, offsets == 2), rng);
+        DeviceOperand out(result_or(op, Promotion::numpy, a, b, ta), {n},
+                          Layout::contiguous(1, offsets == 3));
+        EXPECT_EQ(check(op, a, b, out), "");
+        // Rows at tile edges against a row vector, a column vector and a transposed matrix.
+        const std::int64_t m = 1 + (n * 7) % 67;
+        Tensor mat(ta, {m, n}, offsets == 0 ? Layout::transposed(2) : Layout::contiguous(2, offsets == 1), rng);
+        Tensor row(tb, {1, n}, Layout::contiguous(2, offsets == 2), rng);
+        Tensor col(tb, {m, 1}, Layout::contiguous(2), rng);
+        for (Tensor* v : {&row, &col}) {
+          DeviceOperand out2(result_or(op, Promotion::numpy, mat, *v, ta), {m, n},
+                             Layout::contiguous(2, offsets == 3));
+          EXPECT_EQ(check(op, mat, *v, out2), "");
+          EXPECT_EQ(check(op, *v, mat, out2), "");
+        }
+        if (HasFailure()) return;
+      }
+}
+
+TEST(MixedGpu, EmptyTensorsWriteNothing) {
+  EWISE_REQUIRE_GPU();
+  const std::uint64_t seed = test_seed();
+  std::mt19937_64 rng(seed);
+  for (const auto& [as, bs] : {std::pair<Dims, Dims>{{0, 33}, {1, 33}}, {{33, 0}, {33, 1}},
+                               {{0}, {1}}, {{4, 0, 3}, {4, 1, 3}}}) {
+    for (const auto& [ta, tb] : kHotPairs) {
+      Tensor a(ta, as, Layout::contiguous(as.size()), rng);
+      Tensor b(tb, bs, Layout::contiguous(bs.size()), rng);
+      DeviceOperand out(result_or(BinaryOp::add, Promotion::numpy, a, b, ta), as,
+                        Layout::contiguous(as.size()));
+      EXPECT_EQ(check(BinaryOp::add, a, b, out), "");
+      EXPECT_EQ(check(BinaryOp::multiply, a, Scalar::weak_float(0.5), out), "");
+    }
+  }
+}
+
+// ---- in place and outputs of another dtype ---------------------------------------------------
+
+// out aliasing an operand whose dtype it shares, the other operand narrower or wider:
+// x_bf16 += y_f32 and the like; the result is cast to out's dtype when same_kind allows, and
+// refused, leaving x untouched, when it does not (i64 += f64).
+TEST(MixedGpu, InPlaceWithAnOperandOfAnotherDtype) {
+  EWISE_REQUIRE_GPU();
+  const std::uint64_t seed = test_seed();
+  std::mt19937_64 rng(seed);
+  struct Case {
+    BinaryOp op;
+    DType self, other;
+    bool self_is_a;
+  };
+  const Case cases[] = {
+      {BinaryOp::add, DType::bf16, DType::f32, true},       {BinaryOp::multiply, DType::f32, DType::f64, true},
+      {BinaryOp::subtract, DType::i32, DType::i8, true},    {BinaryOp::add, DType::i16, DType::u8, false},
+      {BinaryOp::add, DType::u8, DType::b8, true},          {BinaryOp::divide, DType::f64, DType::i64, true},
+      {BinaryOp::subtract, DType::f16, DType::bf16, false}, {BinaryOp::maximum, DType::f16, DType::f64, true},
+      {BinaryOp::floor_divide, DType::i64, DType::u32, true}, {BinaryOp::power, DType::f32, DType::i16, false},
+      {BinaryOp::add, DType::i64, DType::f64, true},        {BinaryOp::add, DType::u8, DType::i8, true},
+      {BinaryOp::less, DType::f32, DType::f32, true},       {BinaryOp::bitwise_or, DType::i8, DType::b8, false},
+  };
+  const struct {
+    Dims self, other;
+    Layout layout;
+  } patterns[] = {{{300, 67}, {300, 67}, Layout::contiguous(2)},
+                  {{300, 64}, {1, 64}, Layout::contiguous(2, 1)},
+                  {{64, 48}, {64, 1}, Layout::transposed(2)}};
+  for (const Case& c : cases)
+    for (const auto& p : patterns) {
+      Tensor self(c.self, p.self, p.layout, rng);
+      Tensor other(c.other, p.other, Layout::random(p.other.size(), rng), rng);
+      const std::string what = detail::concat(op_name(c.op), " ", dtype_name(c.self), " with ",
+                                              dtype_name(c.other), c.self_is_a ? " as a" : " as b",
+                                              " in place, ", self.dev.str());
+      HostTensor want(c.self, Dims{self.dev.buffer_elements});
+      std::memcpy(want.data(), self.host.data(), want.bytes());
+      const TensorView want_view = self.dev.at(want.data(), Memory::host);
+      bool ref_ok = true, gpu_ok = true;
+      try {
+        if (c.self_is_a) reference_binary(c.op, want_view, other.host_view(), want_view);
+        else reference_binary(c.op, other.host_view(), want_view, want_view);
+      } catch (const InvalidArgument&) {
+        ref_ok = false;
+      }
+      try {
+        if (c.self_is_a) binary(c.op, self.dev.view, other.dev.view, self.dev.view);
+        else binary(c.op, other.dev.view, self.dev.view, self.dev.view);
+      } catch (const InvalidArgument&) {
+        gpu_ok = false;
+      }
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << what;
+      EXPECT_EQ(ref_ok, gpu_ok) << what;
+      EXPECT_EQ(ref_ok, can_cast_same_kind(op_types(c.op, Promotion::numpy, {c.self},
+                                                    {c.other}).result, c.self))
+          << what;
+      EXPECT_EQ(compare_buffers(to_host(self.dev.whole()), want, false), "") << what;
+    }
+}
+
+// A result stored in an output of another dtype that same_kind allows: rounded once from the
+// result (an f64 sum into f16), a 16-bit result rounded to its dtype before it widens, integers
+// wrapped in the result dtype before they widen, bool into numbers.
+TEST(MixedGpu, OutputsOfAnotherDtype) {
+  EWISE_REQUIRE_GPU();
+  const std::uint64_t seed = test_seed();
+  std::mt19937_64 rng(seed);
+  for (DType t : mixed_dtypes())
+    for (DType od : kAllDTypes)
+      for (BinaryOp op : {BinaryOp::add, BinaryOp::multiply, BinaryOp::greater, BinaryOp::divide,
+                          BinaryOp::remainder}) {
+        Tensor a(t, {65, 33}, Layout::random(2, rng), rng);
+        Tensor b(t, {33}, Layout::contiguous(1), rng);
+        DeviceOperand out(od, {65, 33}, Layout::random(2, rng));
+        EXPECT_EQ(check(op, a, b, out), "");  // refused where same_kind refuses, on both sides
+        if (HasFailure()) return;
+      }
+}
+
+// ---- one launch, refusals before any launch ----------------------------------------------------
+
+/// The CUDA graph nodes `call` records on a capturing stream: its launches and copies.
+std::size_t captured_nodes(const std::function<void(cudaStream_t)>& call, bool* threw) {
+  cudaStream_t s;
+  EWISE_CUDA_CHECK(cudaStreamCreate(&s));
+  EWISE_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed));
+  *threw = false;
+  try {
+    call(s);
+  } catch (const InvalidArgument&) {
+    *threw = true;
+  }
+  cudaGraph_t graph = nullptr;
+  EWISE_CUDA_CHECK(cudaStreamEndCapture(s, &graph));
+  std::size_t nodes = 0;
+  EWISE_CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, &nodes));
+  std::vector<cudaGraphNode_t> list(nodes);
+  if (nodes > 0) EWISE_CUDA_CHECK(cudaGraphGetNodes(graph, list.data(), &nodes));
+  for (cudaGraphNode_t n : list) {
+    cudaGraphNodeType type;
+    EWISE_CUDA_CHECK(cudaGraphNodeGetType(n, &type));
+    EXPECT_EQ(type, cudaGraphNodeTypeKernel) << "a node that is not a kernel launch";
+  }
+  EWISE_CUDA_CHECK(cudaGraphDestroy(graph));
+  EWISE_CUDA_CHECK(cudaStreamDestroy(s));
+  return nodes;
+}
+
+TEST(MixedGpu, OneKernelLaunchPerCall) {
+  EWISE_REQUIRE_GPU();
+  std::mt19937_64 rng(test_seed());
+  Tensor x(DType::bf16, {512, 256}, Layout::contiguous(2), rng);
+  Tensor y(DType::f32, {256}, Layout::contiguous(1), rng);
+  Tensor m(DType::b8, {512, 256}, Layout::transposed(2), rng);
+  DeviceOperand f32_out(DType::f32, {512, 256}, Layout::contiguous(2));
+  const std::pair<const char*, std::function<void(cudaStream_t)>> calls[] = {
+      {"bf16 + f32", [&](cudaStream_t s) { binary(BinaryOp::add, x.dev.view, y.dev.view, f32_out.view, {}, s); }},
+      {"x_bf16 += f32", [&](cudaStream_t s) { binary(BinaryOp::add, x.dev.view, y.dev.view, x.dev.view, {}, s); }},
+      {"x * 0.5", [&](cudaStream_t s) { binary(BinaryOp::multiply, x.dev.view, Scalar::weak_float(0.5), x.dev.view, {}, s); }},
+      {"mask * -1e9", [&](cudaStream_t s) { binary(BinaryOp::multiply, m.dev.view, Scalar::weak_float(-1e9), f32_out.view, {}, s); }},
+      {"1 - mask (torch)", [&](cudaStream_t s) {
+         DenseOptions o;
+         o.promotion = Promotion::torch;
+         binary(BinaryOp::subtract, Scalar::weak_int(1), m.dev.view, f32_out.view, o, s);
+       }},
+  };
+  for (const auto& [what, call] : calls) {
+    bool threw = false;
+    EXPECT_EQ(captured_nodes(call, &threw), 1u) << what;
+    EXPECT_FALSE(threw) << what;
+  }
+}
+
+TEST(MixedGpu, RefusedBeforeAnythingIsLaunched) {
+  EWISE_REQUIRE_GPU();
+  std::mt19937_64 rng(test_seed());
+  Tensor f(DType::f32, {8, 16}, Layout::contiguous(2), rng);
+  Tensor i(DType::i32, {8, 16}, Layout::contiguous(2), rng);
+  Tensor flags(DType::b8, {8, 16}, Layout::contiguous(2), rng);
+  Tensor h(DType::f16, {16}, Layout::contiguous(1), rng);
+  DeviceOperand int_out(DType::i32, {8, 16}, Layout::contiguous(2));
+  DeviceOperand bool_out(DType::b8, {8, 16}, Layout::contiguous(2));
+  DeviceOperand f32_out(DType::f32, {8, 16}, Layout::contiguous(2));
+  TensorView unknown = f.dev.view;  // a dtype value outside the enum
+  unknown.desc.dtype = static_cast<DType>(42);
+  const struct {
+    const char* what;
+    std::vector<std::string> parts;
+    DeviceOperand* out;
+    std::function<void(cudaStream_t)> call;
+  } bad[] = {
+      {"float into an int out", {"f32", "i32", "same_kind"}, &int_out,
+       [&](cudaStream_t s) { binary(BinaryOp::add, f.dev.view, i.dev.view, int_out.view, {}, s); }},
+      {"true division into an int out", {"f64", "i32"}, &int_out,
+       [&](cudaStream_t s) { binary(BinaryOp::divide, i.dev.view, i.dev.view, int_out.view, {}, s); }},
+      {"bool subtract", {"subtract", "bool"}, &bool_out,
+       [&](cudaStream_t s) { binary(BinaryOp::subtract, flags.dev.view, flags.dev.view, bool_out.view, {}, s); }},
+      {"bitwise on floats", {"bitwise_xor", "f32", "f16"}, &f32_out,
+       [&](cudaStream_t s) { binary(BinaryOp::bitwise_xor, f.dev.view, h.dev.view, f32_out.view, {}, s); }},
+      {"an unknown dtype", {"42"}, &f32_out,
+       [&](cudaStream_t s) { binary(BinaryOp::add, unknown, f.dev.view, f32_out.view, {}, s); }},
+      {"two scalars", {"two scalars"}, &f32_out,
+       [&](cudaStream_t s) { binary(BinaryOp::add, Scalar::weak_float(1), Scalar::of(DType::f32, 2), f32_out.view, {}, s); }},
+      {"a Python int out of range", {"1099511627776", "i32"}, &int_out,
+       [&](cudaStream_t s) { binary(BinaryOp::add, i.dev.view, Scalar::weak_int(int64_t{1} << 40), int_out.view, {}, s); }},
+      {"a named kernel on mixed dtypes", {"vectorized", "general"}, &f32_out,
+       [&](cudaStream_t s) { binary(BinaryOp::add, f.dev.view, h.dev.view, f32_out.view, {Kernel::vectorized}, s); }},
+      {"a named kernel on a scalar", {"row_vectorized", "general"}, &f32_out,
+       [&](cudaStream_t s) { binary(BinaryOp::add, f.dev.view, Scalar::weak_float(2), f32_out.view, {Kernel::row_vectorized}, s); }},
+      {"a named kernel on a new dtype", {"tiled", "general"}, &bool_out,
+       [&](cudaStream_t s) { binary(BinaryOp::logical_and, flags.dev.view, flags.dev.view, bool_out.view, {Kernel::tiled}, s); }},
+  };
+  for (const auto& c : bad) {
+    verify::poison(c.out->whole());
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    std::string message;
+    bool threw = false;
+    const std::size_t nodes = captured_nodes(
+        [&](cudaStream_t s) {
+          try {
+            c.call(s);
+          } catch (const InvalidArgument& e) {
+            message = e.what();
+            throw;
+          }
+        },
+        &threw);
+    EXPECT_TRUE(threw) << c.what;
+    EXPECT_EQ(nodes, 0u) << c.what << ": launched before refusing";
+    for (const std::string& p : c.parts)
+      EXPECT_NE(message.find(p), std::string::npos) << c.what << ": '" << message << "' lacks " << p;
+    EXPECT_EQ(cudaGetLastError(), cudaSuccess) << c.what;
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << c.what;
+    const HostTensor after = to_host(c.out->whole());
+    for (std::int64_t k = 0; k < after.numel(); ++k)
+      ASSERT_TRUE(verify::is_poison(after.dtype(), static_cast<const std::byte*>(after.data()) +
+                                                       k * static_cast<std::int64_t>(dtype_size(after.dtype()))))
+          << c.what << ": the output was written at " << k;
+  }
+}
+
+// ---- allocating form ------------------------------------------------------------------------------
+
+TEST(MixedGpu, AllocatingFormTakesTheResultDtype) {
+  EWISE_REQUIRE_GPU();
+  std::mt19937_64 rng(test_seed());
+  Tensor a(DType::i32, {33, 65}, Layout::contiguous(2), rng);
+  Tensor b(DType::f32, {65}, Layout::contiguous(1), rng);
+  const struct {
+    BinaryOp op;
+    Arg x, y;
+    Promotion rule;
+    DType want;
+  } cases[] = {{BinaryOp::add, a, b, Promotion::numpy, DType::f64},
+               {BinaryOp::add, a, b, Promotion::torch, DType::f32},
+               {BinaryOp::divide, a, a, Promotion::numpy, DType::f64},
+               {BinaryOp::divide, a, a, Promotion::torch, DType::f32},
+               {BinaryOp::multiply, a, Scalar::weak_float(0.5), Promotion::numpy, DType::f64},
+               {BinaryOp::multiply, a, Scalar::weak_float(0.5), Promotion::torch, DType::f32},
+               {BinaryOp::less, Scalar::weak_int(0), b, Promotion::numpy, DType::b8}};
+  for (const auto& c : cases) {
+    DenseOptions o;
+    o.promotion = c.rule;
+    const DeviceTensor got = binary(c.op, c.x.device(), c.y.device(), o);
+    EXPECT_EQ(got.dtype(), c.want) << op_name(c.op) << " " << promotion_name(c.rule);
+    HostTensor want(c.want, got.shape());
+    reference_binary(c.op, c.x.host(), c.y.host(), want.view(), c.rule);
+    EXPECT_EQ(compare_buffers(to_host(got.view()), want, false), "") << op_name(c.op);
+  }
+}
+
+// ---- more than 2^31 elements ---------------------------------------------------------------------
+
+/// Elements [first, first + count) of a contiguous device tensor of dtype t, as a host tensor.
+HostTensor window(const void* data, DType t, std::int64_t first, std::int64_t count) {
+  HostTensor h(t, Dims{count});
+  EWISE_CUDA_CHECK(cudaMemcpy(h.data(),
+                              static_cast<const std::byte*>(data) + first * static_cast<std::int64_t>(dtype_size(t)),
+                              h.bytes(), cudaMemcpyDeviceToHost));
+  return h;
+}
+
+// The converting kernel's 64-bit path: a u8 and a bool tensor of 2^31 + 5 elements, as a
+// tensor pair and with a scalar, checked in windows at the start, across 2^31 and at the end.
+TEST(Large, MixedU8BoolOver2To31Elements) {
+  EWISE_REQUIRE_GPU();
+  const std::int64_t n = (std::int64_t{1} << 31) + 5;
+  std::size_t free_bytes = 0, total_bytes = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free_bytes, &total_bytes), cudaSuccess);
+  const std::size_t need = 3 * static_cast<std::size_t>(n) + (std::size_t{1} << 30);
+  if (free_bytes < need)
+    GTEST_SKIP() << "needs " << need << " bytes of free device memory, " << free_bytes << " free";
+  const std::uint64_t seed = test_seed();
+  DeviceTensor a(DType::u8, {n}), flags(DType::b8, {n}), out(DType::u8, {n});
+  verify::fill_random(a.view(), seed, {0, 255, true});
+  verify::fill_random(flags.view(), seed + 1, {0, 1, true});
+  const std::int64_t windows[] = {0, (std::int64_t{1} << 31) - 2048, n - 4099};
+  for (int form = 0; form < 2; ++form) {
+    verify::poison(out.view());
+    if (form == 0) binary(BinaryOp::add, a.view(), flags.view(), out.view());
+    else binary(BinaryOp::subtract, a.view(), Scalar::weak_int(3), out.view());
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    for (std::int64_t first : windows) {
+      const HostTensor ha = window(a.data(), DType::u8, first, 4099);
+      const HostTensor hf = window(flags.data(), DType::b8, first, 4099);
+      HostTensor want(DType::u8, Dims{4099});
+      if (form == 0) reference_binary(BinaryOp::add, ha.view(), hf.view(), want.view());
+      else reference_binary(BinaryOp::subtract, ha.view(), Scalar::weak_int(3), want.view());
+      EXPECT_EQ(compare_buffers(window(out.data(), DType::u8, first, 4099), want, false), "")
+          << (form == 0 ? "u8 + bool" : "u8 - 3") << " at " << first;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ewise

@@ -26,8 +26,8 @@ DType result_dtype(BinaryOp op, Promotion rule, DType a, OperandType b);
 /// Operands with their values in one dtype: a view already of that dtype is used as it is; any
 /// other is converted (one pass over its elements: a COO's nnz values, a dense operand's
 /// elements) into storage owned here, on the operands' backend (device views: on `stream`,
-/// allocated from `memory`; host views ignore both). The conversion is the cast every ewise output gets
-/// (ewise/promotion.hpp): integers to floats rounded to nearest, floats rounded to
+/// allocated from `memory`; host views ignore both). The conversion is the cast every ewise
+/// output gets (ewise/promotion.hpp): integers to floats rounded to nearest, floats rounded to
 /// nearest-even, a NaN made canonical.
 class Promoted {
  public:

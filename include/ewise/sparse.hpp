@@ -26,12 +26,12 @@
 // i64; ewise/coo.hpp). The operands of a call may differ in dtype: the result dtype is the
 // dense operation's (ewise::op_types of multiply, add, ... under SparseOptions::promotion,
 // NumPy's rule by default: an f32 COO with an f64 COO or dense operand gives f64, i32 with f32
-// gives f64; PyTorch's gives f32 there), and must be a sparse dtype. Each operand of another
+// gives f64; PyTorch's gives f32 there), a sparse dtype for every pair. Each operand of another
 // dtype is converted to it first — a COO operand's nnz values, or a dense operand's elements,
-// in one pass (promote.hpp's cast: integers to floats rounded to nearest, floats rounded to
-// nearest-even) — then the same-dtype kernels below run. Forms with an output (combine into
-// out, accumulate, multiply_values) need it to be of the result dtype: writing the result into
-// another would round it twice.
+// in one pass (sparse/promote.cpp; the cast of every ewise output: integers to floats rounded
+// to nearest, floats rounded to nearest-even) — then the same-dtype kernels below run. Forms
+// with an output (combine into out, accumulate, multiply_values) need it to be of the result
+// dtype: writing the result into another would round it twice.
 // Scalars: multiply(a, s) scales a's values keeping its pattern; combine(add or subtract, a, s)
 // takes only a zero s (a + 0 is a, as in SciPy; any other value would be stored at every
 // coordinate, and is refused as SciPy refuses it). A scalar is weak in promotion as Python's
@@ -50,19 +50,17 @@
 //     zero) stays an entry. SparseOptions::drop_zeros removes entries whose final value
 //     compares equal to zero (+0 and -0; NaN is kept).
 //
-// Checks made before any output is written (each throws InvalidArgument naming the values):
-// a view's descriptor (negative extents or nnz, nrows * ncols overflowing int64, an int32 index
-// type too small for the shape, null arrays with nnz > 0, values not of a sparse dtype),
-// operands of different shapes or index types, dtypes the rule does not promote to a sparse
-// dtype, an output not of the result dtype, mixed host/device inputs, a result type that does
-// not match the
-// inputs' memory, and, unless SparseOptions::validate_indices is false, every index: a row
-// outside [0, nrows) or a column outside [0, ncols), and a matrix marked canonical whose
-// entries are not strictly increasing by absolute index. On the GPU that check runs inside a
-// pass that reads the indices anyway (sort keys, bitmap, merge), or in a pass of its own; the
-// first bad entry is reported, and the status is read at the pipeline's first synchronization,
-// before anything is written at an index-derived address. Skipping it on bad input is undefined
-// behaviour.
+// Checks made before any output is written (each throws InvalidArgument naming the values): a
+// view's descriptor (negative extents or nnz, nrows * ncols overflowing int64, an int32 index type
+// too small for the shape, null arrays with nnz > 0, values not of a sparse dtype), operands of
+// different shapes or index types, dtypes the promotion rule refuses (PyTorch's: u16, u32, u64 with
+// another dtype), an output not of the result dtype, mixed host/device inputs, a result type that
+// does not match the inputs' memory, and, unless SparseOptions::validate_indices is false, every
+// index: a row outside [0, nrows) or a column outside [0, ncols), and a matrix marked canonical
+// whose entries are not strictly increasing by absolute index. On the GPU that check runs inside a
+// pass that reads the indices anyway (sort keys, bitmap, merge), or in a pass of its own; the first
+// bad entry is reported, and the status is read at the pipeline's first synchronization, before
+// anything is written at an index-derived address. Skipping it on bad input is undefined behaviour.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -209,10 +207,11 @@ void multiply_values(const CooView& a, const ConstTensorView& dense, const Tenso
 // ---- union: add, sub, min, max over the coordinates stored in either operand -----------------
 //
 // op is BinaryOp::add, subtract, minimum or maximum (or their short names add, sub, min, max;
-// multiply is multiply(); any other throws InvalidArgument). Values are op(x, y) in the compute type (f32 for f16/bf16), rounded once,
-// NaN canonical, exactly as the dense op (ewise/ops.hpp): min and max propagate NaN, and on
-// equal operands (+0 and -0 included) give the first, x. Duplicates of a COO operand are summed
-// first, in storage order (as for multiply), then op is applied once.
+// multiply is multiply(); any other throws InvalidArgument). Values are op(x, y) in the compute
+// type (f32 for f16/bf16), rounded once, NaN canonical, exactly as the dense op (ewise/ops.hpp):
+// min and max propagate NaN, and on equal operands (+0 and -0 included) give the first, x.
+// Duplicates of a COO operand are summed first, in storage order (as for multiply), then op is
+// applied once.
 //
 //   form                          x at (i, j)                    y at (i, j)        result
 //   combine(op, a, b)             Σa_ij, or fill_a if not stored Σb_ij, or fill_b   canonical COO
@@ -259,8 +258,8 @@ Result combine(BinaryOp op, const CooView& a, const Scalar& s, const SparseOptio
 
 /// op(densify(a), dense) as a new dense (nrows, ncols) tensor of the result dtype, contiguous:
 /// op(Σa_ij, dense(i, j)) where a stores (i, j), op(fill_a, dense(i, j)) elsewhere; dense
-/// broadcasts to a's shape as for multiply(a, dense). fill_b is not used; drop_zeros must be false. Result: DeviceTensor
-/// (device inputs) or HostTensor (host inputs).
+/// broadcasts to a's shape as for multiply(a, dense). fill_b is not used; drop_zeros must be
+/// false. Result: DeviceTensor (device inputs) or HostTensor (host inputs).
 template <class Result = DeviceTensor>
 Result combine(BinaryOp op, const CooView& a, const ConstTensorView& dense,
                const SparseOptions& options = {}, cudaStream_t stream = nullptr);

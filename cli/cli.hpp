@@ -7,10 +7,19 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "ewise/error.hpp"
+#include "ewise/promotion.hpp"
+
 namespace ewise::cli {
+
+/// A wrong command line (exit status 2).
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 /// The parsed command line of one command.
 struct Args {
@@ -19,10 +28,38 @@ struct Args {
   std::optional<std::string> kernel;      ///< --kernel
   std::optional<std::string> algorithm;   ///< --algorithm
   std::optional<std::string> device;      ///< --device cpu|gpu
+  std::optional<std::string> promotion;   ///< --promotion numpy|torch
   bool verify = false;                    ///< --verify
   bool quiet = false;                     ///< --quiet
   bool progress = false;                  ///< --progress (also on when stderr is a terminal)
 };
+
+/// Throws UsageError("usage: " + usage) unless there are n positional arguments.
+void expect_positional(const Args& a, std::size_t n, const std::string& usage);
+
+bool ends_with(const std::string& s, const std::string& suffix);
+
+/// Runs f; an InvalidArgument it throws is rethrown with `context` in front of its message.
+template <class F>
+auto with_context(const std::string& context, F&& f) {
+  try {
+    return f();
+  } catch (const InvalidArgument& e) {
+    std::string msg = e.what();
+    if (msg.rfind("ewise: ", 0) == 0) msg.erase(0, 7);
+    throw InvalidArgument(context + ": " + msg, e.file(), e.line());
+  }
+}
+
+/// The Python scalar an operand spells: True or False, an integer (int64), or a float (a
+/// decimal with a point or an exponent, inf, nan); nothing for any other text (a file name).
+std::optional<Scalar> parse_scalar(const std::string& s);
+
+/// A number operand (parse_scalar), unless the text names a .npy or .mtx file.
+std::optional<Scalar> scalar_operand(const std::string& arg);
+
+/// --promotion: numpy (the default) or torch; InvalidArgument for another name.
+Promotion promotion_of(const Args& a);
 
 /// Where a command runs: on the GPU, or on the CPU reference backend (host views).
 struct Backend {
@@ -88,5 +125,7 @@ std::string human_bytes(double bytes);
 
 int run_info(const Args& args);
 int run_demo(const Args& args);
+int run_dense(const Args& args);   // dense.cpp
+int run_sparse(const Args& args);  // sparse.cpp
 
 }  // namespace ewise::cli

@@ -1,7 +1,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 
@@ -11,6 +14,43 @@
 #include "ewise/error.hpp"
 
 namespace ewise::cli {
+
+void expect_positional(const Args& a, std::size_t n, const std::string& usage) {
+  if (a.positional.size() != n) throw UsageError("usage: " + usage);
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::optional<Scalar> parse_scalar(const std::string& s) {
+  if (s == "True" || s == "False") return Scalar::weak_bool(s == "True");
+  if (s.empty() || std::isspace(static_cast<unsigned char>(s[0]))) return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  const long long i = std::strtoll(s.c_str(), &end, 10);
+  if (*end == '\0') {
+    EWISE_EXPECTS(errno != ERANGE, "the integer ", s, " does not fit int64");
+    return Scalar::weak_int(i);
+  }
+  const double f = std::strtod(s.c_str(), &end);
+  if (*end == '\0') return Scalar::weak_float(f);
+  return std::nullopt;
+}
+
+std::optional<Scalar> scalar_operand(const std::string& arg) {
+  if (ends_with(arg, ".npy") || ends_with(arg, ".mtx")) return std::nullopt;
+  return parse_scalar(arg);
+}
+
+Promotion promotion_of(const Args& a) {
+  if (!a.promotion) return Promotion::numpy;
+  for (Promotion p : {Promotion::numpy, Promotion::torch})
+    if (*a.promotion == promotion_name(p)) return p;
+  EWISE_EXPECTS(false, "unknown promotion rule '", *a.promotion, "' (expected numpy or torch)");
+  return Promotion::numpy;
+}
 
 Backend choose_backend(const std::optional<std::string>& device) {
   if (device && *device == "cpu") return {false, ""};

@@ -7,7 +7,9 @@
 #include "ewise/dense.hpp"
 #include "ewise/device.hpp"
 #include "ewise/error.hpp"
+#include "ewise/coo.hpp"
 #include "ewise/ops.hpp"
+#include "ewise/promotion.hpp"
 #include "ewise/sparse.hpp"
 #include "ewise/tensor.hpp"
 
@@ -56,12 +58,16 @@ int run_info(const Args& args) {
   }
   std::cout << "dtypes:     ";
   for (DType t : kAllDTypes) std::cout << dtype_name(t) << " ";
-  std::cout << "\noperations: ";
+  std::cout << "(operands of different dtypes promote)\noperations: ";
   for (BinaryOp op : kAllOps) std::cout << op_name(op) << " ";
-  std::cout << "\nsparse:     mul (COO * COO, COO * dense) ";
-  for (BinaryOp op : {BinaryOp::add, BinaryOp::sub, BinaryOp::min, BinaryOp::max})
+  std::cout << "(aliases: sub mul div min max)\npromotion:  ";
+  for (Promotion p : {Promotion::numpy, Promotion::torch}) std::cout << promotion_name(p) << " ";
+  std::cout << "(--promotion; numpy by default)\nsparse:     multiply (COO * COO, COO * dense, "
+               "COO * scalar) ";
+  for (BinaryOp op : {BinaryOp::add, BinaryOp::subtract, BinaryOp::minimum, BinaryOp::maximum})
     std::cout << op_name(op) << " ";
-  std::cout << "(COO OP COO, COO OP dense)";
+  std::cout << "(COO OP COO, COO OP dense); values ";
+  for (DType t : kSparseDTypes) std::cout << dtype_name(t) << " ";
   std::cout << "\nkernels:    ";
   for (const KernelName& k : kKernelNames) std::cout << k.name << " ";
   std::cout << "\nCOO algorithms: ";

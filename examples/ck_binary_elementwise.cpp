@@ -29,14 +29,17 @@ int main(int argc, char** argv) try {
     const ewise::ConstTensorView ha{a.data(), desc, ewise::Memory::host};
     const ewise::ConstTensorView hb{b.data(), desc, ewise::Memory::host};
     const ewise::DeviceTensor da = ewise::to_device(ha), db = ewise::to_device(hb);
-    const ewise::DeviceTensor dc = ewise::binary(ewise::BinaryOp::add, da, db);  // allocating form
+    // The allocating form: a new tensor of the result dtype (f16 here).
+    const ewise::DeviceTensor dc = ewise::binary(ewise::BinaryOp::add, da.view(), db.view());
     const ewise::HostTensor hc = ewise::to_host(dc);                             // synchronizes
     std::copy_n(hc.data_as<std::uint16_t>(), c.size(), c.begin());
   } else {
     std::printf("no GPU (%s): running on the CPU reference backend\n",
                 ewise::gpu_unavailable_reason().c_str());
-    ewise::binary(ewise::BinaryOp::add, {a.data(), desc, ewise::Memory::host},
-                  {b.data(), desc, ewise::Memory::host}, {c.data(), desc, ewise::Memory::host});
+    using ewise::ConstTensorView;
+    ewise::binary(ewise::BinaryOp::add, ConstTensorView{a.data(), desc, ewise::Memory::host},
+                  ConstTensorView{b.data(), desc, ewise::Memory::host},
+                  {c.data(), desc, ewise::Memory::host});
   }
 
   // Verify: computed in f32, rounded once to f16.

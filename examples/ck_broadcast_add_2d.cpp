@@ -29,7 +29,7 @@ int main(int argc, char** argv) try {
     ewise::DeviceTensor dc(ewise::DType::f32, {M, N});
     // The automatic choice keeps A's rows vectorized while B is broadcast.
     std::printf("kernel: %s\n", ewise::kernel_name(ewise::select_kernel(da, db, dc)));
-    ewise::binary(ewise::BinaryOp::add, da, db, dc);
+    ewise::binary(ewise::BinaryOp::add, da.view(), db.view(), dc);
     const ewise::HostTensor hc = ewise::to_host(dc);
     std::copy_n(hc.data_as<float>(), c.size(), c.begin());
   } else {

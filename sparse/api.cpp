@@ -1,7 +1,8 @@
-// sparse/api.cpp — the public sparse entry points: check each argument once, then run on the
-// backend where the inputs live (GPU: the operands' memory and the stream checked against the
-// current device (src/residency.hpp), then the device_* functions of internal.hpp; CPU: the
-// index checks, then the host_* functions of internal.hpp, sparse/reference.cpp).
+// sparse/api.cpp — the public sparse entry points: check each argument once, find the result
+// dtype (promote.hpp), then run on the backend where the inputs live (GPU: the operands' memory
+// and the stream checked against the current device (src/residency.hpp), the operands of
+// another dtype converted, then the device_* functions of internal.hpp; CPU: the index checks,
+// the conversions, then the host_* functions of internal.hpp, sparse/reference.cpp).
 // coo_algorithm_name and parse_coo_algorithm are in select.cpp, beside the rule.
 #include <string_view>
 #include <type_traits>
@@ -10,6 +11,7 @@
 #include "ewise/memory.hpp"
 #include "ewise/sparse.hpp"
 #include "internal.hpp"
+#include "promote.hpp"
 #include "residency.hpp"
 #include "select.hpp"
 
@@ -31,35 +33,74 @@ struct ResultMemory<DeviceTensor> : std::integral_constant<Memory, Memory::devic
 template <>
 struct ResultMemory<HostTensor> : std::integral_constant<Memory, Memory::host> {};
 
-/// The union's operation and fills (union_fill) for operands of `dtype`; op already checked.
+/// The union's operation and fills (union_fill) for a result of `dtype`; op already checked.
 UnionArgs union_args(BinaryOp op, DType dtype, const SparseOptions& options) {
   return {op, union_fill(options.fill_a, dtype, "fill_a"),
           union_fill(options.fill_b, dtype, "fill_b")};
 }
 
-/// The checks combine(op, a, dense[, out]) runs before it looks at out, in order.
+/// A dense operand's part in promotion (a 0-d one ranks below tensors under PyTorch's rule).
+OperandType dense_type(const ConstTensorView& dense, Promotion rule) {
+  return Operand(dense).type(rule);
+}
+
+/// The checks combine(op, a, dense[, out]) runs before it looks at out, in order, and the
+/// call's result dtype.
 struct CombineDense {
-  DenseOperand dense;
+  DType result;
   UnionArgs union_args;
 };
 CombineDense check_combine_dense(BinaryOp op, const CooView& a, const ConstTensorView& dense,
                                  const SparseOptions& options) {
   check_union_op(op, "combine");
-  const DenseOperand d = check_dense_operand(a, dense, "combine");
+  check_dense_operand(a, dense, "combine");
   check_dense_result_options(options.drop_zeros, "combine");
-  return {d, union_args(op, a.desc.dtype, options)};
+  const DType r = result_dtype(op, options.promotion, a.desc.dtype,
+                               dense_type(dense, options.promotion));
+  return {r, union_args(op, r, options)};
 }
 
 /// combine(op, a, dense, out) on arguments checked and, for device views, resident: the
-/// backend where a lives.
-void combine_checked(const CooView& a, const CombineDense& c, const TensorView& out,
-                     const SparseOptions& options, cudaStream_t stream) {
+/// backend where a lives, on a and dense in the result dtype.
+void combine_checked(const CooView& a, const ConstTensorView& dense, const CombineDense& c,
+                     const TensorView& out, const SparseOptions& options, cudaStream_t stream) {
+  Promoted p(c.result, options.memory, stream);
   if (a.memory == Memory::host) {
     check_indices_host(a, "a");
-    host_combine_dense(c.union_args.op, c.union_args.fill_a, a, c.dense, out);
+    const CooView pa = p.coo(a);
+    host_combine_dense(c.union_args.op, c.union_args.fill_a, pa,
+                       dense_operand(pa.desc, p.dense(dense)), out);
   } else {
     const detail::CallMemory memory(options.memory);
-    device_combine_dense(a, c.dense, out, c.union_args, options, stream);
+    const CooView pa = p.coo(a);
+    device_combine_dense(pa, dense_operand(pa.desc, p.dense(dense)), out, c.union_args, options,
+                         stream);
+  }
+}
+
+/// a (checked, and resident for device views) times a dense or scalar factor made for the
+/// result dtype `to`: the backend where a lives.
+template <class Result, class Factor>
+Result multiply_checked(const CooView& a, DType to, Factor&& factor, const SparseOptions& options,
+                        cudaStream_t stream) {
+  Promoted p(to, options.memory, stream);
+  if constexpr (ResultMemory<Result>::value == Memory::host) {
+    check_indices_host(a, "a");
+    const CooView pa = p.coo(a);
+    return host_multiply_dense(pa, factor(p, pa), options);
+  } else {
+    const detail::CallMemory memory(options.memory);
+    const CooView pa = p.coo(a);
+    return device_multiply_dense(pa, factor(p, pa), options, stream);
+  }
+}
+
+/// Whether a scalar is zero (either zero for floats).
+bool is_zero(const Scalar& s) {
+  switch (dtype_kind(s.dtype())) {
+    case DTypeKind::floating: return s.as_double() == 0;
+    case DTypeKind::unsigned_int: return s.as_uint() == 0;
+    default: return s.as_int() == 0;
   }
 }
 
@@ -112,6 +153,9 @@ Result multiply(const CooView& a, const CooView& b, const SparseOptions& options
                 cudaStream_t stream) {
   check_operands(a, b);
   check_result_memory(a.memory, ResultMemory<Result>::value, "multiply");
+  const DType r = result_dtype(BinaryOp::multiply, options.promotion, a.desc.dtype,
+                               {b.desc.dtype, Weight::tensor});
+  Promoted p(r, options.memory, stream);
   // The CPU backend has one algorithm: the requested one is only checked to be a known name,
   // not held to the GPU algorithms' size limits.
   if constexpr (ResultMemory<Result>::value == Memory::host) {
@@ -119,41 +163,58 @@ Result multiply(const CooView& a, const CooView& b, const SparseOptions& options
                   "multiply: unknown COO algorithm ", static_cast<int>(options.algorithm));
     check_indices_host(a, "a");
     check_indices_host(b, "b");
-    return host_multiply(a, b, options);
+    return host_multiply(p.coo(a), p.coo(b), options);
   } else {
     const CooAlgorithm algorithm = resolve_algorithm(a.desc, b.desc, options.algorithm);
     detail::DeviceOperands().add(a, "a").add(b, "b").check(stream);
     const detail::CallMemory memory(options.memory);
-    return device_multiply(a, b, algorithm, options, stream);
+    return device_multiply(p.coo(a), p.coo(b), algorithm, options, stream);
   }
 }
 
 template <class Result>
 Result multiply(const CooView& a, const ConstTensorView& dense, const SparseOptions& options,
                 cudaStream_t stream) {
-  const DenseOperand d = check_dense_operand(a, dense);
+  check_dense_operand(a, dense);
   check_result_memory(a.memory, ResultMemory<Result>::value, "multiply");
-  if constexpr (ResultMemory<Result>::value == Memory::host) {
-    check_indices_host(a, "a");
-    return host_multiply_dense(a, d, options);
-  } else {
+  const DType r = result_dtype(BinaryOp::multiply, options.promotion, a.desc.dtype,
+                               dense_type(dense, options.promotion));
+  if constexpr (ResultMemory<Result>::value == Memory::device)
     detail::DeviceOperands().add(a, "a").add(dense, "dense").check(stream);
-    const detail::CallMemory memory(options.memory);
-    return device_multiply_dense(a, d, options, stream);
-  }
+  return multiply_checked<Result>(
+      a, r, [&](Promoted& p, const CooView& pa) { return dense_operand(pa.desc, p.dense(dense)); },
+      options, stream);
+}
+
+template <class Result>
+Result multiply(const CooView& a, const Scalar& s, const SparseOptions& options,
+                cudaStream_t stream) {
+  check_view(a, "a");
+  check_result_memory(a.memory, ResultMemory<Result>::value, "multiply");
+  const DType r = result_dtype(BinaryOp::multiply, options.promotion, a.desc.dtype, s.type());
+  const DenseOperand factor = scalar_factor(BinaryOp::multiply, a, s, r, options.promotion);
+  if constexpr (ResultMemory<Result>::value == Memory::device)
+    detail::DeviceOperands().add(a, "a").check(stream);
+  return multiply_checked<Result>(
+      a, r, [&](Promoted&, const CooView&) { return factor; }, options, stream);
 }
 
 void multiply_values(const CooView& a, const ConstTensorView& dense, const TensorView& out_vals,
                      const SparseOptions& options, cudaStream_t stream) {
-  const DenseOperand d = check_dense_operand(a, dense);
-  check_values_output(a, dense, out_vals, options.drop_zeros);
+  check_dense_operand(a, dense);
+  const DType r = result_dtype(BinaryOp::multiply, options.promotion, a.desc.dtype,
+                               dense_type(dense, options.promotion));
+  check_values_output(a, dense, out_vals, r, options.drop_zeros);
+  Promoted p(r, options.memory, stream);
   if (a.memory == Memory::host) {
     check_indices_host(a, "a");
-    host_multiply_values(a, d, out_vals);
+    const CooView pa = p.coo(a);
+    host_multiply_values(pa, dense_operand(pa.desc, p.dense(dense)), out_vals);
   } else {
     detail::DeviceOperands().add(a, "a").add(dense, "dense").add(out_vals, "out_vals").check(
         stream);
-    device_multiply_values(a, d, out_vals, options, stream);
+    const CooView pa = p.coo(a);
+    device_multiply_values(pa, dense_operand(pa.desc, p.dense(dense)), out_vals, options, stream);
   }
 }
 
@@ -163,15 +224,43 @@ Result combine(BinaryOp op, const CooView& a, const CooView& b, const SparseOpti
   check_union_op(op, "combine");
   check_operands(a, b, "combine");
   check_result_memory(a.memory, ResultMemory<Result>::value, "combine");
-  const UnionArgs u = union_args(op, a.desc.dtype, options);
+  const DType r = result_dtype(op, options.promotion, a.desc.dtype,
+                               {b.desc.dtype, Weight::tensor});
+  const UnionArgs u = union_args(op, r, options);
+  Promoted p(r, options.memory, stream);
   if constexpr (ResultMemory<Result>::value == Memory::host) {
     check_indices_host(a, "a");
     check_indices_host(b, "b");
-    return host_combine(a, b, u, options);
+    return host_combine(p.coo(a), p.coo(b), u, options);
   } else {
     detail::DeviceOperands().add(a, "a").add(b, "b").check(stream);
     const detail::CallMemory memory(options.memory);
-    return device_combine(a, b, u, options, stream);
+    return device_combine(p.coo(a), p.coo(b), u, options, stream);
+  }
+}
+
+template <class Result>
+Result combine(BinaryOp op, const CooView& a, const Scalar& s, const SparseOptions& options,
+               cudaStream_t stream) {
+  check_union_op(op, "combine");
+  check_view(a, "a");
+  check_result_memory(a.memory, ResultMemory<Result>::value, "combine");
+  EWISE_EXPECTS(op == BinaryOp::add || op == BinaryOp::subtract, "combine: ", op_name(op),
+                " of a COO matrix and a scalar is not sparse (it is defined at every "
+                "coordinate); pass the scalar as a 0-d dense operand for a dense result");
+  const DType r = result_dtype(op, options.promotion, a.desc.dtype, s.type());
+  EWISE_EXPECTS(is_zero(s), "combine: ", op_name(op), " of a COO matrix and the nonzero scalar ",
+                s.str(), " would store a value at every coordinate (SciPy refuses it too); pass "
+                "it as a 0-d dense operand for a dense result");
+  // a + 0 and a - 0 are a (SciPy returns a copy): its canonical form, in the result dtype.
+  Promoted p(r, options.memory, stream);
+  if constexpr (ResultMemory<Result>::value == Memory::host) {
+    check_indices_host(a, "a");
+    return host_coalesce(p.coo(a), options);
+  } else {
+    detail::DeviceOperands().add(a, "a").check(stream);
+    const detail::CallMemory memory(options.memory);
+    return device_coalesce(p.coo(a), options, stream);
   }
 }
 
@@ -179,10 +268,10 @@ void combine(BinaryOp op, const CooView& a, const ConstTensorView& dense, const 
              const SparseOptions& options, cudaStream_t stream) {
   const CombineDense c = check_combine_dense(op, a, dense, options);
   check_view(out, "out");
-  check_union_output(a, &dense, out, "combine");
+  check_union_output(a, &dense, out, c.result, "combine");
   if (a.memory == Memory::device)
     detail::DeviceOperands().add(a, "a").add(dense, "dense").add(out, "out").check(stream);
-  combine_checked(a, c, out, options, stream);
+  combine_checked(a, dense, c, out, options, stream);
 }
 
 template <class Result>
@@ -193,8 +282,8 @@ Result combine(BinaryOp op, const CooView& a, const ConstTensorView& dense,
   if constexpr (ResultMemory<Result>::value == Memory::device)
     detail::DeviceOperands().add(a, "a").add(dense, "dense").check(stream);
   // The result is made here to fit: the checks of an out given by the caller do not apply.
-  Result out(a.desc.dtype, Dims{a.desc.nrows, a.desc.ncols}, stream, options.memory);
-  combine_checked(a, c, out.view(), options, stream);
+  Result out(c.result, Dims{a.desc.nrows, a.desc.ncols}, stream, options.memory);
+  combine_checked(a, dense, c, out.view(), options, stream);
   return out;
 }
 
@@ -204,14 +293,17 @@ void accumulate(BinaryOp op, const TensorView& dense, const CooView& a,
   check_view(a, "a");
   check_view(dense, "dense");
   check_dense_result_options(options.drop_zeros, "accumulate");
-  check_union_output(a, nullptr, dense, "accumulate");
+  const DType r = result_dtype(op, options.promotion, dense.desc.dtype,
+                               {a.desc.dtype, Weight::tensor});
+  check_union_output(a, nullptr, dense, r, "accumulate");
+  Promoted p(r, options.memory, stream);
   if (a.memory == Memory::host) {
     check_indices_host(a, "a");
-    host_accumulate(op, dense, a);
+    host_accumulate(op, dense, p.coo(a));
   } else {
     detail::DeviceOperands().add(a, "a").add(dense, "dense").check(stream);
     const detail::CallMemory memory(options.memory);
-    device_accumulate(dense, a, op, options, stream);
+    device_accumulate(dense, p.coo(a), op, options, stream);
   }
 }
 
@@ -276,6 +368,9 @@ Result coo_to_csr_row_offsets(const CooView& a, const SparseOptions& options,
   template Coo multiply<Coo>(const CooView&, const CooView&, const SparseOptions&, cudaStream_t); \
   template Coo multiply<Coo>(const CooView&, const ConstTensorView&, const SparseOptions&,      \
                              cudaStream_t);                                                     \
+  template Coo multiply<Coo>(const CooView&, const Scalar&, const SparseOptions&, cudaStream_t); \
+  template Coo combine<Coo>(BinaryOp, const CooView&, const Scalar&, const SparseOptions&,       \
+                            cudaStream_t);                                                      \
   template Coo coalesce<Coo>(const CooView&, const SparseOptions&, cudaStream_t);               \
   template Coo combine<Coo>(BinaryOp, const CooView&, const CooView&, const SparseOptions&,      \
                             cudaStream_t);                                                      \

@@ -17,19 +17,15 @@ void check_operands(const CooView& a, const CooView& b, const char* op) {
   EWISE_EXPECTS(a.desc.nrows == b.desc.nrows && a.desc.ncols == b.desc.ncols,
                 op, ": shapes differ: a is ", a.desc.nrows, "x", a.desc.ncols, ", b is ",
                 b.desc.nrows, "x", b.desc.ncols);
-  EWISE_EXPECTS(a.desc.dtype == b.desc.dtype, op, ": dtypes differ: a is ",
-                dtype_name(a.desc.dtype), ", b is ", dtype_name(b.desc.dtype));
   EWISE_EXPECTS(a.desc.index == b.desc.index, op, ": index types differ: a is ",
                 index_name(a.desc.index), ", b is ", index_name(b.desc.index));
   EWISE_EXPECTS(a.memory == b.memory, op, ": a is in ", memory_name(a.memory),
                 " memory but b is in ", memory_name(b.memory), " memory");
 }
 
-DenseOperand check_dense_operand(const CooView& a, const ConstTensorView& dense, const char* op) {
+void check_dense_operand(const CooView& a, const ConstTensorView& dense, const char* op) {
   check_view(a, "a");
   check_view(dense, "dense");
-  EWISE_EXPECTS(a.desc.dtype == dense.desc.dtype, op, ": dtypes differ: a is ",
-                dtype_name(a.desc.dtype), ", dense is ", dtype_name(dense.desc.dtype));
   EWISE_EXPECTS(a.memory == dense.memory, op, ": a is in ", memory_name(a.memory),
                 " memory but dense is in ", memory_name(dense.memory), " memory");
   const std::size_t elem = dtype_size(dense.desc.dtype);
@@ -40,7 +36,11 @@ DenseOperand check_dense_operand(const CooView& a, const ConstTensorView& dense,
   EWISE_EXPECTS(dense.desc.rank() <= 2, op, ": dense operand ", dense.desc.shape.str(),
                 " has rank ", dense.desc.rank(), "; it must broadcast to the COO shape (",
                 a.desc.nrows, ",", a.desc.ncols, ")");
-  const Dims s = broadcast_strides(dense.desc, Dims{a.desc.nrows, a.desc.ncols});
+  (void)broadcast_strides(dense.desc, Dims{a.desc.nrows, a.desc.ncols});  // throws unless it does
+}
+
+DenseOperand dense_operand(const CooDesc& a, const ConstTensorView& dense) {
+  const Dims s = broadcast_strides(dense.desc, Dims{a.nrows, a.ncols});
   return {dense.data, s[0], s[1]};
 }
 
@@ -61,24 +61,25 @@ void check_no_partial_overlap_with(const CooView& a, const TensorView& out) {
 }  // namespace
 
 void check_values_output(const CooView& a, const ConstTensorView& dense,
-                         const TensorView& out_vals, bool drop_zeros) {
+                         const TensorView& out_vals, DType result, bool drop_zeros) {
   check_view(out_vals, "out_vals");
   const CooDesc& d = a.desc;
   EWISE_EXPECTS(!drop_zeros,
                 "multiply_values keeps every entry of a (its pattern): drop_zeros must be false");
-  EWISE_EXPECTS(out_vals.desc.dtype == d.dtype, "multiply_values: out_vals is ",
-                dtype_name(out_vals.desc.dtype), " but a is ", dtype_name(d.dtype));
+  EWISE_EXPECTS(out_vals.desc.dtype == result, "multiply_values: out_vals is ",
+                dtype_name(out_vals.desc.dtype), " but a (", dtype_name(d.dtype), ") times dense (",
+                dtype_name(dense.desc.dtype), ") is ", dtype_name(result));
   EWISE_EXPECTS(out_vals.desc.rank() == 1 && out_vals.desc.shape[0] == d.nnz &&
                     out_vals.desc.is_contiguous(),
                 "multiply_values: out_vals must be a contiguous 1-D tensor of a.nnz = ", d.nnz,
                 " elements; got ", out_vals.desc.str());
   EWISE_EXPECTS(out_vals.memory == a.memory, "multiply_values: a is in ", memory_name(a.memory),
                 " memory but out_vals is in ", memory_name(out_vals.memory), " memory");
-  const std::size_t elem = dtype_size(d.dtype);
+  const std::size_t elem = dtype_size(result);
   EWISE_EXPECTS(out_vals.memory != Memory::device || d.nnz == 0 ||
                     reinterpret_cast<std::uintptr_t>(out_vals.data) % elem == 0,
                 "multiply_values: out_vals data ", out_vals.data, " is not aligned to its ", elem,
-                "-byte ", dtype_name(d.dtype), " elements");
+                "-byte ", dtype_name(result), " elements");
   check_no_partial_overlap_with(a, out_vals);
   check_no_partial_overlap(out_vals, dense, "dense");
   // Exact aliasing of the other arrays (which check_no_partial_overlap lets through).
@@ -91,7 +92,8 @@ void check_values_output(const CooView& a, const ConstTensorView& dense,
 void check_union_op(BinaryOp op, const char* fn) {
   EWISE_EXPECTS(op == BinaryOp::add || op == BinaryOp::sub || op == BinaryOp::min ||
                     op == BinaryOp::max,
-                fn, ": the union operations are add, sub, min and max; got ", op_name(op),
+                fn, ": the union operations are add, subtract, minimum and maximum; got ",
+                op_name(op),
                 op == BinaryOp::mul ? " (the intersection is multiply)" : "");
 }
 
@@ -109,8 +111,9 @@ double union_fill(double fill, DType dtype, const char* what) {
                     " is not an integer that ", dtype_name(dtype), " holds");
       return fill;
     }
+    default: break;
   }
-  EWISE_EXPECTS(false, "unknown dtype ", static_cast<int>(dtype));
+  EWISE_EXPECTS(false, what, ": ", dtype_name(dtype), " is not a sparse dtype");
   return 0;
 }
 
@@ -120,22 +123,24 @@ void check_dense_result_options(bool drop_zeros, const char* fn) {
 }
 
 void check_union_output(const CooView& a, const ConstTensorView* dense, const TensorView& out,
-                        const char* fn) {
+                        DType result, const char* fn) {
   const char* name = dense ? "out" : "dense";
   const CooDesc& d = a.desc;
-  EWISE_EXPECTS(out.desc.dtype == d.dtype, fn, ": ", name, " is ", dtype_name(out.desc.dtype),
-                " but a is ", dtype_name(d.dtype));
+  // An output of another dtype would round the result a second time.
+  EWISE_EXPECTS(out.desc.dtype == result, fn, ": ", name, " is ", dtype_name(out.desc.dtype),
+                " but the result of ", dense ? dtype_name(dense->desc.dtype) : name, " and a (",
+                dtype_name(d.dtype), ") is ", dtype_name(result), "; ", name, " needs that dtype");
   EWISE_EXPECTS(out.desc.rank() == 2 && out.desc.shape[0] == d.nrows &&
                     out.desc.shape[1] == d.ncols,
                 fn, ": ", name, " must be a (", d.nrows, ",", d.ncols, ") tensor; got ",
                 out.desc.str());
   EWISE_EXPECTS(out.memory == a.memory, fn, ": a is in ", memory_name(a.memory), " memory but ",
                 name, " is in ", memory_name(out.memory), " memory");
-  const std::size_t elem = dtype_size(d.dtype);
+  const std::size_t elem = dtype_size(result);
   EWISE_EXPECTS(out.memory != Memory::device || out.desc.numel() == 0 ||
                     reinterpret_cast<std::uintptr_t>(out.data) % elem == 0,
                 fn, ": ", name, " data ", out.data, " is not aligned to its ", elem, "-byte ",
-                dtype_name(d.dtype), " elements");
+                dtype_name(result), " elements");
   EWISE_EXPECTS(out.desc.is_non_overlapping(), fn, ": ", name, " ", out.desc.str(),
                 " revisits elements (a stride of 0 or strides that overlap); it is written");
   // a's arrays are 1-D and out is 2-D, so any overlap is one (none counts as exact).

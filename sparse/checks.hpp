@@ -10,17 +10,24 @@
 
 namespace ewise::sparse_detail {
 
-/// check_view on both; same shape, dtype, index type and memory. `op` names the operation.
+/// check_view on both; same shape, index type and memory (the value dtypes may differ:
+/// promote.hpp). `op` names the operation.
 void check_operands(const CooView& a, const CooView& b, const char* op = "multiply");
 
-/// A dense operand read at (r, c) as data[r * row_stride + c * col_stride] (elements).
+/// A dense operand read at (r, c) as data[r * row_stride + c * col_stride] (elements), or a
+/// scalar: `value` at every coordinate, in the compute type (its bits in the low bytes, as
+/// detail::CallTypes holds a scalar).
 struct DenseOperand {
   const void* data = nullptr;
   std::int64_t row_stride = 0, col_stride = 0;
+  bool scalar = false;
+  std::uint64_t value = 0;
 };
-/// check_view on both; same dtype and memory; dense broadcasts to a's shape.
-DenseOperand check_dense_operand(const CooView& a, const ConstTensorView& dense,
-                                 const char* op = "multiply");
+/// check_view on both; same memory; device data aligned; dense broadcasts to a's shape.
+void check_dense_operand(const CooView& a, const ConstTensorView& dense,
+                         const char* op = "multiply");
+/// dense (checked) as read at a's coordinates.
+DenseOperand dense_operand(const CooDesc& a, const ConstTensorView& dense);
 
 /// Throws unless op is one of the union operations (add, sub, min, max).
 void check_union_op(BinaryOp op, const char* fn);
@@ -33,16 +40,16 @@ double union_fill(double fill, DType dtype, const char* what);
 void check_dense_result_options(bool drop_zeros, const char* fn);
 /// The checks of the dense outputs of combine (fn "combine", `dense` given: out may be exactly
 /// dense) and accumulate (fn "accumulate", `dense` null) on an out that check_view accepted:
-/// out a rank-2 (nrows, ncols) tensor of a's dtype in a's memory, device data aligned, not
-/// revisiting an element, overlapping none of a's arrays (nor dense, but exactly).
+/// out a rank-2 (nrows, ncols) tensor of the call's result dtype in a's memory, device data
+/// aligned, not revisiting an element, overlapping none of a's arrays (nor dense, but exactly).
 void check_union_output(const CooView& a, const ConstTensorView* dense, const TensorView& out,
-                        const char* fn);
+                        DType result, const char* fn);
 
 /// The checks of multiply_values beyond check_dense_operand: out_vals a contiguous 1-D tensor
-/// of a.nnz elements of a's dtype in a's memory (device data aligned), overlapping none of a's
-/// arrays or dense except exactly a.vals (in place); drop_zeros off.
+/// of a.nnz elements of the result dtype in a's memory (device data aligned), overlapping none
+/// of a's arrays or dense except exactly a.vals (in place); drop_zeros off.
 void check_values_output(const CooView& a, const ConstTensorView& dense,
-                         const TensorView& out_vals, bool drop_zeros);
+                         const TensorView& out_vals, DType result, bool drop_zeros);
 
 /// Throws unless `inputs` equals `result` (the memory the chosen result type lives in).
 void check_result_memory(Memory inputs, Memory result, const char* op);

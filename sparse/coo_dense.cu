@@ -20,8 +20,7 @@ void device_multiply_values(const CooView& a, const DenseOperand& dense, const T
   if (options.validate_indices) device_check_indices(a, "a", stream);
   detail::dispatch_dtype(desc.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    const DenseFactor<T> factor{static_cast<const T*>(dense.data), dense.row_stride,
-                                dense.col_stride};
+    const DenseFactor<T> factor = factor_of<T>(dense);
     with_index(desc.index, [&](auto itag) {
       using I = decltype(itag);
       launch_entries<T, I>("sparse multiply_values",

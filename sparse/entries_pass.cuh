@@ -10,28 +10,52 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 
 #include "ewise/coo.hpp"
 #include "ewise/detail/device_props.hpp"
 #include "ewise/detail/launch.cuh"
 #include "ewise/detail/types.cuh"
+#include "checks.hpp"
 #include "ewise/ops.hpp"
 #include "policy.hpp"
 
 namespace ewise::sparse_detail {
 
-/// The factor of an entry: dense's element at (row, col), or none (coalesce) when data is null.
+/// The factor of an entry: dense's element at (row, col), a scalar's value, or none (coalesce)
+/// when data is null and there is no scalar.
 template <class T>
 struct DenseFactor {
   const T* data = nullptr;
   std::int64_t row_stride = 0, col_stride = 0;
+  bool scalar = false;
+  detail::compute_t<T> value{};  ///< the scalar, in the compute type
+
+  __host__ __device__ bool present() const { return data != nullptr || scalar; }
+  /// The factor at (r, c), which `in` says is inside the shape (unchecked bad input reads no
+  /// element); `value` otherwise (unused without a factor).
+  template <class I>
+  __device__ detail::compute_t<T> at(I r, I c, bool in) const {
+    return data && in ? detail::to_compute(data[static_cast<std::int64_t>(r) * row_stride +
+                                                static_cast<std::int64_t>(c) * col_stride])
+                      : value;
+  }
 };
 
-/// The value an output entry gets from its (summed) value `acc` and the factor's element `d`,
-/// stored as V: T, or its compute type (the unrounded sums of coalesce_sums).
+/// The factor of a checked dense or scalar operand (checks.hpp).
+template <class T>
+DenseFactor<T> factor_of(const DenseOperand& d) {
+  DenseFactor<T> f{static_cast<const T*>(d.data), d.row_stride, d.col_stride, d.scalar, {}};
+  if (d.scalar) std::memcpy(&f.value, &d.value, sizeof f.value);
+  return f;
+}
+
+/// The value an output entry gets from its (summed) value `acc` and the factor `d`, stored as
+/// V: T, or its compute type (the unrounded sums of coalesce_sums).
 template <class V, class T>
-__device__ __forceinline__ V scaled(const DenseFactor<T>& f, detail::compute_t<T> acc, T d) {
-  return detail::from_compute<V>(f.data ? ops::Mul{}(acc, detail::to_compute(d)) : acc);
+__device__ __forceinline__ V scaled(const DenseFactor<T>& f, detail::compute_t<T> acc,
+                                    detail::compute_t<T> d) {
+  return detail::from_compute<V>(f.present() ? ops::Mul{}(acc, d) : acc);
 }
 
 /// Output entry i comes from entry i, in storage order: a canonical matrix's coalesce and
@@ -81,8 +105,7 @@ __device__ __forceinline__ void finish_entry(const EntriesArgs<T, I>& a, std::in
   }
   if (!live) return;
   // Without a factor (coalesce) the value is copied, its NaN made canonical (ops.hpp).
-  const T d = a.factor.data && in ? a.factor.data[r * a.factor.row_stride + c * a.factor.col_stride] : T{};
-  const T out = scaled<T>(a.factor, detail::to_compute(v), d);
+  const T out = scaled<T>(a.factor, detail::to_compute(v), a.factor.at(r, c, in));
   const auto store = [](auto* p, auto x) {
     if (Streaming) __stcs(p, x);
     else *p = x;

@@ -58,8 +58,9 @@ decltype(auto) with_elem(DType t, F&& f) {
       return f(Elem<DType::i32, std::int32_t, std::int32_t, same<std::int32_t>, same<std::int32_t>>{});
     case DType::i64:
       return f(Elem<DType::i64, std::int64_t, std::int64_t, same<std::int64_t>, same<std::int64_t>>{});
+    default: break;
   }
-  EWISE_EXPECTS(false, "unknown dtype ", static_cast<int>(t));
+  EWISE_EXPECTS(false, dtype_name(t), " is not a sparse dtype");
   return f(Elem<DType::f32, float, float, same<float>, same<float>>{});
 }
 
@@ -73,13 +74,6 @@ void require_host(const CooView& m, const char* what) {
                 " is in device memory");
 }
 
-/// check_view, require_host and the index checks of a lone operand.
-void check_host(const CooView& m, const char* what) {
-  check_view(m, what);
-  require_host(m, what);
-  sparse_detail::check_indices_host(m, what);
-}
-
 /// Each coordinate's values summed in storage order, in the compute type.
 template <class E>
 Summed<typename E::compute> summed(const CooView& m) {
@@ -91,6 +85,16 @@ Summed<typename E::compute> summed(const CooView& m) {
     if (!fresh) it->second = ops::Add{}(it->second, v);
   }
   return out;
+}
+
+/// A dense or scalar operand's factor at (r, c), in the compute type.
+template <class E>
+typename E::compute factor_at(const sparse_detail::DenseOperand& d, std::int64_t r,
+                              std::int64_t c) {
+  if (!d.scalar) return E::load(d.data, r * d.row_stride + c * d.col_stride);
+  typename E::compute v;
+  std::memcpy(&v, &d.value, sizeof v);
+  return v;
 }
 
 void store_index(void* p, IndexType t, std::int64_t k, std::int64_t v) {
@@ -144,8 +148,7 @@ HostCoo host_multiply_dense(const CooView& a, const DenseOperand& d, const Spars
     using E = decltype(e);
     std::vector<std::pair<Coord, typename E::compute>> out;
     for (const auto& [rc, va] : summed<E>(a))
-      out.emplace_back(rc, ops::Mul{}(va, E::load(d.data, rc.first * d.row_stride +
-                                                              rc.second * d.col_stride)));
+      out.emplace_back(rc, ops::Mul{}(va, factor_at<E>(d, rc.first, rc.second)));
     return to_coo<E>(a.desc, out, options.drop_zeros);
   });
 }
@@ -156,8 +159,7 @@ void host_multiply_values(const CooView& a, const DenseOperand& d, const TensorV
     for (std::int64_t k = 0; k < a.desc.nnz; ++k) {
       const std::int64_t r = host_index(a.rows, a.desc.index, k);
       const std::int64_t c = host_index(a.cols, a.desc.index, k);
-      E::store(out_vals.data, k,
-               ops::Mul{}(E::load(a.vals, k), E::load(d.data, r * d.row_stride + c * d.col_stride)));
+      E::store(out_vals.data, k, ops::Mul{}(E::load(a.vals, k), factor_at<E>(d, r, c)));
     }
   });
 }
@@ -195,9 +197,7 @@ void host_combine_dense(BinaryOp op, double fill_a, const CooView& a, const Dens
   with_elem(a.desc.dtype, [&](auto e) {
     using E = decltype(e);
     using C = typename E::compute;
-    const auto at = [&](std::int64_t r, std::int64_t c) {
-      return E::load(d.data, r * d.row_stride + c * d.col_stride);
-    };
+    const auto at = [&](std::int64_t r, std::int64_t c) { return factor_at<E>(d, r, c); };
     // Every result first, then the stores: out may be dense itself.
     std::vector<C> result(static_cast<std::size_t>(nr * nc));
     with_union_op(op, [&](auto f) {
@@ -274,94 +274,63 @@ HostTensor host_csr_row_offsets(const CooView& a) {
 
 }  // namespace sparse_detail
 
-// ---- the public reference (ewise/sparse_reference.hpp): each check once, then the backend ----
-
-using sparse_detail::check_indices_host;
+// ---- the public reference (ewise/sparse_reference.hpp): the host forms of ewise/sparse.hpp
+// (api.cpp: each check once, the operands promoted, then the functions above), on host views
 
 HostCoo reference_multiply(const CooView& a, const CooView& b, const SparseOptions& options) {
-  sparse_detail::check_operands(a, b);
-  require_host(a, "a");  // b shares a's memory
-  check_indices_host(a, "a");
-  check_indices_host(b, "b");
-  return sparse_detail::host_multiply(a, b, options);
+  require_host(a, "a");  // b must share a's memory
+  return multiply<HostCoo>(a, b, options);
 }
 
 HostCoo reference_multiply(const CooView& a, const ConstTensorView& dense,
                            const SparseOptions& options) {
-  const sparse_detail::DenseOperand d = sparse_detail::check_dense_operand(a, dense);
   require_host(a, "a");
-  check_indices_host(a, "a");
-  return sparse_detail::host_multiply_dense(a, d, options);
+  return multiply<HostCoo>(a, dense, options);
 }
 
 void reference_multiply_values(const CooView& a, const ConstTensorView& dense,
                                const TensorView& out_vals, const SparseOptions& options) {
-  const sparse_detail::DenseOperand d = sparse_detail::check_dense_operand(a, dense);
-  sparse_detail::check_values_output(a, dense, out_vals, options.drop_zeros);
   require_host(a, "a");
-  check_indices_host(a, "a");
-  sparse_detail::host_multiply_values(a, d, out_vals);
+  multiply_values(a, dense, out_vals, options);
 }
 
 HostCoo reference_combine(BinaryOp op, const CooView& a, const CooView& b,
                           const SparseOptions& options) {
-  sparse_detail::check_union_op(op, "combine");
-  sparse_detail::check_operands(a, b, "combine");
-  require_host(a, "a");  // b shares a's memory
-  check_indices_host(a, "a");
-  check_indices_host(b, "b");
-  const sparse_detail::UnionArgs u{op,
-                                   sparse_detail::union_fill(options.fill_a, a.desc.dtype, "fill_a"),
-                                   sparse_detail::union_fill(options.fill_b, a.desc.dtype, "fill_b")};
-  return sparse_detail::host_combine(a, b, u, options);
+  require_host(a, "a");
+  return combine<HostCoo>(op, a, b, options);
 }
 
 void reference_combine(BinaryOp op, const CooView& a, const ConstTensorView& dense,
                        const TensorView& out, const SparseOptions& options) {
-  sparse_detail::check_union_op(op, "combine");
-  const sparse_detail::DenseOperand d = sparse_detail::check_dense_operand(a, dense, "combine");
-  check_view(out, "out");
-  sparse_detail::check_dense_result_options(options.drop_zeros, "combine");
-  sparse_detail::check_union_output(a, &dense, out, "combine");
   require_host(a, "a");
-  check_indices_host(a, "a");
-  const double fill_a = sparse_detail::union_fill(options.fill_a, a.desc.dtype, "fill_a");
-  sparse_detail::host_combine_dense(op, fill_a, a, d, out);
+  combine(op, a, dense, out, options);
 }
 
 void reference_accumulate(BinaryOp op, const TensorView& dense, const CooView& a,
                           const SparseOptions& options) {
-  sparse_detail::check_union_op(op, "accumulate");
-  check_view(a, "a");
-  check_view(dense, "dense");
-  sparse_detail::check_dense_result_options(options.drop_zeros, "accumulate");
-  sparse_detail::check_union_output(a, nullptr, dense, "accumulate");
   require_host(a, "a");
-  check_indices_host(a, "a");
-  sparse_detail::host_accumulate(op, dense, a);
+  accumulate(op, dense, a, options);
 }
 
 HostCoo reference_coalesce(const CooView& a, const SparseOptions& options) {
-  check_host(a, "a");
-  return sparse_detail::host_coalesce(a, options);
+  require_host(a, "a");
+  return coalesce<HostCoo>(a, options);
 }
 
 HostCoo reference_dense_to_coo(const ConstTensorView& dense, IndexType index) {
-  const CooDesc desc = sparse_detail::check_dense_to_coo(dense, index);
   EWISE_EXPECTS(dense.memory == Memory::host, "the CPU reference needs host views; dense is in ",
                 "device memory");
-  return sparse_detail::host_dense_to_coo(dense, desc);
+  return dense_to_coo<HostCoo>(dense, index);
 }
 
 HostTensor reference_coo_to_dense(const CooView& a) {
-  check_host(a, "a");
-  return sparse_detail::host_coo_to_dense(a);
+  require_host(a, "a");
+  return coo_to_dense<HostTensor>(a);
 }
 
 HostTensor reference_coo_to_csr_row_offsets(const CooView& a) {
-  sparse_detail::check_canonical_for_csr(a);
-  check_host(a, "a");
-  return sparse_detail::host_csr_row_offsets(a);
+  require_host(a, "a");
+  return coo_to_csr_row_offsets<HostTensor>(a);
 }
 
 }  // namespace ewise

@@ -32,8 +32,7 @@ DeviceCoo scale_entries(const CooView& a, const DenseOperand* dense, const Spars
   DeviceCoo out(out_desc, stream);
   detail::dispatch_dtype(desc.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    DenseFactor<T> factor;
-    if (dense) factor = {static_cast<const T*>(dense->data), dense->row_stride, dense->col_stride};
+    const DenseFactor<T> factor = dense ? factor_of<T>(*dense) : DenseFactor<T>{};
     with_index(desc.index, [&](auto itag) {
       using I = decltype(itag);
       const auto* rows = static_cast<const I*>(a.rows);

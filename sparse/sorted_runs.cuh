@@ -141,14 +141,11 @@ __global__ void __launch_bounds__(kBlock, (sorted_runs_min_blocks<T, I>()))
     }
   }
   std::uint64_t r[kItems], c[kItems];
-  T d[kItems];
+  detail::compute_t<T> d[kItems];
 #pragma unroll
   for (int k = 0; k < kItems; ++k) {
     split_key(key[k], a.ncols, &r[k], &c[k]);
-    d[k] = T{};
-    if (a.factor.data && head[k] && key[k] < a.cells)
-      d[k] = a.factor.data[static_cast<std::int64_t>(r[k]) * a.factor.row_stride +
-                           static_cast<std::int64_t>(c[k]) * a.factor.col_stride];
+    d[k] = a.factor.at(r[k], c[k], head[k] && key[k] < a.cells);
   }
   V out[kItems];
   bool keep[kItems];

@@ -13,7 +13,15 @@ namespace ewise {
 std::size_t index_size(IndexType t) { return t == IndexType::i32 ? 4 : 8; }
 const char* index_name(IndexType t) { return t == IndexType::i32 ? "i32" : "i64"; }
 
+bool is_sparse_dtype(DType t) {
+  for (DType s : kSparseDTypes)
+    if (s == t) return true;
+  return false;
+}
+
 void CooDesc::validate() const {
+  EWISE_EXPECTS(is_sparse_dtype(dtype), "COO values of dtype ", dtype_name(dtype),
+                " are not supported (sparse values are f16, bf16, f32, f64, i32 or i64)");
   EWISE_EXPECTS(nrows >= 0 && ncols >= 0, "negative COO shape ", nrows, "x", ncols);
   EWISE_EXPECTS(nnz >= 0, "negative nnz ", nnz);
   std::int64_t total = 0;

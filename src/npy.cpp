@@ -29,9 +29,13 @@ struct DescrEntry {
   const char* descr;
   DType dtype;
 };
-constexpr DescrEntry kDescrs[] = {{"<f2", DType::f16}, {"<V2", DType::bf16}, {"|V2", DType::bf16},
-                                  {"<f4", DType::f32}, {"<f8", DType::f64},  {"<i4", DType::i32},
-                                  {"<i8", DType::i64}};
+/// Every descr read; a dtype's first entry is the one written (npy_descr). '|' (no byte
+/// order) is what NumPy writes for 1-byte types.
+constexpr DescrEntry kDescrs[] = {
+    {"<f2", DType::f16}, {"<V2", DType::bf16}, {"|V2", DType::bf16}, {"<f4", DType::f32},
+    {"<f8", DType::f64}, {"<i4", DType::i32},  {"<i8", DType::i64},  {"|b1", DType::b8},
+    {"|i1", DType::i8},  {"|u1", DType::u8},   {"<i2", DType::i16},  {"<u2", DType::u16},
+    {"<u4", DType::u32}, {"<u8", DType::u64}};
 
 DType dtype_of_descr(const std::string& descr, const std::string& name) {
   for (const auto& e : kDescrs)
@@ -39,7 +43,8 @@ DType dtype_of_descr(const std::string& descr, const std::string& name) {
   EWISE_EXPECTS(descr.empty() || descr[0] != '>', name, ": big-endian data (descr '", descr,
                 "') is not supported; convert with arr.astype(arr.dtype.newbyteorder('<'))");
   EWISE_EXPECTS(false, name, ": unsupported descr '", descr,
-                "' (supported: '<f2', '<V2' for bf16, '<f4', '<f8', '<i4', '<i8')");
+                "' (supported: '<f2', '<V2' for bf16, '<f4', '<f8', '|b1', '|i1', '|u1', '<i2', ",
+                "'<u2', '<i4', '<u4', '<i8', '<u8')");
   return DType::f32;
 }
 
@@ -181,6 +186,16 @@ std::uint64_t load_le(const unsigned char* p, int bytes) {
   return v;
 }
 
+/// Throws unless every byte of bool data is 0 or 1 (the values an ewise bool holds; NumPy
+/// writes nothing else).
+void check_bools(DType t, const void* data, std::int64_t nbytes, const std::string& name) {
+  if (t != DType::b8) return;
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (std::int64_t i = 0; i < nbytes; ++i)
+    EWISE_EXPECTS(p[i] <= 1, name, ": bool element ", i, " holds the byte ",
+                  static_cast<int>(p[i]), " (a bool is 0 or 1)");
+}
+
 /// Parses a .npy stream of `size` bytes; read(dst, n) copies the next n bytes (the reader has
 /// checked that they exist).
 template <class Read>
@@ -226,12 +241,14 @@ HostTensor read_npy_stream(std::uint64_t size, Read&& read, const std::string& n
   if (!h.fortran_order || numel == 0) {
     HostTensor t(h.dtype, h.shape);
     read(t.data(), static_cast<std::size_t>(nbytes));
+    check_bools(h.dtype, t.data(), nbytes, name);
     return t;
   }
   // Fortran order: the bytes are a column-major layout of the shape; gather into C order.
   // (numel > 0, so every partial product of the extents below is at most numel.)
   HostBuffer raw(static_cast<std::size_t>(nbytes));
   read(raw.data(), static_cast<std::size_t>(nbytes));
+  check_bools(h.dtype, raw.data(), nbytes, name);
   Dims strides = Dims::of_rank(h.shape.size(), 1);
   for (int d = 1; d < h.shape.size(); ++d) strides[d] = strides[d - 1] * h.shape[d - 1];
   return to_host(ConstTensorView(raw.data(), TensorDesc::strided(h.dtype, h.shape, strides),
@@ -250,16 +267,9 @@ std::string shape_literal(const Dims& shape) {
 }  // namespace
 
 const char* npy_descr(DType dtype) {
-  switch (dtype) {
-    case DType::f16: return "<f2";
-    case DType::bf16: return "<V2";
-    case DType::f32: return "<f4";
-    case DType::f64: return "<f8";
-    case DType::i32: return "<i4";
-    case DType::i64: return "<i8";
-  }
-  EWISE_EXPECTS(false, "unknown dtype ", static_cast<int>(dtype));
-  return "";
+  for (const auto& e : kDescrs)
+    if (e.dtype == dtype) return e.descr;
+  detail::throw_unknown_dtype(dtype);
 }
 
 HostTensor parse_npy(const void* data, std::size_t size, const std::string& name) {

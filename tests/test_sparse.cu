@@ -1913,5 +1913,46 @@ TEST_F(SparseGpu, UnionBadInputThrowsBeforeWriting) {
   expect_invalid([&] { combine(BinaryOp::add, ints, ints, fill); }, {"fill_a = 0.5"});
 }
 
+// ---- mixed value dtypes and scalar operands ------------------------------------------------------
+
+/// Operands of different dtypes (converted to the result dtype, then the same-dtype kernels) and
+/// scalar factors (by value) give the host forms' results bit for bit, under both rules.
+TEST_F(SparseGpu, MixedDtypesAndScalarsMatchTheHostForms) {
+  EWISE_REQUIRE_GPU();
+  const std::pair<DType, DType> pairs[] = {{DType::f32, DType::f64}, {DType::bf16, DType::f32},
+                                           {DType::f16, DType::bf16}, {DType::i32, DType::f32},
+                                           {DType::i64, DType::f16}, {DType::i32, DType::i64}};
+  for (Promotion rule : {Promotion::numpy, Promotion::torch})
+    for (const auto& [ta, tb] : pairs)
+      for (bool unsorted : {false, true}) {
+        const std::string ctx = std::string(dtype_name(ta)) + " " + dtype_name(tb) + " " +
+                                promotion_name(rule) + (unsorted ? " unsorted" : " sorted");
+        verify::CooGenOptions oa, ob;
+        oa.dtype = ta;
+        ob.dtype = tb;
+        oa.unsorted = ob.unsorted = unsorted;
+        oa.duplicate_fraction = ob.duplicate_fraction = unsorted ? 0.2 : 0.0;
+        const HostCoo a = verify::random_coo(300, 200, 0.05, seed_, oa);
+        const HostCoo b = verify::random_coo(300, 200, 0.2, seed_ + 1, ob);
+        const HostTensor row = verify::random_tensor(tb, {200}, seed_ + 2);
+        SparseOptions o;
+        o.promotion = rule;
+        const DeviceCoo da = to_device(a), db = to_device(b);
+        const DeviceTensor drow = to_device(row.view());
+        expect_same(multiply(da, db, o), multiply<HostCoo>(a, b, o), ctx + " multiply");
+        expect_same(combine(BinaryOp::subtract, da, db, o),
+                    combine<HostCoo>(BinaryOp::subtract, a, b, o), ctx + " subtract");
+        expect_same(multiply(da, drow.view(), o), multiply<HostCoo>(a, row.view(), o),
+                    ctx + " multiply dense");
+        expect_bits(to_host(combine(BinaryOp::maximum, da, drow.view(), o).view()),
+                    combine<HostTensor>(BinaryOp::maximum, a, row.view(), o), ctx + " maximum");
+        for (const Scalar& s :
+             {Scalar::weak_float(0.1), Scalar::weak_int(-3), Scalar::of(DType::f64, 0.25)})
+          expect_same(multiply(da, s, o), multiply<HostCoo>(a, s, o), ctx + " * " + s.str());
+        expect_same(combine(BinaryOp::add, da, Scalar::weak_int(0), o),
+                    combine<HostCoo>(BinaryOp::add, a, Scalar::weak_int(0), o), ctx + " + 0");
+      }
+}
+
 }  // namespace
 }  // namespace ewise

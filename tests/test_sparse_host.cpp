@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -45,6 +46,7 @@ HostCoo make_coo(std::int64_t nrows, std::int64_t ncols, const std::vector<std::
       case DType::f64: static_cast<double*>(m.vals())[k] = v; break;
       case DType::i32: static_cast<std::int32_t*>(m.vals())[k] = static_cast<std::int32_t>(v); break;
       case DType::i64: static_cast<std::int64_t*>(m.vals())[k] = static_cast<std::int64_t>(v); break;
+      default: ADD_FAILURE() << dtype_name(dtype) << " is not a sparse dtype";
     }
   }
   return m;
@@ -68,6 +70,7 @@ double value_at(const HostCoo& m, std::int64_t k) {
     case DType::f64: return static_cast<const double*>(v)[k];
     case DType::i32: return static_cast<const std::int32_t*>(v)[k];
     case DType::i64: return static_cast<double>(static_cast<const std::int64_t*>(v)[k]);
+    default: ADD_FAILURE() << dtype_name(m.desc().dtype) << " is not a sparse dtype";
   }
   return 0;
 }
@@ -335,7 +338,6 @@ TEST(SparseChecks, SetNnzOnlyShrinks) {
 TEST(SparseChecks, OperandsMustAgree) {
   const HostCoo a = make_coo(4, 5, {0}, {0}, {1});
   expect_invalid([&] { multiply<HostCoo>(a, make_coo(5, 4, {0}, {0}, {1})); }, {"shapes differ", "4x5", "5x4"});
-  expect_invalid([&] { multiply<HostCoo>(a, make_coo(4, 5, {0}, {0}, {1}, DType::f64)); }, {"dtypes differ", "f32", "f64"});
   expect_invalid([&] { multiply<HostCoo>(a, make_coo(4, 5, {0}, {0}, {1}, DType::f32, IndexType::i64)); },
                  {"index types differ", "i32", "i64"});
   CooView dev = make_coo(4, 5, {0}, {0}, {1});  // the pointer is never touched
@@ -348,9 +350,8 @@ TEST(SparseChecks, OperandsMustAgree) {
   HostTensor d(DType::f32, Dims{4, 5});
   expect_invalid([&] { dense_to_coo<DeviceCoo>(d.view()); }, {"dense_to_coo"});
   // Dense operands.
-  HostTensor wrong(DType::f32, Dims{4, 3}), f64(DType::f64, Dims{4, 5}), rank3(DType::f32, Dims{1, 4, 5});
+  HostTensor wrong(DType::f32, Dims{4, 3}), rank3(DType::f32, Dims{1, 4, 5});
   expect_invalid([&] { multiply<HostCoo>(a, wrong.view()); }, {"broadcast"});
-  expect_invalid([&] { multiply<HostCoo>(a, f64.view()); }, {"dtypes differ"});
   expect_invalid([&] { multiply<HostCoo>(a, rank3.view()); }, {"rank 3"});
   expect_invalid([&] { dense_to_coo<HostCoo>(rank3.view()); }, {"rank 3"});
 }
@@ -603,6 +604,13 @@ HostTensor make_tensor(const Dims& shape, const std::vector<double>& vals,
       case DType::f64: put(v); break;
       case DType::i32: put(static_cast<std::int32_t>(v)); break;
       case DType::i64: put(static_cast<std::int64_t>(v)); break;
+      case DType::b8: put(static_cast<bool>(v != 0)); break;
+      case DType::i8: put(static_cast<std::int8_t>(v)); break;
+      case DType::u8: put(static_cast<std::uint8_t>(v)); break;
+      case DType::i16: put(static_cast<std::int16_t>(v)); break;
+      case DType::u16: put(static_cast<std::uint16_t>(v)); break;
+      case DType::u32: put(static_cast<std::uint32_t>(v)); break;
+      case DType::u64: put(static_cast<std::uint64_t>(v)); break;
     }
   }
   return t;
@@ -838,13 +846,10 @@ TEST(SparseUnionChecks, Arguments) {
   const HostCoo a = make_coo(2, 3, {0}, {1}, {1});
   const HostCoo b = make_coo(2, 3, {1}, {1}, {1});
   expect_invalid([&] { combine<HostCoo>(BinaryOp::mul, a, b); },
-                 {"combine", "add, sub, min and max", "mul", "multiply"});
+                 {"combine", "add, subtract, minimum and maximum", "got multiply (the "});
   expect_invalid([&] { combine<HostCoo>(BinaryOp::div, a, b); }, {"div"});
   expect_invalid([&] { combine<HostCoo>(BinaryOp::add, a, make_coo(3, 2, {}, {}, {})); },
                  {"combine: shapes differ", "2x3", "3x2"});
-  const HostCoo f64 = make_coo(2, 3, {}, {}, {}, DType::f64);
-  expect_invalid([&] { combine<HostCoo>(BinaryOp::add, a, f64); },
-                 {"combine: dtypes differ", "f32", "f64"});
   const HostCoo i64 = make_coo(2, 3, {}, {}, {}, DType::f32, IndexType::i64);
   expect_invalid([&] { combine<HostCoo>(BinaryOp::add, a, i64); }, {"combine: index types differ"});
   expect_invalid([&] { combine<DeviceCoo>(BinaryOp::add, a, b); }, {"combine", "Host"});
@@ -865,8 +870,13 @@ TEST(SparseUnionChecks, Arguments) {
                  {"combine", "out must be a (2,3) tensor"});
   expect_invalid([&] { accumulate(BinaryOp::add, small.view(), a); },
                  {"accumulate", "dense must be a (2,3) tensor"});
+  // dense is the output: it must hold the result dtype (an f32 dense and an f64 matrix give f64).
+  const HostCoo a64 = make_coo(2, 3, {0}, {1}, {1}, DType::f64);
+  expect_invalid([&] { accumulate(BinaryOp::add, d.view(), a64); },
+                 {"accumulate: dense is f32 but the result of dense and a (f64) is f64"});
   HostTensor d64(DType::f64, Dims{2, 3});
-  expect_invalid([&] { accumulate(BinaryOp::add, d64.view(), a); }, {"accumulate", "f64", "f32"});
+  expect_invalid([&] { combine(BinaryOp::add, a, d64.view(), d.view()); },
+                 {"combine: out is f32 but the result of f64 and a (f32) is f64"});
   // A broadcast (stride 0) dense cannot be written in place.
   HostTensor one(DType::f32, Dims{3});
   const TensorView broadcast{one.data(), TensorDesc::strided(DType::f32, {2, 3}, {0, 1}),
@@ -889,6 +899,157 @@ TEST(SparseUnionChecks, Arguments) {
   expect_invalid([&] { accumulate(BinaryOp::add, p.view(), bad); }, {"a: entry 1"});
   expect_invalid([&] { combine(BinaryOp::add, bad, d.view(), p.view()); }, {"a: entry 1"});
   EXPECT_EQ(floats(p), (std::vector<float>{1, 2, 3, 4, 5, 6}));
+}
+
+// ---- mixed value dtypes and scalar operands ---------------------------------------------------
+
+/// Values both dtypes (and so every dtype they promote to) hold exactly.
+std::vector<double> exact_values(DType a, DType b) {
+  if (is_floating(a) && is_floating(b)) return {1, -2, 3, 4, 0.5};
+  return {1, -2, 3, 4, 5};
+}
+
+/// op(a, b) of two sparse dtypes: the result dtype of NumPy's (or PyTorch's) rule, and the same
+/// values as the operation on both operands made in that dtype.
+TEST(SparsePromotion, MixedValueDtypesPromoteLikeTheDenseOperation) {
+  for (Promotion rule : {Promotion::numpy, Promotion::torch})
+    for (DType ta : kSparseDTypes)
+      for (DType tb : kSparseDTypes) {
+        const std::string ctx = std::string(dtype_name(ta)) + " " + dtype_name(tb) + " " +
+                                promotion_name(rule);
+        const std::vector<double> v = exact_values(ta, tb);
+        // Unsorted, with a duplicate in each operand: summed first, in the result dtype.
+        const std::vector<std::int64_t> ra = {1, 0, 2, 0, 1}, ca = {2, 1, 0, 1, 0};
+        const std::vector<std::int64_t> rb = {0, 2, 1, 2, 1}, cb = {1, 0, 0, 2, 0};
+        const HostCoo a = make_coo(3, 3, ra, ca, v, ta), b = make_coo(3, 3, rb, cb, v, tb);
+        SparseOptions o;
+        o.promotion = rule;
+        const DType r = op_types(BinaryOp::multiply, rule, {ta}, {tb}).result;
+        const HostCoo ar = make_coo(3, 3, ra, ca, v, r), br = make_coo(3, 3, rb, cb, v, r);
+        const HostCoo got = multiply<HostCoo>(a, b, o);
+        EXPECT_EQ(got.desc().dtype, r) << ctx;
+        EXPECT_EQ(entries(got), entries(multiply<HostCoo>(ar, br))) << ctx;
+        for (BinaryOp op : {BinaryOp::add, BinaryOp::subtract, BinaryOp::maximum}) {
+          const HostCoo u = combine<HostCoo>(op, a, b, o);
+          EXPECT_EQ(u.desc().dtype, r) << ctx << " " << op_name(op);
+          EXPECT_EQ(entries(u), entries(combine<HostCoo>(op, ar, br))) << ctx << " " << op_name(op);
+        }
+        // The dense forms: b densified, of tb.
+        const HostTensor d = coo_to_dense<HostTensor>(b), dr = coo_to_dense<HostTensor>(br);
+        const HostCoo s = multiply<HostCoo>(a, d.view(), o);
+        EXPECT_EQ(s.desc().dtype, r) << ctx;
+        EXPECT_EQ(entries(s), entries(multiply<HostCoo>(ar, dr.view()))) << ctx;
+        const HostTensor e = combine<HostTensor>(BinaryOp::subtract, a, d.view(), o);
+        const HostTensor er = combine<HostTensor>(BinaryOp::subtract, ar, dr.view());
+        ASSERT_EQ(e.dtype(), r) << ctx;
+        EXPECT_EQ(0, std::memcmp(e.data(), er.data(), er.bytes())) << ctx;
+        HostTensor vals(r, Dims{a.nnz()}), vals_r(r, Dims{a.nnz()});
+        multiply_values(a, d.view(), vals.view(), o);
+        multiply_values(ar, dr.view(), vals_r.view());
+        EXPECT_EQ(0, std::memcmp(vals.data(), vals_r.data(), vals_r.bytes())) << ctx;
+      }
+}
+
+TEST(SparsePromotion, DenseOperandsOfAnyDtypeAndTheRulesDifferences) {
+  const HostCoo a = make_coo(2, 3, {0, 1, 1}, {1, 0, 2}, {3, -2, 5}, DType::i32);
+  // NumPy: i32 with f32 is f64; PyTorch: f32.
+  const HostTensor f = make_tensor(Dims{3}, {0.5, 1.5, -1}, DType::f32);
+  SparseOptions torch;
+  torch.promotion = Promotion::torch;
+  EXPECT_EQ(multiply<HostCoo>(a, f.view()).desc().dtype, DType::f64);
+  EXPECT_EQ(multiply<HostCoo>(a, f.view(), torch).desc().dtype, DType::f32);
+  EXPECT_EQ(entries(multiply<HostCoo>(a, f.view())),
+            (std::vector<Entry>{{0, 1, 4.5}, {1, 0, -1}, {1, 2, -5}}));
+  // Narrower dense dtypes (bool, u8) take the matrix's.
+  const HostTensor m = make_tensor(Dims{2, 1}, {1, 0}, DType::b8);
+  const HostCoo masked = multiply<HostCoo>(a, m.view());
+  EXPECT_EQ(masked.desc().dtype, DType::i32);
+  EXPECT_EQ(entries(masked), (std::vector<Entry>{{0, 1, 3}, {1, 0, 0}, {1, 2, 0}}));
+  const HostTensor u = make_tensor(Dims{}, {200}, DType::u8);
+  EXPECT_EQ(entries(combine<HostCoo>(BinaryOp::add, a, make_coo(2, 3, {0}, {0}, {7}, DType::i64))),
+            (std::vector<Entry>{{0, 0, 7}, {0, 1, 3}, {1, 0, -2}, {1, 2, 5}}));
+  const HostTensor sum = combine<HostTensor>(BinaryOp::add, a, u.view());
+  EXPECT_EQ(sum.dtype(), DType::i32);
+  // PyTorch refuses u16, u32 and u64 with another dtype.
+  const HostTensor u32 = make_tensor(Dims{3}, {1, 2, 3}, DType::u32);
+  EXPECT_EQ(multiply<HostCoo>(a, u32.view()).desc().dtype, DType::i64);
+  expect_invalid([&] { multiply<HostCoo>(a, u32.view(), torch); }, {"i32", "u32"});
+  // Outputs must hold the result dtype; accumulate's dense may be wider than the matrix.
+  HostTensor acc = make_tensor(Dims{2, 3}, {1, 1, 1, 1, 1, 1}, DType::f64);
+  accumulate(BinaryOp::add, acc.view(), make_coo(2, 3, {1}, {1}, {0.25}, DType::f32));
+  EXPECT_EQ(acc.data_as<double>()[4], 1.25);
+  HostTensor out32(DType::f32, Dims{2});
+  expect_invalid([&] { multiply_values(a, f.view(), out32.view()); },
+                 {"out_vals is f32 but a (i32) times dense (f32) is f64"});
+}
+
+TEST(SparsePromotion, ValuesOfOtherDtypesAreRefused) {
+  for (DType t : kAllDTypes) {
+    if (is_sparse_dtype(t)) continue;
+    HostTensor rows(DType::i32, Dims{1}), vals(t, Dims{1});
+    rows.data_as<std::int32_t>()[0] = 0;
+    expect_invalid([&] { coo_view(rows.view(), rows.view(), vals.view(), 2, 2); },
+                   {"COO values of dtype", dtype_name(t), "are not supported",
+                    "f16, bf16, f32, f64, i32 or i64"});
+  }
+}
+
+TEST(SparseScalars, MultiplyKeepsThePatternAndPromotesAsPythonScalars) {
+  // Unsorted with a duplicate (0,1): 1.5 + 2 = 3.5, and a stored zero.
+  const std::vector<std::int64_t> rows = {1, 0, 0, 2}, cols = {2, 1, 1, 0};
+  for (DType t : kSparseDTypes) {
+    const std::vector<double> v = is_floating(t) ? std::vector<double>{-3, 1.5, 2, 0}
+                                                 : std::vector<double>{-3, 1, 2, 0};
+    const HostCoo a = make_coo(3, 3, rows, cols, v, t);
+    // A weak float keeps a float dtype (bf16 becomes f32, as ml_dtypes' bfloat16 does in
+    // NumPy); an integer matrix becomes f64 (NumPy; PyTorch: f32, and bf16 stays bf16).
+    const Scalar half = Scalar::weak_float(0.5);
+    const DType r = t == DType::bf16 ? DType::f32 : is_floating(t) ? t : DType::f64;
+    const HostCoo got = multiply<HostCoo>(a, half);
+    EXPECT_EQ(got.desc().dtype, r) << dtype_name(t);
+    // The same as the 0-d dense operand of the result dtype holding the scalar.
+    const HostTensor d = make_tensor(Dims{}, {0.5}, r);
+    EXPECT_EQ(entries(got), entries(multiply<HostCoo>(a, d.view()))) << dtype_name(t);
+    EXPECT_EQ(got.nnz(), 3) << dtype_name(t);  // the zero stays
+    SparseOptions drop;
+    drop.drop_zeros = true;
+    EXPECT_EQ(multiply<HostCoo>(a, Scalar::weak_int(0), drop).nnz(), 0) << dtype_name(t);
+    SparseOptions torch;
+    torch.promotion = Promotion::torch;
+    EXPECT_EQ(multiply<HostCoo>(a, half, torch).desc().dtype, is_floating(t) ? t : DType::f32);
+    // A typed scalar (a NumPy scalar, a 0-d tensor's value) promotes as a 0-d array.
+    EXPECT_EQ(multiply<HostCoo>(a, Scalar::of(DType::f64, 2)).desc().dtype, DType::f64);
+  }
+  // NumPy rounds a weak scalar to the matrix's dtype first: 0.1 as f16 is 0.0999755859375.
+  const HostCoo h = make_coo(1, 1, {0}, {0}, {1}, DType::f16);
+  EXPECT_EQ(entries(multiply<HostCoo>(h, Scalar::weak_float(0.1))),
+            (std::vector<Entry>{{0, 0, 0.0999755859375}}));
+  // NumPy 2 refuses a Python integer the dtype cannot hold.
+  const HostCoo i = make_coo(1, 1, {0}, {0}, {1}, DType::i32);
+  expect_invalid([&] { multiply<HostCoo>(i, Scalar::weak_int(std::int64_t{1} << 40)); },
+                 {"1099511627776"});
+}
+
+TEST(SparseScalars, AddingZeroIsTheMatrixAndAnyOtherValueIsRefused) {
+  const HostCoo a = make_coo(2, 2, {1, 0, 1}, {1, 0, 1}, {2, -0.0, 3});
+  const HostCoo want = coalesce<HostCoo>(a);
+  for (BinaryOp op : {BinaryOp::add, BinaryOp::subtract}) {
+    const HostCoo z = combine<HostCoo>(op, a, Scalar::weak_int(0));
+    EXPECT_EQ(z.desc().dtype, DType::f32);
+    EXPECT_EQ(entries(z), entries(want)) << op_name(op);
+    EXPECT_TRUE(std::signbit(value_at(z, 0))) << "a - 0 keeps -0 (SciPy: a copy)";
+    // A typed f64 zero makes the result f64.
+    EXPECT_EQ(combine<HostCoo>(op, a, Scalar::of(DType::f64, -0.0)).desc().dtype, DType::f64);
+  }
+  expect_invalid([&] { combine<HostCoo>(BinaryOp::add, a, Scalar::weak_float(1.5)); },
+                 {"combine: add of a COO matrix and the nonzero scalar 1.5 (Python float)",
+                  "SciPy"});
+  expect_invalid([&] { combine<HostCoo>(BinaryOp::subtract, a, Scalar::weak_float(NAN)); },
+                 {"subtract", "nonzero scalar nan"});
+  expect_invalid([&] { combine<HostCoo>(BinaryOp::minimum, a, Scalar::weak_int(0)); },
+                 {"combine: minimum of a COO matrix and a scalar is not sparse"});
+  expect_invalid([&] { combine<HostCoo>(BinaryOp::multiply, a, Scalar::weak_int(0)); },
+                 {"union operations"});
 }
 
 }  // namespace

@@ -17,7 +17,7 @@ int main() try {
   const ewise::HostCoo y = ewise::verify::random_coo(300, 200, 0.1, seed + 3);
 
   ewise::HostTensor want(ewise::DType::f32, {300, 200});
-  ewise::reference_binary(ewise::BinaryOp::mul, a, b, want);
+  ewise::reference_binary(ewise::BinaryOp::multiply, a.view(), b.view(), want);
   const ewise::HostCoo want_coo = ewise::reference_multiply(x.view(), y.view());
 
   ewise::HostTensor got;
@@ -25,7 +25,7 @@ int main() try {
   const bool gpu = ewise::gpu_available();
   if (gpu) {
     const ewise::DeviceTensor da = ewise::to_device(a), db = ewise::to_device(b);
-    got = ewise::to_host(ewise::binary(ewise::BinaryOp::mul, da, db));
+    got = ewise::to_host(ewise::binary(ewise::BinaryOp::multiply, da.view(), db.view()));
     const ewise::DeviceCoo dx = ewise::to_device(x.view()), dy = ewise::to_device(y.view());
     got_coo = ewise::to_host(ewise::multiply(dx.view(), dy.view()).view());
     const ewise::HostTensor mid = ewise::to_host(midpoint(da, db));
@@ -38,7 +38,7 @@ int main() try {
     }
   } else {
     got = ewise::HostTensor(ewise::DType::f32, {300, 200});
-    ewise::binary(ewise::BinaryOp::mul, a, b, got);
+    ewise::binary(ewise::BinaryOp::multiply, a.view(), b.view(), got);
     got_coo = ewise::multiply<ewise::HostCoo>(x.view(), y.view());
   }
   const auto dense_report = ewise::verify::compare(got, want);

@@ -1,8 +1,10 @@
 // ewise/coo.hpp — sparse COO matrices: views and owning matrices.
 //
 // A COO matrix of shape nrows × ncols holds nnz entries as three arrays: row indices, column
-// indices (both int32 or int64) and values (any ewise DType). Entry k stands for
-// (rows[k], cols[k], vals[k]); its absolute index is rows[k] * ncols + cols[k].
+// indices (both int32 or int64) and values. Entry k stands for
+// (rows[k], cols[k], vals[k]); its absolute index is rows[k] * ncols + cols[k]. The values are
+// of one of kSparseDTypes (the dtypes the sparse kernels are built for); operations promote
+// operands of different ones (ewise/sparse.hpp).
 // `canonical` is a promise by whoever built the matrix: entries sorted by absolute index with no
 // duplicate coordinates. ewise's operations always return canonical matrices.
 // Operations on COO matrices are in ewise/sparse.hpp.
@@ -18,6 +20,11 @@
 
 namespace ewise {
 
+/// The dtypes of COO values.
+inline constexpr DType kSparseDTypes[] = {DType::f16, DType::bf16, DType::f32,
+                                          DType::f64, DType::i32,  DType::i64};
+bool is_sparse_dtype(DType t);  ///< one of kSparseDTypes
+
 enum class IndexType : std::uint8_t { i32, i64 };
 std::size_t index_size(IndexType t);
 const char* index_name(IndexType t);  ///< "i32", "i64"
@@ -31,7 +38,7 @@ struct CooDesc {
   bool canonical = false;
 
   /// Throws InvalidArgument when an extent or nnz is negative, nrows * ncols overflows int64,
-  /// or an int32 index type cannot hold nrows - 1 or ncols - 1.
+  /// an int32 index type cannot hold nrows - 1 or ncols - 1, or dtype is not a sparse dtype.
   void validate() const;
   std::string str() const;  ///< "f32 1000x2000 nnz=5000 i32 canonical"
 };

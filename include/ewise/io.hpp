@@ -29,8 +29,16 @@
 //   '<f8'   f64
 //   '<i4'   i32
 //   '<i8'   i64
+//   '|b1'   bool    each byte 0 or 1 (any other byte is an error naming the element)
+//   '|i1'   i8
+//   '|u1'   u8
+//   '<i2'   i16
+//   '<u2'   u16
+//   '<u4'   u32
+//   '<u8'   u64
 //   Big-endian ('>') data, structured descrs and any other type are rejected with a message
-//   naming the descr. '|' (no byte order) is accepted only where NumPy writes it: for 'V2'.
+//   naming the descr. '|' (no byte order) is accepted only where NumPy writes it: for 'V2' and
+//   the 1-byte types (which are written with it).
 //   Fortran-order files are converted to the C order of the returned (contiguous) tensor.
 //   The header must hold exactly the keys 'descr', 'fortran_order' and 'shape'; rank <= 8; the
 //   data must be exactly shape-product * itemsize bytes (trailing bytes are an error).
@@ -89,7 +97,8 @@ struct NpyWriteOptions {
 void write_npy(const std::string& path, const ConstTensorView& tensor,
                const NpyWriteOptions& options = {}, cudaStream_t stream = nullptr);
 
-/// The .npy descr ewise writes for a dtype: "<f2", "<V2" (bf16), "<f4", "<f8", "<i4", "<i8".
+/// The .npy descr ewise writes for a dtype: "<f2", "<V2" (bf16), "<f4", "<f8", "<i4", "<i8",
+/// "|b1" (bool), "|i1", "|u1", "<i2", "<u2", "<u4", "<u8".
 const char* npy_descr(DType dtype);
 
 // ---- .mtx ----------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 //
 //   DeviceCoo c = ewise::multiply(a, b);             // c = a ⊙ b, structural intersection
 //   DeviceCoo s = ewise::multiply(a, row_scale);     // COO ⊙ dense (dense broadcasts)
+//   DeviceCoo h = ewise::multiply(a, Scalar::weak_float(0.5));  // a * 0.5, a's pattern
 //   ewise::multiply_values(a, dense, out_vals);      // the same values in a's own pattern
 //   HostCoo h = ewise::multiply<HostCoo>(ha, hb);    // host views: the CPU backend
 //   DeviceCoo u = ewise::combine(BinaryOp::sub, a, b);    // u = a - b, structural union
@@ -21,6 +22,21 @@
 // are freed stream-ordered, also when they throw. Device memory, the temporaries' and the
 // result's, comes from SparseOptions::memory (ewise/memory.hpp).
 //
+// Value dtypes: a COO matrix holds values of one of kSparseDTypes (f16, bf16, f32, f64, i32,
+// i64; ewise/coo.hpp). The operands of a call may differ in dtype: the result dtype is the
+// dense operation's (ewise::op_types of multiply, add, ... under SparseOptions::promotion,
+// NumPy's rule by default: an f32 COO with an f64 COO or dense operand gives f64, i32 with f32
+// gives f64; PyTorch's gives f32 there), a sparse dtype for every pair. Each operand of another
+// dtype is converted to it first — a COO operand's nnz values, or a dense operand's elements,
+// in one pass (sparse/promote.cpp; the cast of every ewise output: integers to floats rounded
+// to nearest, floats rounded to nearest-even) — then the same-dtype kernels below run. Forms
+// with an output (combine into out, accumulate, multiply_values) need it to be of the result
+// dtype: writing the result into another would round it twice.
+// Scalars: multiply(a, s) scales a's values keeping its pattern; combine(add or subtract, a, s)
+// takes only a zero s (a + 0 is a, as in SciPy; any other value would be stored at every
+// coordinate, and is refused as SciPy refuses it). A scalar is weak in promotion as Python's
+// scalars are (ewise/promotion.hpp): an f16 matrix times 0.5 stays f16.
+//
 // Semantics shared by every operation:
 //   * An entry is a stored coordinate. A coordinate stored more than once (a duplicate) stands
 //     for the sum of its values: duplicates are summed first, one after another in storage
@@ -29,22 +45,22 @@
 //     algorithm gives bit-identical results, and so does the CPU backend; a NaN is written as
 //     the canonical NaN (ewise/ops.hpp), a copied one too.
 //   * Results are canonical: sorted by absolute index row * ncols + col, no duplicates, nnz
-//     exact. Results carry the inputs' index type and dtype.
+//     exact. Results carry the inputs' index type and the result dtype.
 //   * Zeros are structural: an entry whose value is zero (stored so, or a product or sum that is
 //     zero) stays an entry. SparseOptions::drop_zeros removes entries whose final value
 //     compares equal to zero (+0 and -0; NaN is kept).
 //
-// Checks made before any output is written (each throws InvalidArgument naming the values):
-// a view's descriptor (negative extents or nnz, nrows * ncols overflowing int64, an int32 index
-// type too small for the shape, null arrays with nnz > 0), operands of different shapes,
-// dtypes or index types, mixed host/device inputs, a result type that does not match the
-// inputs' memory, and, unless SparseOptions::validate_indices is false, every index: a row
-// outside [0, nrows) or a column outside [0, ncols), and a matrix marked canonical whose
-// entries are not strictly increasing by absolute index. On the GPU that check runs inside a
-// pass that reads the indices anyway (sort keys, bitmap, merge), or in a pass of its own; the
-// first bad entry is reported, and the status is read at the pipeline's first synchronization,
-// before anything is written at an index-derived address. Skipping it on bad input is undefined
-// behaviour.
+// Checks made before any output is written (each throws InvalidArgument naming the values): a
+// view's descriptor (negative extents or nnz, nrows * ncols overflowing int64, an int32 index type
+// too small for the shape, null arrays with nnz > 0, values not of a sparse dtype), operands of
+// different shapes or index types, dtypes the promotion rule refuses (PyTorch's: u16, u32, u64 with
+// another dtype), an output not of the result dtype, mixed host/device inputs, a result type that
+// does not match the inputs' memory, and, unless SparseOptions::validate_indices is false, every
+// index: a row outside [0, nrows) or a column outside [0, ncols), and a matrix marked canonical
+// whose entries are not strictly increasing by absolute index. On the GPU that check runs inside a
+// pass that reads the indices anyway (sort keys, bitmap, merge), or in a pass of its own; the first
+// bad entry is reported, and the status is read at the pipeline's first synchronization, before
+// anything is written at an index-derived address. Skipping it on bad input is undefined behaviour.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -56,6 +72,7 @@
 #include "ewise/coo.hpp"
 #include "ewise/memory.hpp"
 #include "ewise/ops.hpp"
+#include "ewise/promotion.hpp"
 #include "ewise/tensor.hpp"
 
 namespace ewise {
@@ -111,13 +128,16 @@ struct SparseOptions {
   /// Remove result entries whose value is zero (see the file comment). multiply, coalesce and
   /// combine(COO, COO); the dense forms of combine and accumulate reject it.
   bool drop_zeros = false;
-  /// combine: the value a missing operand counts as (see combine). Converted to the dtype once:
+  /// combine: the value a missing operand counts as (see combine). Converted to the result
+  /// dtype once:
   /// f32 and f64 rounded to nearest-even, f16 and bf16 through f32 (rounded to f32, then to
   /// the 16-bit type); for i32 and i64 it must be an integer in the dtype's range (a double, so
   /// i64 fills beyond 2^53 are the integers a double holds), InvalidArgument otherwise. A NaN
   /// fill is the canonical NaN.
   double fill_a = 0;
   double fill_b = 0;
+  /// Whose rules give the result dtype of operands of different dtypes (see the file comment).
+  Promotion promotion = Promotion::numpy;
   /// Device memory for the call's temporaries and result (ewise/memory.hpp); nullptr: the
   /// device's default resource (ewise's pool unless set). Must outlive the result.
   MemoryResource* memory = nullptr;
@@ -153,11 +173,19 @@ Result multiply(const CooView& a, const CooView& b, const SparseOptions& options
 /// a ⊙ dense, keeping a's pattern: the canonical form of a, each entry (i, j) multiplied by
 /// dense's element at (i, j), where dense broadcasts to a's shape: (nrows, ncols), a row
 /// vector (1, ncols) or (ncols,), a column vector (nrows, 1), or a scalar () or (1, 1). Any
-/// strides. Same dtype as a. Result: DeviceCoo (device inputs) or HostCoo (host inputs). A
+/// strides. Result: DeviceCoo (device inputs) or HostCoo (host inputs). A
 /// DeviceCoo made from a matrix not marked canonical has arrays allocated for a.nnz entries, of
 /// which the first nnz() are the result (duplicates summed, zeros dropped when asked).
 template <class Result = DeviceCoo>
 Result multiply(const CooView& a, const ConstTensorView& dense, const SparseOptions& options = {},
+                cudaStream_t stream = nullptr);
+
+/// a ⊙ s, keeping a's pattern: the canonical form of a, each entry's value (duplicates summed)
+/// times the scalar, rounded once; zeros kept unless drop_zeros. The scalar is passed to the
+/// kernel by value (nothing is copied to the device). Result dtype: op_types(multiply, a, s);
+/// a weak scalar keeps a's dtype unless its kind is higher (an i32 matrix times 0.5 is f64).
+template <class Result = DeviceCoo>
+Result multiply(const CooView& a, const Scalar& s, const SparseOptions& options = {},
                 cudaStream_t stream = nullptr);
 
 /// a ⊙ dense's values in a's own pattern: out_vals[k] = a.vals[k] · dense[a.rows[k], a.cols[k]]
@@ -166,8 +194,8 @@ Result multiply(const CooView& a, const ConstTensorView& dense, const SparseOpti
 /// are the result, a duplicate's entries each scaled (their sum is the product of the sum).
 /// For a canonical a the values equal multiply(a, dense)'s. The allocating multiply(a, dense)
 /// shares its kernel (sparse/entries_pass.cuh).
-/// out_vals: a contiguous 1-D tensor of a.nnz elements of a's dtype, in a's memory; it may be
-/// a.vals itself (in place) and may overlap nothing else of a or dense. drop_zeros must be
+/// out_vals: a contiguous 1-D tensor of a.nnz elements of the result dtype, in a's memory; it
+/// may be a.vals itself (in place) and may overlap nothing else of a or dense. drop_zeros must be
 /// false (InvalidArgument otherwise); the algorithm is ignored.
 /// Device views: with validate_indices, a checking pass runs first and synchronizes `stream`
 /// once (bad indices throw before anything is written); without it the call is one kernel and
@@ -178,11 +206,12 @@ void multiply_values(const CooView& a, const ConstTensorView& dense, const Tenso
 
 // ---- union: add, sub, min, max over the coordinates stored in either operand -----------------
 //
-// op is BinaryOp::add, sub, min or max (mul is multiply; div and any other throw
-// InvalidArgument). Values are op(x, y) in the compute type (f32 for f16/bf16), rounded once,
-// NaN canonical, exactly as the dense op (ewise/ops.hpp): min and max propagate NaN, and on
-// equal operands (+0 and -0 included) give the first, x. Duplicates of a COO operand are summed
-// first, in storage order (as for multiply), then op is applied once.
+// op is BinaryOp::add, subtract, minimum or maximum (or their short names add, sub, min, max;
+// multiply is multiply(); any other throws InvalidArgument). Values are op(x, y) in the compute
+// type (f32 for f16/bf16), rounded once, NaN canonical, exactly as the dense op (ewise/ops.hpp):
+// min and max propagate NaN, and on equal operands (+0 and -0 included) give the first, x.
+// Duplicates of a COO operand are summed first, in storage order (as for multiply), then op is
+// applied once.
 //
 //   form                          x at (i, j)                    y at (i, j)        result
 //   combine(op, a, b)             Σa_ij, or fill_a if not stored Σb_ij, or fill_b   canonical COO
@@ -211,7 +240,7 @@ void multiply_values(const CooView& a, const ConstTensorView& dense, const Tenso
 
 /// a op b over the structural union: an entry at every coordinate stored in a or b, value
 /// op(x, y) as in the table above; drop_zeros removes results equal to ±0. Canonical, exact nnz,
-/// the inputs' index type and dtype. Result: DeviceCoo (device inputs) or HostCoo (host).
+/// the inputs' index type, the result dtype. Result: DeviceCoo (device inputs) or HostCoo (host).
 /// GPU (sparse/union.cu): a merge-path union over the operands in sorted order (canonical
 /// operands as they are, others radix-sorted first) in the merge algorithm's tiles; the
 /// algorithm option is ignored. Synchronizes `stream` once (twice with drop_zeros).
@@ -219,17 +248,25 @@ template <class Result = DeviceCoo>
 Result combine(BinaryOp op, const CooView& a, const CooView& b, const SparseOptions& options = {},
                cudaStream_t stream = nullptr);
 
-/// op(densify(a), dense) as a new dense (nrows, ncols) tensor, contiguous: op(Σa_ij, dense(i, j))
-/// where a stores (i, j), op(fill_a, dense(i, j)) elsewhere; dense broadcasts to a's shape as
-/// for multiply(a, dense). fill_b is not used; drop_zeros must be false. Result: DeviceTensor
-/// (device inputs) or HostTensor (host inputs).
+/// a op s for add and subtract with a scalar zero: the canonical form of a in the result dtype
+/// (op_types(op, a, s)), as SciPy's A + 0 is A. A nonzero s is refused (InvalidArgument naming
+/// the op and the value), as SciPy refuses it; so are minimum and maximum. For the dense result
+/// op(densify(a), s), pass s as a 0-d dense operand.
+template <class Result = DeviceCoo>
+Result combine(BinaryOp op, const CooView& a, const Scalar& s, const SparseOptions& options = {},
+               cudaStream_t stream = nullptr);
+
+/// op(densify(a), dense) as a new dense (nrows, ncols) tensor of the result dtype, contiguous:
+/// op(Σa_ij, dense(i, j)) where a stores (i, j), op(fill_a, dense(i, j)) elsewhere; dense
+/// broadcasts to a's shape as for multiply(a, dense). fill_b is not used; drop_zeros must be
+/// false. Result: DeviceTensor (device inputs) or HostTensor (host inputs).
 template <class Result = DeviceTensor>
 Result combine(BinaryOp op, const CooView& a, const ConstTensorView& dense,
                const SparseOptions& options = {}, cudaStream_t stream = nullptr);
 
-/// The same into `out`: a rank-2 (nrows, ncols) tensor of a's dtype in a's memory, any strides
-/// that do not revisit an element, overlapping none of a's arrays; it may be dense itself
-/// (exactly: same data and descriptor) and may overlap dense in no other way.
+/// The same into `out`: a rank-2 (nrows, ncols) tensor of the result dtype in a's memory, any
+/// strides that do not revisit an element, overlapping none of a's arrays; it may be dense
+/// itself (exactly: same data and descriptor) and may overlap dense in no other way.
 /// GPU (sparse/coo_dense_union.cu): a non-canonical a is coalesced first (a radix sort, one
 /// synchronization, which also checks the indices); a canonical one is checked by a pass of its
 /// own (one synchronization) unless validate_indices is off (then none). Then one pass over
@@ -241,7 +278,8 @@ void combine(BinaryOp op, const CooView& a, const ConstTensorView& dense, const 
              const SparseOptions& options = {}, cudaStream_t stream = nullptr);
 
 /// dense = op(dense, Σa_ij) at each coordinate a stores, in place; nothing else is read or
-/// written (see the comparison above). dense: a rank-2 (nrows, ncols) tensor of a's dtype in
+/// written (see the comparison above). dense: a rank-2 (nrows, ncols) tensor of the result
+/// dtype (so a may be narrower: an f64 dense accumulates an f32 matrix, not the reverse) in
 /// a's memory, any strides that do not revisit an element (so no broadcast, stride 0),
 /// overlapping none of a's arrays; drop_zeros must be false; the fills are not used.
 /// GPU (sparse/coo_dense_union.cu): canonical a: one thread per entry, no atomics, preceded by

@@ -5,8 +5,10 @@
 // (row, col) to the sum of its values, accumulated in storage order in the compute type (f32 for
 // f16/bf16, the dtype itself otherwise; integers wrap) — the semantics the GPU reproduces bit
 // for bit; the union forms apply their op once to the two sums (or a sum and a fill or dense
-// element). Inputs must be host views; every index (and canonical promise) is always checked.
-// The algorithm in SparseOptions is ignored (there is one); drop_zeros is honoured.
+// element). Inputs must be host views; each function is the host form of its ewise/sparse.hpp
+// namesake (the same checks, operands of different dtypes promoted the same way); every index
+// (and canonical promise) is always checked. The algorithm in SparseOptions is ignored (there
+// is one); drop_zeros is honoured.
 #pragma once
 
 #include "ewise/buffer.hpp"

@@ -1,10 +1,16 @@
 """The sparse calls, under the sparse API (ewise.sparse) and the PyTorch operators
 (ewise.torch.sparse_multiply): operands read as COO by their framework's adapter, run on the
 host or on the stream of the first operand's framework (_interop.Call), results of that
-framework's kind."""
+framework's kind. Operands of different dtypes promote by the sparse operand's framework's
+rules (PyTorch's for torch tensors, NumPy 2's otherwise: the C++ SparseOptions::promotion); a
+Python bool, int or float is a weak scalar, as the framework takes it."""
 from . import _ewise
 from ._interop import Call, adapter, check_devices, check_writable, operand
 from ._ops import op as _op
+
+# Python's scalar types: weak in promotion (NumPy scalars, which subclass some of them, are not:
+# they are passed as 0-d arrays).
+_PYTHON_SCALARS = (bool, int, float)
 
 
 def _sparse_operand(x, what):
@@ -22,15 +28,38 @@ def _coo(run, op):
                       op.shape[1], op.canonical)
 
 
-def _options(drop_zeros=False, algorithm="automatic", fill_a=0.0, fill_b=0.0,
+def _promotion(op):
+    """The promotion rule of a sparse operand's framework."""
+    return "torch" if type(op.vals).__module__.split(".")[0] == "torch" else "numpy"
+
+
+def _options(op, drop_zeros=False, algorithm="automatic", fill_a=0.0, fill_b=0.0,
              validate_indices=True):
+    """SparseOptions for a call whose first sparse operand is `op`."""
     o = _ewise.SparseOptions()
     o.drop_zeros = bool(drop_zeros)
     o.algorithm = algorithm
     o.fill_a = float(fill_a)
     o.fill_b = float(fill_b)
     o.validate_indices = bool(validate_indices)
+    o.promotion = _promotion(op)
     return o
+
+
+def _result_like(vals, dense):
+    """An empty array of dense's framework with the dtype vals op dense has there: the
+    framework's own promotion, asked of empty arrays (a 0-d dense kept 0-d, which PyTorch ranks
+    below tensors with dims)."""
+    return vals.reshape(-1)[:0] + (dense.reshape(-1)[:0] if dense.ndim else dense)
+
+
+def _scalar_result(a, oa, call):
+    """call(a's COO, stream, stream_owner), an operation of a and a Python scalar, as a COO of
+    a's kind."""
+    device = check_devices(a=oa.vals)
+    with Call(a, device) as run:
+        arrays = call(_coo(run, oa), run.stream, run.stream_owner)
+    return oa.adapter.coo_result(a, oa, arrays, device)
 
 
 def multiply(a, b, drop_zeros=False, algorithm="automatic", validate_indices=True,
@@ -38,8 +67,11 @@ def multiply(a, b, drop_zeros=False, algorithm="automatic", validate_indices=Tru
     """a ⊙ b (see ewise.sparse.multiply). autograd(a, b, drop_zeros, validate_indices): what
     runs a call with a torch operand that requires a gradient while grad mode is on
     (ewise.torch.sparse_multiply); None for calls that never have one."""
-    options = _options(drop_zeros, algorithm, validate_indices=validate_indices)
     oa = _sparse_operand(a, "a")
+    options = _options(oa, drop_zeros, algorithm, validate_indices=validate_indices)
+    if type(b) in _PYTHON_SCALARS:
+        return _scalar_result(a, oa, lambda coo, stream, owner: _ewise.multiply_scalar(
+            coo, b, options, stream, owner))
     if adapter(b).is_sparse(b):
         ob = _sparse_operand(b, "b")
         device = check_devices(a=oa.vals, b=ob.vals)
@@ -51,7 +83,8 @@ def multiply(a, b, drop_zeros=False, algorithm="automatic", validate_indices=Tru
     device = check_devices(a=oa.vals, b=b)
     if autograd is not None and oa.adapter.needs_grad(a, b):
         return autograd(a, b, drop_zeros, validate_indices)
-    if not drop_zeros and oa.adapter.shares_pattern(a, oa):
+    if (not drop_zeros and oa.adapter.shares_pattern(a, oa)
+            and _result_like(oa.vals, b).dtype == oa.vals.dtype):
         # Only the values are computed (multiply_values); the result shares a's indices.
         vals = oa.adapter.values_like(oa)
         with Call(a, device) as run:
@@ -66,9 +99,15 @@ def multiply(a, b, drop_zeros=False, algorithm="automatic", validate_indices=Tru
 
 def union(op, a, b, out, drop_zeros, fill_a, fill_b, validate_indices):
     """a op b for add, sub, min, max (see ewise.sparse.add)."""
-    options = _options(drop_zeros, fill_a=fill_a, fill_b=fill_b,
-                       validate_indices=validate_indices)
     oa = _sparse_operand(a, "a")
+    options = _options(oa, drop_zeros, fill_a=fill_a, fill_b=fill_b,
+                       validate_indices=validate_indices)
+    if type(b) in _PYTHON_SCALARS:
+        if out is not None:
+            raise ValueError("ewise: out= is for a dense b (sparse op scalar returns a new "
+                             "matrix)")
+        return _scalar_result(a, oa, lambda coo, stream, owner: _ewise.combine_scalar(
+            op, coo, b, options, stream, owner))
     if adapter(b).is_sparse(b):
         if out is not None:
             raise ValueError("ewise: out= is for a dense b (sparse op sparse returns a new "
@@ -83,7 +122,9 @@ def union(op, a, b, out, drop_zeros, fill_a, fill_b, validate_indices):
     operands = {"a": oa.vals, "b": b} if out is None else {"a": oa.vals, "b": b, "out": out}
     device = check_devices(**operands)
     if out is None:
-        out = adapter(b).empty(b, tuple(oa.shape), device)
+        # Of the result dtype; asked of b's framework when a's values are of it too.
+        like = _result_like(oa.vals, b) if adapter(oa.vals) is adapter(b) else b
+        out = adapter(b).empty(like, tuple(oa.shape), device)
     check_writable(out, "out")
     with Call(a, device) as run:
         _ewise.combine_dense(op, _coo(run, oa), run.array(b), run.array(out), options,
@@ -99,5 +140,5 @@ def accumulate(op, dense, a, validate_indices):
     check_writable(dense, "dense")
     with Call(dense, device) as run:
         _ewise.accumulate(op, run.array(dense), _coo(run, oa),
-                          _options(validate_indices=validate_indices), run.stream)
+                          _options(oa, validate_indices=validate_indices), run.stream)
     return dense

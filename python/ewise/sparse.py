@@ -13,11 +13,23 @@ with is_coalesced=True, indices stacked into one (2, nnz) tensor) for PyTorch.
     multiply(a, b)        a ⊙ b over the coordinates stored in both              -> COO
     multiply(a, dense)    a ⊙ dense in a's pattern (dense broadcasts: (n, m), (m,), (n, 1),
                           scalar)                                                -> COO
-    add, sub, minimum, maximum(a, b)     a op b over the coordinates stored in either, a missing
-                          operand counting as fill_a / fill_b (0)                -> COO
-    add, sub, minimum, maximum(a, dense[, out=])   op(densify(a), dense)         -> dense
+    multiply(a, 2.5)      a ⊙ a Python scalar, in a's pattern                    -> COO
+    add, subtract, minimum, maximum(a, b)   a op b over the coordinates stored in either, a
+                          missing operand counting as fill_a / fill_b (0)        -> COO
+    add, subtract, minimum, maximum(a, dense[, out=])   op(densify(a), dense)    -> dense
+    add, subtract(a, 0)   a itself (canonical); another scalar is refused (ValueError), as SciPy
+                          refuses it (it would store a value at every coordinate)
     accumulate(op, dense, a)             dense = op(dense, a) at a's coordinates only, in place
                           (a sparse gradient into a weight: accumulate("add", w, g))
+
+Dtypes: values are float16, bfloat16, float32, float64, int32 or int64; operands of different
+dtypes give the dtype the sparse operand's framework gives (NumPy 2's rules, which SciPy follows,
+for SciPy and CuPy operands: float32 with float64 is float64, int32 with float32 is float64;
+torch.result_type for PyTorch ones), the narrower operand's values converted in one pass. A
+Python bool, int or float is weak, as in NumPy 2 and PyTorch (a float32 matrix times 2.5 stays
+float32); a NumPy scalar or 0-d array is not (times np.float64(2) gives float64). A dense result
+made for out=None has the result dtype; an out= or accumulate's dense must have it.
+sub, min and max are aliases of subtract, minimum and maximum.
 
 Where it runs: host operands (SciPy, NumPy, PyTorch CPU tensors) on the CPU backend; CUDA
 operands (cupyx, CuPy, PyTorch CUDA tensors, any mix of them on one device) on the GPU, on the
@@ -45,7 +57,7 @@ operand and to the sparse operand's values.
 """
 from . import _sparse
 
-__all__ = ["multiply", "add", "sub", "minimum", "maximum", "accumulate"]
+__all__ = ["multiply", "add", "subtract", "sub", "minimum", "maximum", "accumulate"]
 
 
 def _differentiable(a, b, drop_zeros, validate_indices):
@@ -66,9 +78,10 @@ def add(a, b, out=None, *, drop_zeros=False, fill_a=0.0, fill_b=0.0, validate_in
     return _sparse.union("add", a, b, out, drop_zeros, fill_a, fill_b, validate_indices)
 
 
-def sub(a, b, out=None, *, drop_zeros=False, fill_a=0.0, fill_b=0.0, validate_indices=True):
+def subtract(a, b, out=None, *, drop_zeros=False, fill_a=0.0, fill_b=0.0,
+             validate_indices=True):
     """a - b (see add): -b where a stores nothing."""
-    return _sparse.union("sub", a, b, out, drop_zeros, fill_a, fill_b, validate_indices)
+    return _sparse.union("subtract", a, b, out, drop_zeros, fill_a, fill_b, validate_indices)
 
 
 def minimum(a, b, out=None, *, drop_zeros=False, fill_a=0.0, fill_b=0.0,
@@ -81,6 +94,13 @@ def maximum(a, b, out=None, *, drop_zeros=False, fill_a=0.0, fill_b=0.0,
             validate_indices=True):
     """Element-wise maximum (see add), NaN propagating."""
     return _sparse.union("max", a, b, out, drop_zeros, fill_a, fill_b, validate_indices)
+
+
+# The short names of earlier releases (min and max left out of __all__: a star import would
+# shadow Python's builtins).
+sub = subtract
+min = minimum
+max = maximum
 
 
 def accumulate(op, dense, a, *, validate_indices=True):

@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "ewise/error.hpp"
+#include "ewise/promotion.hpp"
 #include "ewise/sparse.hpp"
 #include "views.hpp"
 
@@ -107,10 +108,32 @@ nb::tuple coo_result(Memory memory, std::uintptr_t stream, nb::object stream_own
   return to_python(std::move(result), std::move(stream_owner));
 }
 
-// The algorithm travels by name, as the C++ API prints it.
+// The algorithm and the promotion rule travel by name, as the C++ API prints them.
 std::string algorithm_of(const SparseOptions& o) { return coo_algorithm_name(o.algorithm); }
 void set_algorithm(SparseOptions& o, const std::string& name) {
   o.algorithm = parse_coo_algorithm(name);
+}
+std::string promotion_of(const SparseOptions& o) { return promotion_name(o.promotion); }
+void set_promotion(SparseOptions& o, const std::string& name) {
+  for (Promotion p : {Promotion::numpy, Promotion::torch})
+    if (name == promotion_name(p)) {
+      o.promotion = p;
+      return;
+    }
+  throw nb::value_error(("ewise: unknown promotion rule '" + name + "' (numpy or torch)").c_str());
+}
+
+// A Python bool, int or float as the weak scalar NumPy 2 and PyTorch make of it. An int beyond
+// int64 is an OverflowError, as NumPy raises for a Python int no dtype of the call holds.
+Scalar python_scalar(nb::handle v) {
+  if (nb::isinstance<nb::bool_>(v)) return Scalar::weak_bool(nb::cast<bool>(v));
+  if (nb::isinstance<nb::float_>(v)) return Scalar::weak_float(nb::cast<double>(v));
+  std::int64_t i = 0;
+  if (!nb::try_cast<std::int64_t>(v, i)) {
+    PyErr_Format(PyExc_OverflowError, "ewise: Python integer %S does not fit int64", v.ptr());
+    throw nb::python_error();
+  }
+  return Scalar::weak_int(i);
 }
 
 }  // namespace
@@ -128,7 +151,8 @@ void bind_sparse(nb::module_& m) {
       .def_rw("validate_indices", &SparseOptions::validate_indices)
       .def_rw("drop_zeros", &SparseOptions::drop_zeros)
       .def_rw("fill_a", &SparseOptions::fill_a)
-      .def_rw("fill_b", &SparseOptions::fill_b);
+      .def_rw("fill_b", &SparseOptions::fill_b)
+      .def_prop_rw("promotion", &promotion_of, &set_promotion);
 
   // Every entry point: device operands run on `stream` (the producer's current stream, chosen
   // by the Python layer), host operands on the CPU backend; `stream_owner` is kept alive with
@@ -152,6 +176,16 @@ void bind_sparse(nb::module_& m) {
   }, nb::arg("a"), nb::arg("dense"), nb::arg("options"), nb::arg("stream"),
      nb::arg("stream_owner").none(),
      "a ⊙ dense in a's pattern: (rows, cols, vals) of the canonical result");
+  m.def("multiply_scalar", [](const Coo& a, nb::handle value, const SparseOptions& o,
+                              std::uintptr_t stream, nb::object stream_owner) {
+    const CooView va = a.view();
+    const Scalar s = python_scalar(value);
+    return coo_result(va.memory, stream, std::move(stream_owner), [&](auto tag, cudaStream_t st) {
+      return multiply<decltype(tag)>(va, s, o, st);
+    });
+  }, nb::arg("a"), nb::arg("value"), nb::arg("options"), nb::arg("stream"),
+     nb::arg("stream_owner").none(),
+     "a ⊙ a Python bool, int or float (weak), a's pattern kept: (rows, cols, vals)");
   m.def("multiply_values", [](const Coo& a, const InArray& dense, const OutArray& out_vals,
                               const SparseOptions& o, std::uintptr_t stream) {
     const CooView va = a.view();
@@ -171,6 +205,18 @@ void bind_sparse(nb::module_& m) {
   }, nb::arg("op"), nb::arg("a"), nb::arg("b"), nb::arg("options"), nb::arg("stream"),
      nb::arg("stream_owner").none(),
      "a op b over the union (COO ⊕ COO): (rows, cols, vals) of the canonical result");
+  m.def("combine_scalar", [](const std::string& op, const Coo& a, nb::handle value,
+                             const SparseOptions& o, std::uintptr_t stream,
+                             nb::object stream_owner) {
+    const BinaryOp parsed = parse_op(op);
+    const CooView va = a.view();
+    const Scalar s = python_scalar(value);
+    return coo_result(va.memory, stream, std::move(stream_owner), [&](auto tag, cudaStream_t st) {
+      return combine<decltype(tag)>(parsed, va, s, o, st);
+    });
+  }, nb::arg("op"), nb::arg("a"), nb::arg("value"), nb::arg("options"), nb::arg("stream"),
+     nb::arg("stream_owner").none(),
+     "a op a Python scalar: add or subtract of 0 (a itself); any other value is refused");
   m.def("combine_dense", [](const std::string& op, const Coo& a, const InArray& dense,
                             const OutArray& out, const SparseOptions& o, std::uintptr_t stream) {
     const BinaryOp parsed = parse_op(op);

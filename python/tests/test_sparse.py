@@ -1,4 +1,5 @@
-"""ewise.sparse on SciPy matrices (CPU backend) against SciPy and dense NumPy references.
+"""ewise.sparse on SciPy matrices (CPU backend) against SciPy and dense NumPy references, with
+operands of one dtype, of different dtypes (promoted as SciPy and NumPy 2 do) and Python scalars.
 
 Inputs are unsorted and hold duplicate coordinates and stored zeros; values are small integers
 (also as floats) so that sums of duplicates are exact in any order. SciPy drops zeros from its
@@ -194,8 +195,6 @@ def test_errors():
     a = random_coo(rng, np.float64)
     with pytest.raises(ValueError, match="23x31|shape"):
         ewise.sparse.multiply(a, random_coo(rng, np.float64, shape=(23, 30)))
-    with pytest.raises(ValueError, match="f64|dtype"):
-        ewise.sparse.add(a, random_coo(rng, np.float32))
     with pytest.raises(ValueError, match="algorithm"):
         ewise.sparse.multiply(a, a, algorithm="fastest")
     with pytest.raises(ValueError):
@@ -204,7 +203,7 @@ def test_errors():
         ewise.sparse.add(a, np.ones((5, 5)))
     with pytest.raises(ValueError):
         ewise.sparse.accumulate("div", np.ones(SHAPE), a)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="dense is f32 but the result of dense and a .f64. is f64"):
         ewise.sparse.accumulate("add", np.ones(SHAPE, np.float32), a)
     with pytest.raises(ValueError, match="read-only"):
         ewise.sparse.accumulate("add", np.broadcast_to(np.zeros(SHAPE[1]), SHAPE), a)
@@ -217,3 +216,62 @@ def test_errors():
         ewise.sparse.multiply(a.toarray(), a)
     with pytest.raises(TypeError, match="unsupported dtype"):
         ewise.sparse.multiply(a.astype(np.complex128), a.astype(np.complex128))
+
+
+MIXED = [(np.float32, np.float64), (np.int32, np.float32), (np.int64, np.int32),
+         (np.float64, np.int64)]
+
+
+@pytest.mark.parametrize("ta,tb", MIXED, ids=lambda t: np.dtype(t).name)
+def test_mixed_dtypes_promote_as_scipy_does(ta, tb):
+    rng = np.random.default_rng(SEED)
+    a, b = random_coo(rng, ta), random_coo(rng, tb)
+    want = np.result_type(ta, tb)  # NumPy 2, and SciPy's upcast
+    c = ewise.sparse.multiply(a, b)
+    assert c.dtype == want == a.multiply(b).dtype
+    np.testing.assert_array_equal(c.toarray(), a.toarray() * b.toarray())
+    assert_same_entries(ewise.sparse.multiply(a, b, drop_zeros=True), a.multiply(b))
+    for name, scipy_op, numpy_op in UNION:
+        u = getattr(ewise.sparse, name)(a, b, drop_zeros=True)
+        assert u.dtype == scipy_op(a, b).dtype == want
+        assert_same_entries(u, scipy_op(a, b))
+    d = rng.integers(-3, 4, size=SHAPE[1]).astype(tb)
+    s = ewise.sparse.multiply(a, d)
+    assert s.dtype == want and pattern(s) == pattern(a)
+    np.testing.assert_array_equal(s.toarray(), a.toarray() * d)
+    e = ewise.sparse.add(a, d)  # a new dense array of the result dtype
+    assert e.dtype == want
+    np.testing.assert_array_equal(e, a.toarray() + d)
+    # accumulate writes dense in place: dense must hold the result dtype.
+    w = np.zeros(SHAPE, want)
+    ewise.sparse.accumulate("add", w, b)
+    np.testing.assert_array_equal(w, b.toarray())
+
+
+def test_python_scalars_are_weak_and_keep_the_pattern():
+    rng = np.random.default_rng(SEED)
+    a, i = random_coo(rng, np.float32), random_coo(rng, np.int32)
+    for m, value in [(a, 2.5), (i, 2.5), (i, 3), (a, True), (i, -2), (a, 0.0)]:
+        c = ewise.sparse.multiply(m, value)
+        want = m * value  # SciPy: NumPy 2's dtype for a Python scalar
+        assert c.dtype == want.dtype, (m.dtype, value)
+        assert pattern(c) == pattern(m)  # zeros kept, a * 0.0 too
+        np.testing.assert_array_equal(c.toarray(), want.toarray())
+    # A NumPy scalar is not weak: f32 * float64(2) is f64, as in NumPy and SciPy.
+    assert ewise.sparse.multiply(a, np.float64(2)).dtype == a.multiply(np.float64(2)).dtype
+    # a + 0 and a - 0 are a; SciPy refuses a nonzero scalar (NotImplementedError), so does ewise.
+    for name in ("add", "subtract", "sub"):
+        z = getattr(ewise.sparse, name)(a, 0)
+        assert z.dtype == np.float32
+        assert_canonical(z, a, np.int32)
+        np.testing.assert_array_equal(z.toarray(), (a + 0).toarray())
+    with pytest.raises(NotImplementedError):
+        a + 1.5
+    with pytest.raises(ValueError, match="add of a COO matrix and the nonzero scalar 1.5"):
+        ewise.sparse.add(a, 1.5)
+    with pytest.raises(ValueError, match="minimum of a COO matrix and a scalar is not sparse"):
+        ewise.sparse.min(a, 0)
+    with pytest.raises(OverflowError):
+        ewise.sparse.multiply(i, 2**70)
+    with pytest.raises(ValueError, match="out="):
+        ewise.sparse.add(a, 0, out=np.zeros(SHAPE, np.float32))

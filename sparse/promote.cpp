@@ -1,0 +1,52 @@
+// sparse/promote.cpp — mixed value dtypes in the sparse operations (promote.hpp).
+#include "promote.hpp"
+
+#include "ewise/dense.hpp"
+#include "ewise/detail/compute.hpp"
+
+namespace ewise::sparse_detail {
+
+DType result_dtype(BinaryOp op, Promotion rule, DType a, OperandType b) {
+  return op_types(op, rule, {a, Weight::tensor}, b).result;
+}
+
+namespace {
+
+/// The elements of v cast to out's dtype, into `out` (contiguous, v's shape): x · 1 computed in
+/// x's own dtype is x exactly, and ewise::binary casts it to out's dtype as it stores it.
+void cast_into(const ConstTensorView& v, const TensorView& out, cudaStream_t stream) {
+  binary(BinaryOp::multiply, v, Scalar::weak_int(1), out, DenseOptions{}, stream);
+}
+
+}  // namespace
+
+CooView Promoted::coo(const CooView& a) {
+  if (a.desc.dtype == to_) return a;
+  const ConstTensorView vals(a.vals, TensorDesc::contiguous(a.desc.dtype, Dims{a.desc.nnz}),
+                             a.memory);
+  CooView out = a;
+  out.desc.dtype = to_;
+  out.vals = dense(vals).data;
+  return out;
+}
+
+ConstTensorView Promoted::dense(const ConstTensorView& d) {
+  if (d.desc.dtype == to_) return d;
+  if (d.memory == Memory::host) {
+    HostTensor& t = host_.emplace_back(to_, d.desc.shape);
+    cast_into(d, t.view(), stream_);
+    return t.view();
+  }
+  DeviceTensor& t = device_.emplace_back(to_, d.desc.shape, stream_, memory_);
+  cast_into(d, t.view(), stream_);
+  return t.view();
+}
+
+DenseOperand scalar_factor(BinaryOp op, const CooView& a, const Scalar& s, DType to,
+                           Promotion rule) {
+  const ConstTensorView vals(a.vals, TensorDesc::contiguous(a.desc.dtype, Dims{a.desc.nnz}),
+                             a.memory);
+  return {nullptr, 0, 0, true, detail::check_types(op, vals, s, to, rule).b_value};
+}
+
+}  // namespace ewise::sparse_detail

@@ -32,16 +32,16 @@ jobs="${FUZZ_JOBS:-1}"
 # Host sources the entries need, relative to the repository (the library's .cu files need nvcc
 # and a GPU; none is needed). The api entry calls the public dense and sparse entry points, whose
 # GPU backend fuzz/no_gpu.cpp replaces (it throws if reached; the entries pass host views only).
-sources=(src/{tensor,broadcast,error,buffer,coo,half,ops,reference,npy,mtx,io_file,verify,device}
+sources=(src/{tensor,broadcast,error,buffer,coo,half,ops,promotion,call_types,reference,npy,mtx,io_file,verify,device}
          src/{memory,residency,own_allocations}
-         dense/{plan,plan_accepts,plan_launch,dense} sparse/{api,checks,reference,select,workspace})
+         dense/{plan,plan_accepts,plan_launch,dense} sparse/{api,checks,promote,reference,select,workspace})
 flags=(-std=c++17 -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined
        -fsanitize-recover=undefined -I"$root/include" -I"$root/src" -I"$cuda/include")
 
 mkdir -p "$build/obj"
 objs=()
 for s in "${sources[@]}" fuzz/entries_io fuzz/entries_plan fuzz/entries_dense fuzz/entries_api \
-         fuzz/api_oracle fuzz/api_oracle_rules fuzz/api_call fuzz/api_decode fuzz/api_decode_dense \
+         fuzz/api_oracle fuzz/api_oracle_rules fuzz/api_oracle_binary fuzz/api_call fuzz/api_decode fuzz/api_decode_dense \
          fuzz/api_run fuzz/no_gpu; do
   src="$root/$s.cpp"
   obj="$build/obj/${s//\//_}.o"

@@ -78,9 +78,12 @@ bool torch_unpromotable(DType t) {
 /// torch.promote_types.
 DType torch_promote(DType a, DType b) {
   if (a == b) return a;
-  EWISE_EXPECTS(!torch_unpromotable(a) && !torch_unpromotable(b),
-                "PyTorch does not promote ", dtype_name(a), " with ", dtype_name(b),
-                " (u16, u32 and u64 promote with no other dtype)");
+  if (torch_unpromotable(a) || torch_unpromotable(b)) {  // c10::promoteTypes' rule for them
+    if (is_floating(a)) return a;
+    if (is_floating(b)) return b;
+    EWISE_EXPECTS(false, "PyTorch does not promote ", dtype_name(a), " with ", dtype_name(b),
+                  " (u16, u32 and u64 promote only with a floating dtype, to it)");
+  }
   if (a == DType::b8) return b;
   if (b == DType::b8) return a;
   const bool fa = is_floating(a), fb = is_floating(b);

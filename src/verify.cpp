@@ -20,6 +20,14 @@
 namespace ewise::verify {
 namespace {
 
+/// The options of a fill of dtype t: the range cut to what it holds (unsigned: from 0; bool: 0
+/// and 1), so that every value drawn lies in [lo, hi].
+GenOptions options_for(DType t, GenOptions o) {
+  if (dtype_kind(t) == DTypeKind::unsigned_int || t == DType::b8) o.lo = std::max(o.lo, 0.0);
+  if (t == DType::b8) o.hi = std::min(o.hi, 1.0);
+  return o;
+}
+
 detail::RandomSpec spec_of(std::uint64_t seed, const GenOptions& o) {
   EWISE_EXPECTS(o.lo <= o.hi, "random range [", o.lo, ", ", o.hi, "] is empty");
   EWISE_EXPECTS(o.allow_zero || o.hi >= o.min_magnitude || o.lo <= -o.min_magnitude,
@@ -49,7 +57,7 @@ std::uint64_t seed_from_env_or_random() {
 void fill_random(const TensorView& v, std::uint64_t seed, const GenOptions& options,
                  cudaStream_t stream) {
   check_view(v, "tensor to fill");
-  const detail::RandomSpec spec = spec_of(seed, options);
+  const detail::RandomSpec spec = spec_of(seed, options_for(v.desc.dtype, options));
   if (v.memory == Memory::device) {
     detail::DeviceOperands().add(v, "tensor to fill").check(stream);
     detail::device_fill_random(v, spec, stream);

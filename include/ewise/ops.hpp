@@ -122,9 +122,11 @@ EWISE_HD bool is_nan(T x) {
   if constexpr (std::is_floating_point_v<T>) return x != x;
   else return false;
 }
-/// Unsigned arithmetic of T's width (bool excluded): wraps instead of overflowing.
+/// Unsigned arithmetic of at least T's width and unsigned int's (bool excluded): wraps instead
+/// of overflowing. (Narrower unsigned types would be promoted to int, where 65535 * 65535
+/// overflows.)
 template <class T>
-using wrap_t = std::make_unsigned_t<T>;
+using wrap_t = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
 template <class T>
 inline constexpr bool is_int_v = std::is_integral_v<T> && !std::is_same_v<T, bool>;
 

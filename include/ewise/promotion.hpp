@@ -12,8 +12,8 @@
 // ml_dtypes' bfloat16 does in NumPy's ufuncs: with bool, i8 and u8 to bf16, with i16, u16 and
 // f16 to f32, with wider integers to f64, with a Python float to f32.
 // PyTorch's rule is torch.result_type: tensors with dims promote by their dtypes (an integer with
-// a float gives the float, u8 with i8 gives i16, f16 with bf16 gives f32; u16, u32 and u64 do not
-// promote with other dtypes); a 0-d tensor or a Python scalar counts only when its kind is
+// a float gives the float, u8 with i8 gives i16, f16 with bf16 gives f32; u16, u32 and u64
+// promote only with a floating dtype, to it); a 0-d tensor or a Python scalar counts only when its kind is
 // higher than the tensors', a Python float then as the default dtype f32.
 #pragma once
 
@@ -46,7 +46,7 @@ struct OperandType {
 };
 
 /// The common dtype of a and b under `rule`; throws InvalidArgument naming both when there is
-/// none (PyTorch: u16, u32, u64 with another dtype; two weak scalars).
+/// none (PyTorch: u16, u32, u64 with another non-floating dtype; two weak scalars).
 DType result_type(Promotion rule, OperandType a, OperandType b);
 
 /// What an operation on a and b computes in and returns.
@@ -106,6 +106,13 @@ class Operand {
  public:
   Operand(const ConstTensorView& v) : view_(v) {}  // NOLINT: a view is an operand
   Operand(const TensorView& v) : view_(v) {}       // NOLINT
+  /// A view's parts, so that a braced {data, desc, memory} is an operand as it is a view.
+  Operand(const void* data, TensorDesc desc, Memory memory) : view_(data, desc, memory) {}
+  /// Anything that converts to a view (DeviceTensor, HostTensor: ewise/buffer.hpp).
+  template <class T, class = std::enable_if_t<std::is_convertible_v<const T&, ConstTensorView> &&
+                                              !std::is_same_v<T, ConstTensorView> &&
+                                              !std::is_same_v<T, TensorView>>>
+  Operand(const T& t) : view_(static_cast<ConstTensorView>(t)) {}  // NOLINT
   Operand(const Scalar& s) : scalar_(s), is_scalar_(true) {}  // NOLINT
 
   bool is_scalar() const noexcept { return is_scalar_; }

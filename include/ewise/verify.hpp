@@ -42,7 +42,8 @@ struct GenOptions {
 };
 
 /// Fills every element a view reaches (host or device; any strides) with seeded random values
-/// exactly representable in its dtype. Integers are drawn from [lo, hi] as whole numbers.
+/// exactly representable in its dtype. Integers are drawn from [lo, hi] as whole numbers, the
+/// range cut to what the dtype holds (unsigned from 0; bool 0 and 1).
 void fill_random(const TensorView& v, std::uint64_t seed, const GenOptions& options = {},
                  cudaStream_t stream = nullptr);
 

@@ -145,12 +145,16 @@ Scalar scalar_of(nb::handle x, BinaryOp op, DType other, Promotion rule) {
   const long long v = PyLong_AsLongLongAndOverflow(p, &overflow);
   if (v == -1 && PyErr_Occurred()) throw nb::python_error();
   if (overflow == 0) return Scalar::weak_int(v);
-  // Beyond int64, a comparison is decided by the sign and magnitude alone: compared as a float
-  // (exact against every integer below 2^53 in magnitude, NumPy's answer).
-  if (op_family(op) == OpFamily::comparison) {
-    const double d = PyLong_AsDouble(p);
-    if (d == -1.0 && PyErr_Occurred()) throw nb::python_error();
-    return Scalar::weak_float(d);
+  // Beyond int64, a comparison with an integer array is exact in NumPy 2: a u64 array takes the
+  // int as a u64 when it holds it; otherwise every element lies on one side of it, and 2^65 (or
+  // -2^65), exact in f64, stands for it.
+  if (op_family(op) == OpFamily::comparison && is_integer(other)) {
+    if (other == DType::u64 && overflow > 0) {
+      const unsigned long long u = PyLong_AsUnsignedLongLong(p);
+      if (!PyErr_Occurred()) return Scalar::of_uint(DType::u64, u);
+      PyErr_Clear();
+    }
+    return Scalar::weak_float(overflow > 0 ? 36893488147419103232.0 : -36893488147419103232.0);
   }
   // Beyond int64, NumPy converts the int to the dtype op computes in, when that holds it (a
   // float, u64); anything else overflows.

@@ -77,6 +77,7 @@ struct DeviceOperand {
     }
     buffer_elements = total + l.offset;
     buf = DeviceBuffer(static_cast<std::size_t>(buffer_elements) * dtype_size(t));
+    view.desc = TensorDesc::strided(t, shape, strides);
     view = at(buf.data(), Memory::device);
   }
   /// The whole buffer as a 1-d view.

@@ -17,22 +17,24 @@
 namespace ewise::cli {
 namespace {
 
-/// A dense operand on the command line: a .npy file read into host memory (and copied to the
-/// device for the GPU), or a number standing for a Python scalar.
+/// A dense operand on the command line: a .npy file read into host memory, or a number
+/// standing for a Python scalar.
 struct DenseArg {
   std::string arg;
   std::optional<Scalar> scalar;
   HostTensor host;
-  DeviceTensor device;
 
   Dims shape() const { return scalar ? Dims{} : host.shape(); }
   std::string text() const { return scalar ? arg : arg + " " + host.shape().str(); }
   Operand on_host() const { return scalar ? Operand(*scalar) : Operand(host.view()); }
-  Operand on_device() const { return scalar ? Operand(*scalar) : Operand(device.view()); }
+  /// The operand on the device: its copy `device` there (empty for a scalar).
+  Operand on_device(const DeviceTensor& device) const {
+    return scalar ? Operand(*scalar) : Operand(device.view());
+  }
 };
 
 DenseArg read_dense_arg(const std::string& arg, const Progress& progress) {
-  DenseArg d{arg, scalar_operand(arg), {}, {}};
+  DenseArg d{arg, scalar_operand(arg), {}};
   if (!d.scalar) {
     progress.stage("reading " + arg);
     d.host = io::read_npy(arg);
@@ -76,8 +78,11 @@ int run_dense(const Args& a) {
   std::string kernel = "reference";
   if (backend.gpu) {
     const Stream stream;
-    for (DenseArg* d : {&A, &B})
-      if (!d->scalar) d->device = to_device(d->host.view(), stream);
+    // The device copies live within the stream's scope: their memory is freed on it.
+    const auto copy = [&](const DenseArg& d) {
+      return d.scalar ? DeviceTensor() : to_device(d.host.view(), stream);
+    };
+    const DeviceTensor dA = copy(A), dB = copy(B);
     DeviceTensor dC(dtype, shape, stream);
     with_context(ctx, [&] {
       // Mixed dtypes, scalars and the operations beyond the first six run the converting
@@ -85,10 +90,10 @@ int run_dense(const Args& a) {
       const bool typed =
           detail::runs_typed(detail::check_types(op, A.on_host(), B.on_host(), dtype, rule));
       kernel = kernel_name(options.kernel != Kernel::automatic ? options.kernel
-                           : typed ? select_kernel(A.device.view(), B.device.view(), dC.view())
+                           : typed ? select_kernel(dA.view(), dB.view(), dC.view())
                                    : Kernel::general);
       ms = time_once(backend, stream, [&] {
-        binary(op, A.on_device(), B.on_device(), dC.view(), options, stream);
+        binary(op, A.on_device(dA), B.on_device(dB), dC.view(), options, stream);
       });
     });
     C = to_host(dC.view(), stream);

@@ -50,6 +50,8 @@ struct ConvertArgs {
   DType ta{}, tb{}, tout{}, tresult{};
   bool a_scalar = false, b_scalar = false;
   std::uint64_t a_value = 0, b_value = 0;  ///< scalars, as C in the low bytes
+  DType compute{};                         ///< CallTypes' compute dtype
+  bool a_round = false, b_round = false;   ///< CallTypes::a_round, b_round
   // the flat kernel's (see the file comment)
   bool a_held = false, b_held = false;  ///< stride 0 (or a scalar): one value for all elements
   Index head = 0, chunks = 0;           ///< per-element head, then chunks, then the tail
@@ -164,6 +166,17 @@ EWISE_DEVICE void store_chunk(DType t, void* base, Index first, const V (&v)[kCh
   });
 }
 
+/// x rounded to 16-bit compute dtype t (f16 or bf16) when `round` (CallTypes::a_round).
+template <class C>
+EWISE_DEVICE C round_operand(bool round, DType t, C x) {
+  if constexpr (std::is_same_v<C, float>) {
+    if (round)
+      return t == DType::f16 ? __half2float(__float2half_rn(x))
+                             : __bfloat162float(__float2bfloat16_rn(x));
+  }
+  return x;
+}
+
 /// v rounded to the result dtype when that is a 16-bit float and the output's dtype another.
 template <class V>
 EWISE_DEVICE V round_to_result(DType result, DType out, V v) {
@@ -181,8 +194,8 @@ EWISE_DEVICE void convert_flat(const F& f, const ConvertArgs<Index>& p, C a0, C 
   using R = decltype(f(a0, b0));
   const Index tid = global_thread<Index>(), nthreads = grid_threads<Index>();
   const auto one = [&](Index i) {
-    const C x = p.a_held ? a0 : load_as<C>(p.ta, p.a, i);
-    const C y = p.b_held ? b0 : load_as<C>(p.tb, p.b, i);
+    const C x = p.a_held ? a0 : round_operand(p.a_round, p.compute, load_as<C>(p.ta, p.a, i));
+    const C y = p.b_held ? b0 : round_operand(p.b_round, p.compute, load_as<C>(p.tb, p.b, i));
     store_cast(p.tout, p.out, i, round_to_result(p.tresult, p.tout, f(x, y)));
   };
   for (Index i = tid; i < p.head; i += nthreads) one(i);
@@ -199,12 +212,16 @@ EWISE_DEVICE void convert_flat(const F& f, const ConvertArgs<Index>& p, C a0, C 
           for (int e = 0; e < kChunk; ++e) x[u][e] = a0;
         } else {
           load_chunk(p.ta, p.a, first, x[u]);
+#pragma unroll
+          for (int e = 0; e < kChunk; ++e) x[u][e] = round_operand(p.a_round, p.compute, x[u][e]);
         }
         if (p.b_held) {
 #pragma unroll
           for (int e = 0; e < kChunk; ++e) y[u][e] = b0;
         } else {
           load_chunk(p.tb, p.b, first, y[u]);
+#pragma unroll
+          for (int e = 0; e < kChunk; ++e) y[u][e] = round_operand(p.b_round, p.compute, y[u][e]);
         }
       }
     }
@@ -235,8 +252,8 @@ __global__ void __launch_bounds__(kConvertThreads)
   C a0, b0;
   scalar_values(p, a0, b0);
   // A held operand from memory (stride 0): its one element, read once per thread.
-  if (p.a_held && !p.a_scalar) a0 = load_as<C>(p.ta, p.a, 0);
-  if (p.b_held && !p.b_scalar) b0 = load_as<C>(p.tb, p.b, 0);
+  if (p.a_held && !p.a_scalar) a0 = round_operand(p.a_round, p.compute, load_as<C>(p.ta, p.a, 0));
+  if (p.b_held && !p.b_scalar) b0 = round_operand(p.b_round, p.compute, load_as<C>(p.tb, p.b, 0));
   convert_flat(f, p, a0, b0);
 }
 
@@ -259,8 +276,8 @@ __global__ void __launch_bounds__(kConvertThreads)
         Offset off[3];
         p.map.offsets(i, off);
         at[u] = off[0];
-        x[u] = p.a_scalar ? av : load_as<C>(p.ta, p.a, off[1]);
-        y[u] = p.b_scalar ? bv : load_as<C>(p.tb, p.b, off[2]);
+        x[u] = p.a_scalar ? av : round_operand(p.a_round, p.compute, load_as<C>(p.ta, p.a, off[1]));
+        y[u] = p.b_scalar ? bv : round_operand(p.b_round, p.compute, load_as<C>(p.tb, p.b, off[2]));
       }
     }
 #pragma unroll
@@ -322,6 +339,9 @@ void launch_converting(const F& f, const CallTypes& t, const DensePlan& plan,
     p.b_scalar = t.b_scalar;
     p.a_value = t.a_value;
     p.b_value = t.b_value;
+    p.compute = t.types.compute;
+    p.a_round = t.a_round;
+    p.b_round = t.b_round;
     GridPlan grid = plan.grid;
     std::int64_t per_thread = kConvertUnroll;
     void (*kernel)(F, ConvertArgs<Index>) = convert_strided_kernel<F, C, Index>;

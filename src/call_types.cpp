@@ -27,8 +27,9 @@ C scalar_value(const Scalar& s, DType compute, Promotion rule) {
     double v = is_floating(from) ? s.as_double()
                : dtype_kind(from) == DTypeKind::unsigned_int ? static_cast<double>(s.as_uint())
                                                              : static_cast<double>(s.as_int());
-    // NumPy converts the scalar to the compute dtype; PyTorch hands it to the arithmetic type.
-    if (rule == Promotion::numpy) v = round_to(compute, v);
+    // NumPy converts the scalar to the compute dtype, and so does PyTorch a 0-d tensor; PyTorch
+    // hands a Python scalar to the arithmetic type as it is.
+    if (rule == Promotion::numpy || !s.weak()) v = round_to(compute, v);
     return static_cast<C>(v);
   } else {
     EWISE_EXPECTS(!is_floating(from), "internal: a ", dtype_name(from),
@@ -95,6 +96,9 @@ CallTypes check_types(BinaryOp op, const Operand& a, const Operand& b, DType out
   t.b = t.b_scalar ? t.types.compute : b.view().desc.dtype;
   if (t.a_scalar) t.a_value = scalar_bits(a.scalar(), t.types.compute, rule);
   if (t.b_scalar) t.b_value = scalar_bits(b.scalar(), t.types.compute, rule);
+  const bool half = t.types.compute == DType::f16 || t.types.compute == DType::bf16;
+  t.a_round = half && !t.a_scalar && t.a != t.types.compute;
+  t.b_round = half && !t.b_scalar && t.b != t.types.compute;
   return t;
 }
 

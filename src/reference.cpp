@@ -7,6 +7,7 @@
 #include "ewise/reference.hpp"
 
 #include <cstring>
+#include <type_traits>
 
 #include "element.hpp"
 #include "ewise/broadcast.hpp"
@@ -59,13 +60,16 @@ void reference_binary(const detail::CallTypes& t, const BroadcastPlan& plan, voi
         C av{}, bv{};
         std::memcpy(&av, &t.a_value, sizeof av);
         std::memcpy(&bv, &t.b_value, sizeof bv);
+        // An operand rounded to a 16-bit compute dtype first (CallTypes::a_round).
+        const auto load = [&](DType d, bool round, const void* base, std::int64_t off) {
+          const C v = detail::load_as<C>(d, detail::element_at(base, d, off));
+          if constexpr (std::is_same_v<C, float>)
+            if (round) return static_cast<C>(detail::round_to(t.types.compute, v));
+          return v;
+        };
         detail::for_each_coord(plan.shape, [&](std::int64_t, const Dims& c) {
-          const C x = t.a_scalar ? av
-                                 : detail::load_as<C>(t.a, detail::element_at(
-                                                               a, t.a, detail::dot(c, plan.strides[1])));
-          const C y = t.b_scalar ? bv
-                                 : detail::load_as<C>(t.b, detail::element_at(
-                                                               b, t.b, detail::dot(c, plan.strides[2])));
+          const C x = t.a_scalar ? av : load(t.a, t.a_round, a, detail::dot(c, plan.strides[1]));
+          const C y = t.b_scalar ? bv : load(t.b, t.b_round, b, detail::dot(c, plan.strides[2]));
           store_result(t.types.result, t.out,
                        detail::element_at(out, t.out, detail::dot(c, plan.strides[0])), f(x, y));
         });

@@ -264,12 +264,14 @@ def test_jax_arrays():
                 got = getattr(ewise, op)(jnp.asarray(a), jnp.asarray(b))
                 want = getattr(jnp, op)(jnp.asarray(a), jnp.asarray(b))  # JAX's dtype: int32
                 assert isinstance(got, jax.Array) and got.shape == (5, 7)  # / int32 is float32
-                if op == "divide" and dtype == np.float16:
-                    # XLA's CPU divides f16 through an approximate reciprocal: within 1 ulp of
-                    # ewise's correctly rounded quotient (NumPy's, checked in test_dtypes.py).
+                if op == "divide":
+                    # XLA's CPU divides through an approximate reciprocal: within 1 ulp of
+                    # ewise's correctly rounded quotient, which is NumPy's in JAX's dtype.
                     assert got.dtype == want.dtype
                     np.testing.assert_array_max_ulp(np.asarray(got), np.asarray(want), 1)
-                    np.testing.assert_array_equal(np.asarray(got), a / b, strict=True)
+                    t = want.dtype
+                    np.testing.assert_array_equal(np.asarray(got), a.astype(t) / b.astype(t),
+                                                  strict=True)
                     continue
                 np.testing.assert_array_equal(np.asarray(got), np.asarray(want), strict=True)
             got = ewise.multiply(jnp.asarray(a), 0.5)

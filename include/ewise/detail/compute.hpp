@@ -67,6 +67,10 @@ struct CallTypes {
   bool a_scalar = false, b_scalar = false;
   /// A scalar's value as the compute type's C, in the low bytes (memcpy).
   std::uint64_t a_value = 0, b_value = 0;
+  /// The operand's elements are rounded to the compute dtype (a 16-bit float) after loading:
+  /// an operand of another dtype there (PyTorch's 0-d tensors take the dimensioned operand's
+  /// dtype, and both frameworks cast the operands to it).
+  bool a_round = false, b_round = false;
 };
 
 /// The checked dtypes of op(a, b) into an output of dtype `out` (src/call_types.cpp): op_types

@@ -291,8 +291,8 @@ def test_sparse_torch_layouts_and_errors():
     hybrid = torch.sparse_coo_tensor(a._indices(), torch.ones(a._nnz(), 3), (6, 5, 3))
     with pytest.raises(ValueError, match="2 sparse and 1 dense dimensions"):
         ewise.sparse.multiply(hybrid, hybrid)
-    with pytest.raises(ValueError, match="dtype|f32"):
-        ewise.sparse.multiply(a, torch.ones(6, 5, dtype=torch.float32))
+    mixed = ewise.sparse.multiply(a, torch.ones(6, 5, dtype=torch.float32))  # promotes to f64
+    assert mixed.dtype == torch.float64 and torch.equal(mixed.to_dense(), a.to_dense())
     bad = torch.sparse_coo_tensor(torch.tensor([[3, 1], [0, 0]]),
                                   torch.ones(2, dtype=torch.float64), (6, 5), is_coalesced=True,
                                   check_invariants=False)  # a false promise

@@ -62,20 +62,31 @@ DeviceTensor allocate_dense_output(BinaryOp op, const Operand& a, const Operand&
   return allocate_dense_output(t.result, a, b, options, stream);
 }
 
+/// The view the planner sees for an operand: its own, or for a scalar a rank-0 placeholder in
+/// out's memory that no kernel reads.
+ConstTensorView planned_view(const Operand& o, const TensorView& out, const CallTypes& types) {
+  if (!o.is_scalar()) return o.view();
+  return {out.data, TensorDesc::contiguous(types.types.compute, {}), out.memory};
+}
+
 }  // namespace detail
+
+bool kernel_supports(Kernel kernel, BinaryOp op, const Operand& a, const Operand& b,
+                     const TensorView& out, Promotion promotion) {
+  const detail::CallTypes types = detail::check_types(op, a, b, out.desc.dtype, promotion);
+  const ConstTensorView av = detail::planned_view(a, out, types);
+  const ConstTensorView bv = detail::planned_view(b, out, types);
+  const detail::DensePlan c = detail::check_dense(av, bv, out, DenseOptions{}, &types);
+  if (c.converting) return kernel == Kernel::automatic || kernel == Kernel::general;
+  return kernel_supports(kernel, av, bv, out);
+}
 
 void binary(BinaryOp op, const Operand& a, const Operand& b, const TensorView& out,
             const DenseOptions& options, cudaStream_t stream) {
   const detail::CallTypes types =
       detail::check_types(op, a, b, out.desc.dtype, options.promotion);
-  // A scalar is planned as a rank-0 placeholder in out's memory; no kernel reads it.
-  const auto view_of = [&](const Operand& o) {
-    return o.is_scalar()
-               ? ConstTensorView(out.data, TensorDesc::contiguous(types.types.compute, {}),
-                                 out.memory)
-               : o.view();
-  };
-  const ConstTensorView av = view_of(a), bv = view_of(b);
+  const ConstTensorView av = detail::planned_view(a, out, types);
+  const ConstTensorView bv = detail::planned_view(b, out, types);
   if (out.memory == Memory::host && av.memory == Memory::host && bv.memory == Memory::host) {
     // The same checks as on the device (a named kernel too), then the CPU loop over the plan.
     const detail::DensePlan plan =

@@ -17,9 +17,10 @@ std::string describe(const Operand& o) {
   return o.view().desc.str();
 }
 
-/// s as compute type C of compute dtype `compute` under `rule`.
+/// s as compute type C of compute dtype `compute` under `rule`; a floating value rounded to the
+/// compute dtype first when `round`.
 template <class C>
-C scalar_value(const Scalar& s, DType compute, Promotion rule) {
+C scalar_value(const Scalar& s, DType compute, Promotion rule, bool round) {
   const DType from = s.dtype();
   if constexpr (std::is_same_v<C, bool>) {
     return is_floating(from) ? s.as_double() != 0 : s.as_uint() != 0;
@@ -27,9 +28,7 @@ C scalar_value(const Scalar& s, DType compute, Promotion rule) {
     double v = is_floating(from) ? s.as_double()
                : dtype_kind(from) == DTypeKind::unsigned_int ? static_cast<double>(s.as_uint())
                                                              : static_cast<double>(s.as_int());
-    // NumPy converts the scalar to the compute dtype, and so does PyTorch a 0-d tensor; PyTorch
-    // hands a Python scalar to the arithmetic type as it is.
-    if (rule == Promotion::numpy || !s.weak()) v = round_to(compute, v);
+    if (round) v = round_to(compute, v);
     return static_cast<C>(v);
   } else {
     EWISE_EXPECTS(!is_floating(from), "internal: a ", dtype_name(from),
@@ -42,10 +41,10 @@ C scalar_value(const Scalar& s, DType compute, Promotion rule) {
   }
 }
 
-std::uint64_t scalar_bits(const Scalar& s, DType compute, Promotion rule) {
+std::uint64_t scalar_bits(const Scalar& s, DType compute, Promotion rule, bool round) {
   return with_compute_type(compute, [&](auto tag) {
     using C = typename decltype(tag)::type;
-    const C v = scalar_value<C>(s, compute, rule);
+    const C v = scalar_value<C>(s, compute, rule, round);
     std::uint64_t bits = 0;
     std::memcpy(&bits, &v, sizeof v);
     return bits;
@@ -94,11 +93,21 @@ CallTypes check_types(BinaryOp op, const Operand& a, const Operand& b, DType out
   t.b_scalar = b.is_scalar();
   t.a = t.a_scalar ? t.types.compute : a.view().desc.dtype;
   t.b = t.b_scalar ? t.types.compute : b.view().desc.dtype;
-  if (t.a_scalar) t.a_value = scalar_bits(a.scalar(), t.types.compute, rule);
-  if (t.b_scalar) t.b_value = scalar_bits(b.scalar(), t.types.compute, rule);
+  // Operands are cast to the compute dtype first (for a 16-bit one, a rounding): NumPy's and
+  // PyTorch's, Python scalars under NumPy's rule too. PyTorch hands a Python scalar to the
+  // arithmetic type as it is, and its multiply reads a 0-d second operand so too (its CUDA
+  // kernel's original_scalar_value).
+  const bool torch_mul_b = rule == Promotion::torch && op == BinaryOp::multiply &&
+                           (t.b_scalar || b.view().desc.rank() == 0);
+  const auto rounds = [&](const Operand& o, bool second) {
+    if (second && torch_mul_b) return false;
+    return !o.is_scalar() || rule == Promotion::numpy || !o.scalar().weak();
+  };
+  if (t.a_scalar) t.a_value = scalar_bits(a.scalar(), t.types.compute, rule, rounds(a, false));
+  if (t.b_scalar) t.b_value = scalar_bits(b.scalar(), t.types.compute, rule, rounds(b, true));
   const bool half = t.types.compute == DType::f16 || t.types.compute == DType::bf16;
   t.a_round = half && !t.a_scalar && t.a != t.types.compute;
-  t.b_round = half && !t.b_scalar && t.b != t.types.compute;
+  t.b_round = half && !t.b_scalar && t.b != t.types.compute && rounds(b, true);
   return t;
 }
 

@@ -173,6 +173,8 @@ OpTypes op_types(BinaryOp op, Promotion rule, OperandType a, OperandType b) {
         if (op == BinaryOp::subtract)
           refuse("subtracting bools is not supported (NumPy and PyTorch refuse it; use "
                  "bitwise_xor or logical_xor)");
+        if (op == BinaryOp::power && rule == Promotion::torch)
+          return {DType::b8, DType::b8};  // torch.pow on bools stays bool: x ** y = x or not y
         if (op == BinaryOp::floor_divide || op == BinaryOp::remainder || op == BinaryOp::power)
           return {DType::i8, DType::i8};  // NumPy has no bool loop: its next one is int8
       }

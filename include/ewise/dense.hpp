@@ -158,11 +158,20 @@ DeviceTensor binary(BinaryOp op, const Operand& a, const Operand& b,
 /// Throws InvalidArgument for operands binary() would reject.
 Kernel select_kernel(const ConstTensorView& a, const ConstTensorView& b, const TensorView& out);
 
-/// True when `kernel` can run these operands (automatic always can). Throws InvalidArgument for
-/// operands binary() would reject. It does not ask the device: on device views binary() also
+/// True when `kernel` can run these operands (automatic always can), as the same-dtype
+/// operations add ... maximum run them on views of one of the six dtypes those kernels are
+/// built for (any other call: the overload below). Throws InvalidArgument for operands binary()
+/// would reject. It does not ask the device: on device views binary() also
 /// refuses a named tiled kernel whose tiles do not fit the device's shared memory (two staged
 /// 4-byte inputs need 96 KiB a block; Hopper allows 227 KiB).
 bool kernel_supports(Kernel kernel, const ConstTensorView& a, const ConstTensorView& b,
                      const TensorView& out);
+
+/// The same for op(a, b) into out under `promotion`: a call that runs the converting kernel
+/// (mixed dtypes, a scalar, an operation or dtype beyond the same-dtype kernels', see the file
+/// comment) supports automatic and general only. Throws InvalidArgument for operands binary()
+/// would reject.
+bool kernel_supports(Kernel kernel, BinaryOp op, const Operand& a, const Operand& b,
+                     const TensorView& out, Promotion promotion = Promotion::numpy);
 
 }  // namespace ewise

@@ -17,7 +17,7 @@
 //                             (x // 0 is x/0; x % 0 is NaN; a zero remainder takes the divisor's
 //                             sign).
 //   power                     floats: pow computed in f64 and rounded once to the result; x ** 0
-//                             is 1 for every x. libm's pow (the CPU reference, NumPy's powf) and
+//                             and 1 ** y are 1 for every x and y, NaN included. libm's pow (the CPU reference, NumPy's powf) and
 //                             CUDA's differ in the last bit: the backends agree within 1 ulp of
 //                             an f32 or 16-bit result and 2 ulp of an f64 one.
 //                             Integers: exact, wrapping; a negative exponent, an error in NumPy,
@@ -267,9 +267,11 @@ struct Pow {
       }
       return static_cast<T>(r);
     } else if constexpr (std::is_same_v<T, bool>) {
-      return a || !b;  // never called: bool computes in i8
+      return a || !b;  // PyTorch's rule (NumPy's computes bools in i8)
     } else {
-      if (b == T(0)) return T(1);  // every x, a signaling NaN too (glibc's pow returns NaN)
+      // C's pow: x ** 0 and 1 ** y are 1 for every x and y, signaling NaNs too (where glibc's
+      // pow returns NaN and CUDA's 1).
+      if (b == T(0) || a == T(1)) return T(1);
       return static_cast<T>(::pow(static_cast<double>(a), static_cast<double>(b)));
     }
   }

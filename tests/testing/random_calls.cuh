@@ -285,7 +285,9 @@ class RandomCaller {
     verify::poison(out, stream_);
     DenseOptions options;
     options.kernel = kAllKernels[pick(0, static_cast<int>(std::size(kAllKernels)) - 1)];
-    if (!kernel_supports(options.kernel, a, b, out)) options.kernel = Kernel::automatic;
+    if (functor ? !kernel_supports(options.kernel, a, b, out)
+                : !kernel_supports(options.kernel, d.op, a, b, out))
+      options.kernel = Kernel::automatic;
     options.threads = 32 * pick(0, 8);
     if (functor) binary<kFunctorDTypes>(ReversedSub{}, a, b, out, options, stream_);
     else binary(d.op, a, b, out, options, stream_);

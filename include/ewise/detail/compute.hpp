@@ -52,7 +52,7 @@ inline constexpr bool kComputes = [] {
                      std::is_same_v<F, ops::BitXor>)
     return std::is_integral_v<C>;
   else if constexpr (std::is_same_v<F, ops::Sub> || std::is_same_v<F, ops::FloorDiv> ||
-                     std::is_same_v<F, ops::Remainder> || std::is_same_v<F, ops::Pow>)
+                     std::is_same_v<F, ops::Remainder>)
     return !is_bool;
   else return true;
 }();

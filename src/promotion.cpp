@@ -33,10 +33,6 @@ DType signed_of_size(std::size_t bytes) {
   }
 }
 
-DType float_of_size(std::size_t bytes) {
-  return bytes <= 2 ? DType::f16 : bytes == 4 ? DType::f32 : DType::f64;
-}
-
 /// Two integer dtypes (NumPy and PyTorch agree where PyTorch promotes at all).
 DType promote_ints(DType a, DType b) {
   const bool sa = dtype_kind(a) == DTypeKind::signed_int;

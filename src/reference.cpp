@@ -25,7 +25,7 @@ void store_result(DType result, DType out, std::byte* p, V v) {
     return;
   }
   // A 16-bit result cast to another dtype: round to it first, as the framework's result would be.
-  std::uint16_t bits;
+  std::uint64_t bits = 0;  // room for any dtype: the compiler cannot see that `result` is 16-bit
   detail::store_cast(result, reinterpret_cast<std::byte*>(&bits), v);
   detail::store_cast(out, p, detail::load_as<float>(result, reinterpret_cast<std::byte*>(&bits)));
 }

@@ -226,6 +226,11 @@ void check_extent(const DeviceOperands::Operand& o, const Residence& r) {
 void check_stream(cudaStream_t stream, int current) {
   if (stream == nullptr || stream == cudaStreamLegacy || stream == cudaStreamPerThread)
     return;  // the default streams of the current device
+  // A capturing stream (a CUDA graph being recorded) refuses cudaStreamGetDevice; the capture's
+  // own check applies there: a launch into another device's stream fails, and nothing runs.
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  EWISE_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
+  if (capture != cudaStreamCaptureStatusNone) return;
   int device = -1;
   EWISE_CUDA_CHECK(cudaStreamGetDevice(stream, &device));
   EWISE_EXPECTS(device == current, "stream ", static_cast<const void*>(stream),

@@ -33,9 +33,7 @@ inline constexpr int kConvertUnroll = 4;
 /// 1-byte dtypes; each thread takes chunk_unroll(sizeof(C)) chunks per iteration (two chunks
 /// of an 8-byte C would hold 64 registers of operands alone).
 inline constexpr int kChunk = 8;
-constexpr int chunk_unroll(std::size_t compute_bytes) {
-  return compute_bytes >= 8 ? 1 : compute_bytes == 1 ? 4 : 2;
-}
+constexpr int chunk_unroll(std::size_t compute_bytes) { return compute_bytes >= 8 ? 1 : 2; }
 /// Threads per block, whatever DenseOptions::threads says: the register budget of 255 per
 /// thread that the unrolled chunks need (at 1024 threads the limit of 64 made f64 spill).
 inline constexpr int kConvertThreads = 256;
@@ -212,16 +210,12 @@ EWISE_DEVICE void convert_flat(const F& f, const ConvertArgs<Index>& p, C a0, C 
           for (int e = 0; e < kChunk; ++e) x[u][e] = a0;
         } else {
           load_chunk(p.ta, p.a, first, x[u]);
-#pragma unroll
-          for (int e = 0; e < kChunk; ++e) x[u][e] = round_operand(p.a_round, p.compute, x[u][e]);
         }
         if (p.b_held) {
 #pragma unroll
           for (int e = 0; e < kChunk; ++e) y[u][e] = b0;
         } else {
           load_chunk(p.tb, p.b, first, y[u]);
-#pragma unroll
-          for (int e = 0; e < kChunk; ++e) y[u][e] = round_operand(p.b_round, p.compute, y[u][e]);
         }
       }
     }
@@ -229,9 +223,14 @@ EWISE_DEVICE void convert_flat(const F& f, const ConvertArgs<Index>& p, C a0, C 
     for (int u = 0; u < U; ++u) {
       const Index c = c0 + static_cast<Index>(u) * nthreads;
       if (c < p.chunks) {
+        // Operands rounded here, after every chunk's loads were issued (a branch between the
+        // loads kept the second chunk's from starting before the first one's data arrived).
         R r[kChunk];
 #pragma unroll
-        for (int e = 0; e < kChunk; ++e) r[e] = round_to_result(p.tresult, p.tout, f(x[u][e], y[u][e]));
+        for (int e = 0; e < kChunk; ++e)
+          r[e] = round_to_result(p.tresult, p.tout,
+                                 f(p.a_held ? x[u][e] : round_operand(p.a_round, p.compute, x[u][e]),
+                                   p.b_held ? y[u][e] : round_operand(p.b_round, p.compute, y[u][e])));
         store_chunk(p.tout, p.out, p.head + c * kChunk, r);
       }
     }
@@ -276,15 +275,18 @@ __global__ void __launch_bounds__(kConvertThreads)
         Offset off[3];
         p.map.offsets(i, off);
         at[u] = off[0];
-        x[u] = p.a_scalar ? av : round_operand(p.a_round, p.compute, load_as<C>(p.ta, p.a, off[1]));
-        y[u] = p.b_scalar ? bv : round_operand(p.b_round, p.compute, load_as<C>(p.tb, p.b, off[2]));
+        x[u] = p.a_scalar ? av : load_as<C>(p.ta, p.a, off[1]);
+        y[u] = p.b_scalar ? bv : load_as<C>(p.tb, p.b, off[2]);
       }
     }
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const Index i = base + static_cast<Index>(u) * blockDim.x;
-      if (i < p.n)
-        store_cast(p.tout, p.out, at[u], round_to_result(p.tresult, p.tout, f(x[u], y[u])));
+      if (i < p.n) {  // operands rounded after every load was issued (see convert_flat)
+        const C xa = p.a_scalar ? x[u] : round_operand(p.a_round, p.compute, x[u]);
+        const C yb = p.b_scalar ? y[u] : round_operand(p.b_round, p.compute, y[u]);
+        store_cast(p.tout, p.out, at[u], round_to_result(p.tresult, p.tout, f(xa, yb)));
+      }
     }
   }
 }

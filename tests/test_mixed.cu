@@ -60,6 +60,13 @@ std::vector<DType> mixed_dtypes() {
   return {std::begin(kAllDTypes), std::end(kAllDTypes)};
 }
 
+/// The promotion rules the sweeps take: both, or under the sanitizers NumPy's (the rules pick
+/// dtypes, not code paths, which the dtypes above cover).
+std::vector<Promotion> rules() {
+  if (test::sanitizer_sizes()) return {Promotion::numpy};
+  return {Promotion::numpy, Promotion::torch};
+}
+
 // ---- values ------------------------------------------------------------------------------------
 
 /// n random elements of dtype t at `data`: floats mostly small multiples of 1/4 (so that
@@ -260,7 +267,7 @@ TEST(MixedGpu, EveryOpEveryDtypePair) {
         Tensor a(ta, s.a, Layout::random(s.a.size(), rng), rng);
         Tensor b(tb, s.b, Layout::random(s.b.size(), rng), rng);
         const Dims shape = broadcast_shapes(s.a, s.b);
-        for (Promotion rule : {Promotion::numpy, Promotion::torch}) {
+        for (Promotion rule : rules()) {
           DenseOptions o;
           o.promotion = rule;
           const DType od = result_or(op, rule, a, b, ta);
@@ -302,7 +309,7 @@ TEST(MixedGpu, ScalarFormsOnEitherSide) {
       const Dims shape = k % 3 == 0 ? Dims{37, 5} : k % 3 == 1 ? Dims{129} : Dims{};
       Tensor x(t, shape, Layout::random(shape.size(), rng), rng);
       for (const Scalar& s : scalar_forms(rng))
-        for (Promotion rule : {Promotion::numpy, Promotion::torch}) {
+        for (Promotion rule : rules()) {
           DenseOptions o;
           o.promotion = rule;
           for (bool scalar_left : {false, true}) {

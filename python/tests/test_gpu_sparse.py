@@ -1,0 +1,200 @@
+"""ewise's sparse operations on CUDA arrays from PyTorch and CuPy (cupyx): results of the
+producer's framework on its current stream, without device synchronization; and ewise.torch's
+autograd and torch.compile on CUDA tensors. Fixtures: gpu_frameworks.py.
+"""
+import gc
+
+import numpy as np
+import pytest
+
+import ewise
+from gpu_frameworks import LONG_KERNEL_CYCLES, cupy, torch  # noqa: F401
+from sparse_inputs import random_torch_sparse
+
+
+def assert_torch_canonical(torch, c, shape, dtype):
+    assert c.layout is torch.sparse_coo and c.is_coalesced() and c.dtype == dtype
+    assert c.device.type == "cuda" and tuple(c.shape) == shape
+    key = c._indices()[0] * shape[1] + c._indices()[1]
+    assert bool((key[1:] > key[:-1]).all())
+
+
+def test_torch_sparse(torch):
+    g = torch.Generator().manual_seed(1)
+    shape = (300, 200)
+    for dtype in (torch.float16, torch.float32, torch.float64, torch.int32, torch.int64):
+        a = random_torch_sparse(torch, g, shape, dtype, 3000, "cuda")
+        b = random_torch_sparse(torch, g, shape, dtype, 2000, "cuda")
+        ad, bd = a.to_dense(), b.to_dense()
+        for x in (a, a.coalesce()):  # a coalesced operand goes in as canonical
+            c = ewise.sparse.multiply(x, b)
+            assert_torch_canonical(torch, c, shape, dtype)
+            assert torch.equal(c.to_dense(), ad * bd)
+        for name, fn in [("add", torch.add), ("sub", torch.sub), ("minimum", torch.minimum),
+                         ("maximum", torch.maximum)]:
+            c = getattr(ewise.sparse, name)(a, b)
+            assert_torch_canonical(torch, c, shape, dtype)
+            assert torch.equal(c.to_dense(), fn(ad, bd)), name
+        row = torch.randint(-4, 5, (shape[1],), generator=g).to(dtype).cuda()
+        c = ewise.sparse.multiply(a, row)
+        assert_torch_canonical(torch, c, shape, dtype)
+        assert torch.equal(c.to_dense(), ad * row)
+        assert torch.equal(ewise.sparse.add(a, row), ad + row)
+        out = torch.empty(shape, dtype=dtype, device="cuda")
+        assert ewise.sparse.sub(a, row, out=out) is out and torch.equal(out, ad - row)
+        w = torch.randint(-4, 5, shape, generator=g).to(dtype).cuda()
+        want = w + ad
+        assert ewise.sparse.accumulate("add", w, a) is w and torch.equal(w, want)
+    empty = ewise.sparse.multiply(a, torch.sparse_coo_tensor(
+        torch.zeros(2, 0, dtype=torch.int64), torch.zeros(0, dtype=a.dtype), shape,
+        check_invariants=True).cuda())
+    assert_torch_canonical(torch, empty, shape, a.dtype)
+    assert empty._nnz() == 0
+    with pytest.raises(ValueError, match="different devices"):
+        ewise.sparse.multiply(a, a.cpu())
+    with pytest.raises(ValueError, match="different devices"):
+        ewise.sparse.add(a, torch.ones(shape, dtype=a.dtype))
+    with pytest.raises(ValueError, match="different devices"):
+        ewise.sparse.accumulate("add", torch.ones(shape, dtype=a.dtype), a)
+
+
+def test_torch_coalesced_times_dense_keeps_the_pattern(torch):
+    """A coalesced tensor ⊙ dense (full, row, column, scalar): torch's values, the same indices
+    tensor (shared, no copy), coalesced; an index out of range is still a ValueError."""
+    g = torch.Generator().manual_seed(4)
+    for dtype in (torch.float16, torch.float32, torch.float64, torch.int64):
+        a = random_torch_sparse(torch, g, (300, 200), dtype, 4000, "cuda").coalesce()
+        for dense_shape in ((300, 200), (200,), (300, 1), ()):
+            d = torch.randint(-3, 4, dense_shape, generator=g).to(dtype).cuda()
+            got = ewise.sparse.multiply(a, d)
+            assert got.is_coalesced() and got._indices().data_ptr() == a._indices().data_ptr()
+            assert torch.equal(got._values(), a._values() * d.expand(300, 200)[
+                a._indices()[0], a._indices()[1]]), (dtype, dense_shape)
+    idx = torch.tensor([[0, 5], [1, 1]], device="cuda")
+    bad = torch.sparse_coo_tensor(idx, torch.ones(2, device="cuda"), (3, 4), is_coalesced=True,
+                                  check_invariants=False)
+    with pytest.raises(ValueError, match="outside its 3x4 shape"):
+        ewise.sparse.multiply(bad, torch.ones(3, 4, device="cuda"))
+
+
+def test_torch_sparse_stream_and_no_device_synchronization(torch):
+    """The sparse calls run on the current (side) stream, behind a long kernel that fills
+    their dense operand; COO ⊙ COO synchronizes its stream for nnz, but not the device: a long
+    kernel on another stream still runs when it returns. The calls run once before: CUDA loads
+    a kernel at its first launch in the process (lazy loading, CUDA_MODULE_LOADING=LAZY, the
+    default), and loading synchronizes the device (H100: each call of a fresh process waited
+    for the other stream's 0.5-s kernel; none did with CUDA_MODULE_LOADING=EAGER)."""
+    g = torch.Generator().manual_seed(2)
+    shape = (500, 400)
+    a = random_torch_sparse(torch, g, shape, torch.float32, 5000, "cuda")
+    b = random_torch_sparse(torch, g, shape, torch.float32, 5000, "cuda")
+    dense = torch.zeros(shape, device="cuda")
+    ewise.sparse.multiply(a, dense), ewise.sparse.add(a, dense), ewise.sparse.multiply(a, b)
+    torch.cuda.synchronize()
+    s, other = torch.cuda.Stream(), torch.cuda.Stream()
+    with torch.cuda.stream(other):
+        torch.cuda._sleep(LONG_KERNEL_CYCLES)
+    with torch.cuda.stream(s):
+        torch.cuda._sleep(LONG_KERNEL_CYCLES // 4)
+        dense.fill_(2.0)
+        scaled = ewise.sparse.multiply(a, dense)
+        summed = ewise.sparse.add(a, dense)
+        both = ewise.sparse.multiply(a, b)
+        assert not other.query(), "ewise synchronized the device"
+    s.synchronize()
+    assert torch.equal(scaled.to_dense(), a.to_dense() * 2.0)
+    assert torch.equal(summed, a.to_dense() + 2.0)
+    assert torch.equal(both.to_dense(), a.to_dense() * b.to_dense())
+    other.synchronize()
+
+
+def test_torch_autograd_and_compile_on_cuda(torch):
+    g = torch.Generator(device="cuda").manual_seed(3)
+    for op in ("add", "sub", "mul", "div", "minimum", "maximum"):
+        a = torch.randn(4, 1, 5, generator=g, device="cuda", dtype=torch.float64,
+                        requires_grad=True)
+        b = (torch.rand(3, 1, generator=g, device="cuda", dtype=torch.float64) + 0.5
+             ).requires_grad_()
+        assert torch.autograd.gradcheck(getattr(ewise.torch, op), (a, b)), op
+    idx = torch.tensor([[0, 2, 1, 2, 0], [1, 0, 1, 0, 3]], device="cuda")  # a duplicate
+    vals = torch.randn(5, generator=g, device="cuda", dtype=torch.float64, requires_grad=True)
+    for dense_shape in ((3, 4), (4,), (3, 1)):
+        dense = torch.randn(dense_shape, generator=g, device="cuda", dtype=torch.float64,
+                            requires_grad=True)
+        fn = lambda v, d: ewise.sparse.multiply(  # noqa: E731
+            torch.sparse_coo_tensor(idx, v, (3, 4), check_invariants=True), d).to_dense()
+        assert torch.autograd.gradcheck(fn, (vals, dense)), dense_shape
+
+    def step(x, w, bias):
+        return ewise.torch.maximum(ewise.torch.add(ewise.torch.mul(x, w), bias), 0.0) * 2
+
+    x, w = (torch.randn(64, 32, generator=g, device="cuda") for _ in range(2))
+    bias = torch.randn(32, generator=g, device="cuda")
+    got = torch.compile(step, fullgraph=True)(x, w, bias)
+    assert torch.equal(got, torch.maximum(x * w + bias, torch.tensor(0.0, device="cuda")) * 2)
+
+
+def cupyx_matrices(cupy, scipy_sparse, rng, dtype):
+    """A pair of SciPy COO matrices (unsorted, duplicates) and their cupyx copies."""
+    def one(nnz):
+        rows = rng.integers(0, 300, nnz).astype(np.int32)
+        cols = rng.integers(0, 200, nnz).astype(np.int32)
+        rows[nnz // 2:nnz // 2 + nnz // 5] = rows[:nnz // 5]
+        cols[nnz // 2:nnz // 2 + nnz // 5] = cols[:nnz // 5]
+        return scipy_sparse.coo_matrix((rng.integers(-4, 5, nnz).astype(dtype), (rows, cols)),
+                                       shape=(300, 200))
+    import cupyx.scipy.sparse as cusparse
+    host = [one(3000), one(2000)]
+    return host, [cusparse.coo_matrix((cupy.asarray(m.data), (cupy.asarray(m.row),
+                                                            cupy.asarray(m.col))),
+                                      shape=m.shape) for m in host]
+
+
+def test_cupyx_sparse(cupy):
+    scipy_sparse = pytest.importorskip("scipy.sparse")
+    import cupyx.scipy.sparse as cusparse
+    rng = np.random.default_rng(4)
+    for dtype in (np.float32, np.float64):  # cupyx's value dtypes
+        (ha, hb), (a, b) = cupyx_matrices(cupy, scipy_sparse, rng, dtype)
+        for x in (a, a.tocsr(), a.tocsc()):
+            c = ewise.sparse.multiply(x, b)
+            assert isinstance(c, cusparse.coo_matrix) and c.has_canonical_format
+            key = c.row.get().astype(np.int64) * 200 + c.col.get()
+            assert (np.diff(key) > 0).all()
+            np.testing.assert_array_equal(c.toarray().get(), ha.toarray() * hb.toarray())
+        for name, fn in [("add", np.add), ("sub", np.subtract), ("minimum", np.minimum),
+                         ("maximum", np.maximum)]:
+            c = getattr(ewise.sparse, name)(a, b)
+            assert isinstance(c, cusparse.coo_matrix) and c.has_canonical_format
+            np.testing.assert_array_equal(c.toarray().get(), fn(ha.toarray(), hb.toarray()))
+        col = cupy.asarray(rng.integers(-4, 5, (300, 1)).astype(dtype))
+        c = ewise.sparse.multiply(a, col)
+        np.testing.assert_array_equal(c.toarray().get(), ha.toarray() * col.get())
+        np.testing.assert_array_equal(ewise.sparse.maximum(a, col).get(),
+                                      np.maximum(ha.toarray(), col.get()))
+        w = cupy.asarray(rng.integers(-4, 5, (300, 200)).astype(dtype))
+        want = w.get() + ha.toarray()
+        ewise.sparse.accumulate("add", w, a)
+        np.testing.assert_array_equal(w.get(), want)
+        with pytest.raises(ValueError, match="different devices"):
+            ewise.sparse.multiply(a, np.ones((300, 200), dtype))
+        with pytest.raises(ValueError, match="different devices"):
+            ewise.sparse.add(a, ha)
+
+
+def test_cupyx_result_outlives_its_stream(cupy):
+    """A result's arrays are freed on the stream the call ran on; the result keeps that
+    stream's object, so destroying the user's reference to the stream first is safe."""
+    scipy_sparse = pytest.importorskip("scipy.sparse")
+    rng = np.random.default_rng(5)
+    (ha, hb), (a, b) = cupyx_matrices(cupy, scipy_sparse, rng, np.float32)
+    s = cupy.cuda.Stream(non_blocking=True)
+    with s:
+        c = ewise.sparse.multiply(a, b)
+    s.synchronize()
+    del s
+    gc.collect()
+    np.testing.assert_array_equal(c.toarray().get(), ha.toarray() * hb.toarray())
+    del c
+    gc.collect()
+    cupy.cuda.Device().synchronize()

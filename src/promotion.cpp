@@ -192,24 +192,21 @@ bool can_cast_same_kind(DType from, DType to) {
 
 // ---- Scalar -------------------------------------------------------------------------------
 
-Scalar Scalar::weak_bool(bool v) {
+Scalar Scalar::integral(DType dtype, bool weak, std::uint64_t bits) {
   Scalar s;
-  s.dtype_ = DType::b8;
-  s.weak_ = true;
-  s.i_ = v;
-  s.u_ = v;
-  s.f_ = v;
+  s.dtype_ = dtype;
+  s.weak_ = weak;
+  s.u_ = bits;
+  s.i_ = static_cast<std::int64_t>(bits);
+  s.f_ = dtype_kind(dtype) == DTypeKind::unsigned_int ? static_cast<double>(s.u_)
+                                                     : static_cast<double>(s.i_);
   return s;
 }
 
+Scalar Scalar::weak_bool(bool v) { return integral(DType::b8, true, v); }
+
 Scalar Scalar::weak_int(std::int64_t v) {
-  Scalar s;
-  s.dtype_ = DType::i64;
-  s.weak_ = true;
-  s.i_ = v;
-  s.u_ = static_cast<std::uint64_t>(v);
-  s.f_ = static_cast<double>(v);
-  return s;
+  return integral(DType::i64, true, static_cast<std::uint64_t>(v));
 }
 
 Scalar Scalar::weak_float(double v) {
@@ -246,12 +243,7 @@ Scalar Scalar::of_int(DType dtype, std::int64_t v) {
     return of_uint(dtype, static_cast<std::uint64_t>(v));
   }
   EWISE_EXPECTS(detail::fits(dtype, v), v, " is out of range for ", dtype_name(dtype));
-  Scalar s;
-  s.dtype_ = dtype;
-  s.i_ = v;
-  s.u_ = static_cast<std::uint64_t>(v);
-  s.f_ = static_cast<double>(v);
-  return s;
+  return integral(dtype, false, static_cast<std::uint64_t>(v));
 }
 
 Scalar Scalar::of_uint(DType dtype, std::uint64_t v) {
@@ -263,12 +255,7 @@ Scalar Scalar::of_uint(DType dtype, std::uint64_t v) {
   }
   EWISE_EXPECTS(dtype == DType::u64 || v < (std::uint64_t{1} << (8 * dtype_size(dtype))), v,
                 " is out of range for ", dtype_name(dtype));
-  Scalar s;
-  s.dtype_ = dtype;
-  s.u_ = v;
-  s.i_ = static_cast<std::int64_t>(v);
-  s.f_ = static_cast<double>(v);
-  return s;
+  return integral(dtype, false, v);
 }
 
 std::string Scalar::str() const {

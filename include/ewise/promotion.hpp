@@ -94,6 +94,9 @@ class Scalar {
   std::string str() const;  ///< "2.5 (Python float)", "3 (i32)"
 
  private:
+  /// A bool or integer scalar of `dtype` whose value has two's-complement bits `bits`.
+  static Scalar integral(DType dtype, bool weak, std::uint64_t bits);
+
   DType dtype_ = DType::f64;
   bool weak_ = false;
   double f_ = 0;

@@ -2,13 +2,15 @@
 // operands by value. Each element is loaded in its own dtype and converted to the compute type
 // C, combined by the ops.hpp functor, rounded to the result dtype and cast to the output's
 // dtype in the same pass (ewise/promotion.hpp, src/element.hpp's casts on the host). The dtypes
-// are kernel arguments, so one instantiation per (operation, C) serves every dtype pair.
+// are kernel arguments, so one instantiation per (operation, C) serves every dtype pair. Loads
+// go by the element's width alone and every load of an iteration is issued before any value is
+// converted; the dtype is switched once for up to 8 elements (flat) or once an element
+// (strided) after that.
 // Two kernels, picked per launch:
 //   flat     a rank-1 plan, out stride 1, each input stride 1 (at the same element offset modulo
-//            kChunk as out) or a held value (stride 0, or a scalar): chunks of kChunk elements,
-//            each operand loaded and stored as one vector of its own dtype, the dtype switched
-//            once per chunk, not per element; a per-element head up to out's chunk boundary and
-//            a tail.
+//            a group as out) or a held value (stride 0, or a scalar): groups of 16 / W
+//            elements, W the widest dtype's bytes (one instantiation per W), each group of an
+//            operand one load; a per-element head up to out's group boundary and a tail.
 //   strided  anything else: element by element through the plan's strides, each thread loading
 //            its kConvertUnroll elements before it converts or stores any.
 // Included by the convert_<group>.cu files.
@@ -17,6 +19,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -29,13 +32,14 @@ namespace ewise::detail {
 
 /// Elements per thread and iteration, loaded before any is stored (strided path).
 inline constexpr int kConvertUnroll = 4;
-/// Elements per chunk (flat path): a 16-byte vector of 2-byte dtypes, two of f32, 8 bytes of
-/// 1-byte dtypes; each thread takes chunk_unroll(sizeof(C)) chunks per iteration (two chunks
-/// of an 8-byte C would hold 64 registers of operands alone).
-inline constexpr int kChunk = 8;
-constexpr int chunk_unroll(std::size_t compute_bytes) { return compute_bytes >= 8 ? 1 : 2; }
-/// Threads per block, whatever DenseOptions::threads says: the register budget of 255 per
-/// thread that the unrolled chunks need (at 1024 threads the limit of 64 made f64 spill).
+/// Groups a lane of the flat kernel loads before it converts any: 64 bytes of the widest
+/// operand a thread in flight.
+inline constexpr int kGroups = 4;
+/// Resident blocks per SM the flat kernel is built for (launch bounds): at most 64 registers a
+/// thread, so that 1024 threads an SM keep their groups' loads in flight.
+inline constexpr int kConvertFlatBlocks = 4;
+/// Threads per block, whatever DenseOptions::threads says (at 1024 threads a block the limit of
+/// 64 registers a thread made the strided kernel's f64 compute type spill).
 inline constexpr int kConvertThreads = 256;
 
 template <class Index>
@@ -45,23 +49,18 @@ struct ConvertArgs {
   void* out = nullptr;
   const void* a = nullptr;
   const void* b = nullptr;
-  DType ta{}, tb{}, tout{}, tresult{};
+  DType ta{}, tb{}, tout{};
+  std::int8_t wa = 0, wb = 0, wout = 0;    ///< bytes of an element of a, b, out
   bool a_scalar = false, b_scalar = false;
   std::uint64_t a_value = 0, b_value = 0;  ///< scalars, as C in the low bytes
   DType compute{};                         ///< CallTypes' compute dtype
   bool a_round = false, b_round = false;   ///< CallTypes::a_round, b_round
+  DType tresult{};                         ///< the result dtype
+  bool result_round = false;  ///< round to tresult first: a 16-bit float, out another dtype
   // the flat kernel's (see the file comment)
   bool a_held = false, b_held = false;  ///< stride 0 (or a scalar): one value for all elements
-  Index head = 0, chunks = 0;           ///< per-element head, then chunks, then the tail
+  Index head = 0, tiles = 0;            ///< per-element head, then tiles, then the tail
 };
-
-/// x as C: to bool, nonzero; otherwise C's conversion (integers wrap; integers to floating
-/// round to nearest). Floating to integer is never asked (op_types, same_kind).
-template <class C, class X>
-EWISE_DEVICE C convert_to(X x) {
-  if constexpr (std::is_same_v<C, bool>) return x != X(0);
-  else return static_cast<C>(x);
-}
 
 /// Calls f(TypeTag<T>{}) with the device storage type T of dtype t.
 template <class G>
@@ -81,23 +80,70 @@ EWISE_DEVICE void with_storage(DType t, G&& g) {
     case DType::u32: return g(TypeTag<std::uint32_t>{});
     case DType::u64: return g(TypeTag<std::uint64_t>{});
   }
+  // No other dtype reaches a kernel (check_types); without this the compiler keeps the previous
+  // values of what g assigns alive for an unknown one (in a loop: each iteration's registers
+  // twice, and 540 bytes of spills a thread).
+  __builtin_unreachable();
 }
 
-/// The value of storage type T as the widest type it converts through: float for 16-bit floats.
+// ---- bits: loads and stores by width alone, so that every load of an iteration is issued
+// before any value is converted (a conversion inside the dtype switch of a load waits for that
+// load's data and kept the next load from starting).
+
+/// The unsigned integer of N bytes.
+template <int N>
+using Bits = std::conditional_t<N == 1, std::uint8_t,
+             std::conditional_t<N == 2, std::uint16_t,
+             std::conditional_t<N == 4, std::uint32_t, std::uint64_t>>>;
+
+/// The value of storage type T whose bits are the low bytes of `bits` (a bool: nonzero).
 template <class T>
-EWISE_DEVICE auto widen(T v) {
-  if constexpr (std::is_same_v<T, __half>) return __half2float(v);
-  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __bfloat162float(v);
-  else return v;
+EWISE_DEVICE T from_bits(std::uint64_t bits) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return static_cast<std::uint8_t>(bits) != 0;
+  } else {
+    const auto b = static_cast<Bits<sizeof(T)>>(bits);
+    T v;
+    std::memcpy(&v, &b, sizeof v);
+    return v;
+  }
 }
 
-/// Element `off` of `base`, of dtype t, as C.
-template <class C, class Offset>
-EWISE_DEVICE C load_as(DType t, const void* base, Offset off) {
+/// The bits of v, storage type T.
+template <class T>
+EWISE_DEVICE Bits<sizeof(T)> to_bits(T v) {
+  Bits<sizeof(T)> b;
+  std::memcpy(&b, &v, sizeof b);
+  return b;
+}
+
+/// The bits of element `off` of `base`, whose elements have `width` bytes.
+template <class Offset>
+EWISE_DEVICE std::uint64_t load_bits(int width, const void* base, Offset off) {
+  switch (width) {
+    case 1: return static_cast<const std::uint8_t*>(base)[off];
+    case 2: return static_cast<const std::uint16_t*>(base)[off];
+    case 4: return static_cast<const std::uint32_t*>(base)[off];
+    case 8: return static_cast<const std::uint64_t*>(base)[off];
+  }
+  __builtin_unreachable();  // the widths of the dtypes
+}
+
+/// x as C: to bool, nonzero; otherwise C's conversion (integers wrap; integers to floating
+/// round to nearest). Floating to integer is never asked (op_types, same_kind).
+template <class C, class X>
+EWISE_DEVICE C convert_to(X x) {
+  if constexpr (std::is_same_v<C, bool>) return x != X(0);
+  else return static_cast<C>(x);
+}
+
+/// The element of dtype t with these bits, as C.
+template <class C>
+EWISE_DEVICE C bits_as(DType t, std::uint64_t bits) {
   C x{};
   with_storage(t, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    x = convert_to<C>(widen(static_cast<const T*>(base)[off]));
+    x = convert_to<C>(to_compute(from_bits<T>(bits)));
   });
   return x;
 }
@@ -109,13 +155,7 @@ EWISE_DEVICE T cast_to(X x) {
   constexpr bool from_float = std::is_same_v<X, float>;
   if constexpr (std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>) {
     if constexpr (std::is_floating_point_v<X>) {
-      if (x != x) {  // the canonical NaN, 0x7FFF in both formats
-        __half_raw nan;
-        nan.x = 0x7FFF;
-        T r;
-        std::memcpy(&r, &nan, sizeof r);
-        return r;
-      }
+      if (x != x) return from_bits<T>(0x7FFF);  // the canonical NaN of both formats
     }
     if constexpr (std::is_same_v<T, __half>)
       return from_float ? __float2half_rn(static_cast<float>(x)) : __double2half(static_cast<double>(x));
@@ -138,136 +178,225 @@ EWISE_DEVICE void store_cast(DType t, void* base, Offset off, X x) {
   });
 }
 
-/// kChunk elements of dtype t from element `first` of `base` (aligned to the chunk) as C: one
-/// vector load, the dtype switched once.
-template <class C, class Index>
-EWISE_DEVICE void load_chunk(DType t, const void* base, Index first, C (&x)[kChunk]) {
+// ---- groups: the flat kernel's unit, G = 16 / W consecutive elements where W bytes is the
+// widest dtype the kernel instantiation takes: a 16-byte vector of the widest operand, fewer
+// bytes of a narrower one.
+
+/// The bits of a group: 16 bytes as 32-bit words (fewer used by a narrower dtype).
+struct RawGroup {
+  std::uint32_t w[4];
+};
+
+/// `Bytes` (1, 2, 4, 8 or 16) from p (aligned to them) into r: one load.
+template <int Bytes>
+EWISE_DEVICE void load_bytes(const void* p, RawGroup& r) {
+  if constexpr (Bytes == 16) {
+    const uint4 v = *static_cast<const uint4*>(p);
+    r.w[0] = v.x;
+    r.w[1] = v.y;
+    r.w[2] = v.z;
+    r.w[3] = v.w;
+  } else if constexpr (Bytes == 8) {
+    const uint2 v = *static_cast<const uint2*>(p);
+    r.w[0] = v.x;
+    r.w[1] = v.y;
+  } else {
+    r.w[0] = *static_cast<const Bits<Bytes>*>(p);
+  }
+}
+template <int Bytes>
+EWISE_DEVICE void store_bytes(void* p, const std::uint32_t (&w)[4]) {
+  if constexpr (Bytes == 16) *static_cast<uint4*>(p) = make_uint4(w[0], w[1], w[2], w[3]);
+  else if constexpr (Bytes == 8) *static_cast<uint2*>(p) = make_uint2(w[0], w[1]);
+  else *static_cast<Bits<Bytes>*>(p) = static_cast<Bits<Bytes>>(w[0]);
+}
+
+/// The G elements of `width` bytes (at most W = 16 / G) at p, aligned to G * width bytes.
+template <int G>
+EWISE_DEVICE void load_group(int width, const void* p, RawGroup& r) {
+  switch (width) {
+    case 1: return load_bytes<G>(p, r);
+    case 2: if constexpr (2 * G <= 16) return load_bytes<2 * G>(p, r); else break;
+    case 4: if constexpr (4 * G <= 16) return load_bytes<4 * G>(p, r); else break;
+    case 8: if constexpr (8 * G <= 16) return load_bytes<8 * G>(p, r); else break;
+  }
+  __builtin_unreachable();  // a wider dtype runs an instantiation of wider groups
+}
+
+/// Element e of a group of storage type T.
+template <class T>
+EWISE_DEVICE T group_element(const RawGroup& r, int e) {
+  constexpr int s = sizeof(T);
+  if constexpr (s == 8)
+    return from_bits<T>(r.w[2 * e] | static_cast<std::uint64_t>(r.w[2 * e + 1]) << 32);
+  else return from_bits<T>(r.w[e * s / 4] >> (8 * (e * s % 4)));
+}
+
+/// Elements e0 .. e0 + S - 1 of a group of dtype t (at most 16 / G bytes), as C: the dtype
+/// switched once.
+template <int G, int S, class C>
+EWISE_DEVICE void convert_elements(DType t, const RawGroup& r, int e0, C (&x)[S]) {
   with_storage(t, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    const Pack<T, kChunk> v =
-        *reinterpret_cast<const Pack<T, kChunk>*>(static_cast<const T*>(base) + first);
+    if constexpr (sizeof(T) * G <= 16) {
 #pragma unroll
-    for (int e = 0; e < kChunk; ++e) x[e] = convert_to<C>(widen(v.v[e]));
+      for (int e = 0; e < S; ++e) x[e] = convert_to<C>(to_compute(group_element<T>(r, e0 + e)));
+    } else {
+      __builtin_unreachable();  // as in load_group
+    }
   });
 }
 
-/// kChunk results stored from element `first` of `base` (aligned to the chunk) in dtype t: the
-/// dtype switched once, one vector store.
-template <class V, class Index>
-EWISE_DEVICE void store_chunk(DType t, void* base, Index first, const V (&v)[kChunk]) {
+/// Results e0 .. e0 + S - 1 of a group cast to dtype t and packed into its words w.
+template <int G, int S, class V>
+EWISE_DEVICE void pack_elements(DType t, const V (&v)[S], int e0, std::uint32_t (&w)[4]) {
   with_storage(t, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    Pack<T, kChunk> r;
+    constexpr int s = sizeof(T);
+    if constexpr (s * G <= 16) {
 #pragma unroll
-    for (int e = 0; e < kChunk; ++e) r.v[e] = cast_to<T>(v[e]);
-    *reinterpret_cast<Pack<T, kChunk>*>(static_cast<T*>(base) + first) = r;
+      for (int e = 0; e < S; ++e) {
+        const std::uint64_t b = to_bits(cast_to<T>(v[e]));
+        const int at = e0 + e;
+        if constexpr (s == 8) {
+          w[2 * at] = static_cast<std::uint32_t>(b);
+          w[2 * at + 1] = static_cast<std::uint32_t>(b >> 32);
+        } else {
+          w[at * s / 4] |= static_cast<std::uint32_t>(b) << (8 * (at * s % 4));
+        }
+      }
+    } else {
+      __builtin_unreachable();  // as in load_group
+    }
   });
 }
 
-/// x rounded to 16-bit compute dtype t (f16 or bf16) when `round` (CallTypes::a_round).
+/// A group's words stored at p (aligned to G * width bytes) in elements of `width` bytes.
+template <int G>
+EWISE_DEVICE void store_group(int width, void* p, const std::uint32_t (&w)[4]) {
+  switch (width) {
+    case 1: return store_bytes<G>(p, w);
+    case 2: if constexpr (2 * G <= 16) return store_bytes<2 * G>(p, w); else break;
+    case 4: if constexpr (4 * G <= 16) return store_bytes<4 * G>(p, w); else break;
+    case 8: if constexpr (8 * G <= 16) return store_bytes<8 * G>(p, w); else break;
+  }
+  __builtin_unreachable();  // as in load_group
+}
+
+/// x rounded to 16-bit float dtype t (f16 or bf16); other C pass unchanged.
 template <class C>
-EWISE_DEVICE C round_operand(bool round, DType t, C x) {
-  if constexpr (std::is_same_v<C, float>) {
-    if (round)
-      return t == DType::f16 ? __half2float(__float2half_rn(x))
-                             : __bfloat162float(__float2bfloat16_rn(x));
-  }
-  return x;
+EWISE_DEVICE C round16(DType t, C x) {
+  if constexpr (std::is_same_v<C, float>)
+    return t == DType::f16 ? __half2float(__float2half_rn(x)) : __bfloat162float(__float2bfloat16_rn(x));
+  else return x;
 }
 
-/// v rounded to the result dtype when that is a 16-bit float and the output's dtype another.
-template <class V>
-EWISE_DEVICE V round_to_result(DType result, DType out, V v) {
-  if constexpr (std::is_same_v<V, float>) {
-    if (result != out && (result == DType::f16 || result == DType::bf16))
-      return result == DType::f16 ? __half2float(__float2half_rn(v))
-                                  : __bfloat162float(__float2bfloat16_rn(v));
+/// The flat path: a per-element head up to out's group boundary; tiles of 32 * kGroups groups of
+/// G = 16 / W elements, one tile a warp, each lane's kGroups groups 32 groups apart (every load
+/// and store of a warp contiguous); a per-element tail. A lane loads all its groups of both
+/// operands (by width) before it converts any; then per group, S elements at a time: the
+/// conversions (by dtype), the roundings the call asks (uniform branches), the operation, the
+/// cast into out's words; one store a group.
+template <class F, class C, int W>
+__global__ void __launch_bounds__(kConvertThreads, kConvertFlatBlocks)
+    convert_flat_kernel(F f, ConvertArgs<std::uint64_t> p) {
+  using Index = std::uint64_t;
+  using R = decltype(f(C{}, C{}));
+  constexpr int G = 16 / W, S = G < 8 ? G : 8, NG = kGroups;
+  C a0, b0;  // a scalar operand's value, or a held operand's one element
+  std::memcpy(&a0, &p.a_value, sizeof a0);
+  std::memcpy(&b0, &p.b_value, sizeof b0);
+  if (p.a_held && !p.a_scalar) {
+    a0 = bits_as<C>(p.ta, load_bits(p.wa, p.a, 0));
+    if (p.a_round) a0 = round16(p.compute, a0);
   }
-  return v;
-}
-
-/// The flat path: a per-element head up to out's chunk boundary, chunks, a per-element tail.
-template <class F, class C, class Index>
-EWISE_DEVICE void convert_flat(const F& f, const ConvertArgs<Index>& p, C a0, C b0) {
-  using R = decltype(f(a0, b0));
+  if (p.b_held && !p.b_scalar) {
+    b0 = bits_as<C>(p.tb, load_bits(p.wb, p.b, 0));
+    if (p.b_round) b0 = round16(p.compute, b0);
+  }
   const Index tid = global_thread<Index>(), nthreads = grid_threads<Index>();
   const auto one = [&](Index i) {
-    const C x = p.a_held ? a0 : round_operand(p.a_round, p.compute, load_as<C>(p.ta, p.a, i));
-    const C y = p.b_held ? b0 : round_operand(p.b_round, p.compute, load_as<C>(p.tb, p.b, i));
-    store_cast(p.tout, p.out, i, round_to_result(p.tresult, p.tout, f(x, y)));
+    C x = a0, y = b0;
+    if (!p.a_held) {
+      x = bits_as<C>(p.ta, load_bits(p.wa, p.a, i));
+      if (p.a_round) x = round16(p.compute, x);
+    }
+    if (!p.b_held) {
+      y = bits_as<C>(p.tb, load_bits(p.wb, p.b, i));
+      if (p.b_round) y = round16(p.compute, y);
+    }
+    R r = f(x, y);
+    if (p.result_round) r = round16(p.tresult, r);
+    store_cast(p.tout, p.out, i, r);
   };
   for (Index i = tid; i < p.head; i += nthreads) one(i);
-  constexpr int U = chunk_unroll(sizeof(C));
-  for (Index c0 = tid; c0 < p.chunks; c0 += nthreads * U) {
-    C x[U][kChunk], y[U][kChunk];
+  const auto at = [](const void* base, int width, Index first) {
+    return static_cast<const char*>(base) + first * width;
+  };
+  const Index lane = threadIdx.x % 32;
+  for (Index tile = tid / 32; tile < p.tiles; tile += nthreads / 32) {
+    const Index first0 = p.head + (tile * (32 * NG) + lane) * G;  // the lane's first group
+    // zeroed: no value lives from one iteration to the next
+    RawGroup ra[NG] = {}, rb[NG] = {};
 #pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const Index c = c0 + static_cast<Index>(u) * nthreads;
-      if (c < p.chunks) {
-        const Index first = p.head + c * kChunk;
+    for (int g = 0; g < NG; ++g) {
+      const Index first = first0 + static_cast<Index>(g) * (32 * G);
+      if (!p.a_held) load_group<G>(p.wa, at(p.a, p.wa, first), ra[g]);
+      if (!p.b_held) load_group<G>(p.wb, at(p.b, p.wb, first), rb[g]);
+    }
+#pragma unroll
+    for (int g = 0; g < NG; ++g) {
+      std::uint32_t w[4] = {};
+#pragma unroll
+      for (int e0 = 0; e0 < G; e0 += S) {
+        C x[S] = {}, y[S] = {};
         if (p.a_held) {
 #pragma unroll
-          for (int e = 0; e < kChunk; ++e) x[u][e] = a0;
+          for (int e = 0; e < S; ++e) x[e] = a0;
         } else {
-          load_chunk(p.ta, p.a, first, x[u]);
+          convert_elements<G>(p.ta, ra[g], e0, x);
+          if (p.a_round)
+#pragma unroll
+            for (int e = 0; e < S; ++e) x[e] = round16(p.compute, x[e]);
         }
         if (p.b_held) {
 #pragma unroll
-          for (int e = 0; e < kChunk; ++e) y[u][e] = b0;
+          for (int e = 0; e < S; ++e) y[e] = b0;
         } else {
-          load_chunk(p.tb, p.b, first, y[u]);
+          convert_elements<G>(p.tb, rb[g], e0, y);
+          if (p.b_round)
+#pragma unroll
+            for (int e = 0; e < S; ++e) y[e] = round16(p.compute, y[e]);
         }
-      }
-    }
+        R r[S];
 #pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const Index c = c0 + static_cast<Index>(u) * nthreads;
-      if (c < p.chunks) {
-        // Operands rounded here, after every chunk's loads were issued (a branch between the
-        // loads kept the second chunk's from starting before the first one's data arrived).
-        R r[kChunk];
+        for (int e = 0; e < S; ++e) r[e] = f(x[e], y[e]);
+        if (p.result_round)
 #pragma unroll
-        for (int e = 0; e < kChunk; ++e)
-          r[e] = round_to_result(p.tresult, p.tout,
-                                 f(p.a_held ? x[u][e] : round_operand(p.a_round, p.compute, x[u][e]),
-                                   p.b_held ? y[u][e] : round_operand(p.b_round, p.compute, y[u][e])));
-        store_chunk(p.tout, p.out, p.head + c * kChunk, r);
+          for (int e = 0; e < S; ++e) r[e] = round16(p.tresult, r[e]);
+        pack_elements<G>(p.tout, r, e0, w);
       }
+      const Index first = first0 + static_cast<Index>(g) * (32 * G);
+      store_group<G>(p.wout, static_cast<char*>(p.out) + first * p.wout, w);
     }
   }
-  for (Index i = p.head + p.chunks * kChunk + tid; i < p.n; i += nthreads) one(i);
-}
-
-/// A scalar operand's value (by value in the arguments) as C, else C{}.
-template <class C, class Index>
-EWISE_DEVICE void scalar_values(const ConvertArgs<Index>& p, C& a0, C& b0) {
-  std::memcpy(&a0, &p.a_value, sizeof a0);
-  std::memcpy(&b0, &p.b_value, sizeof b0);
-}
-
-template <class F, class C, class Index>
-__global__ void __launch_bounds__(kConvertThreads)
-    convert_flat_kernel(F f, ConvertArgs<Index> p) {
-  C a0, b0;
-  scalar_values(p, a0, b0);
-  // A held operand from memory (stride 0): its one element, read once per thread.
-  if (p.a_held && !p.a_scalar) a0 = round_operand(p.a_round, p.compute, load_as<C>(p.ta, p.a, 0));
-  if (p.b_held && !p.b_scalar) b0 = round_operand(p.b_round, p.compute, load_as<C>(p.tb, p.b, 0));
-  convert_flat(f, p, a0, b0);
+  for (Index i = p.head + p.tiles * (32 * NG * G) + tid; i < p.n; i += nthreads) one(i);
 }
 
 template <class F, class C, class Index>
 __global__ void __launch_bounds__(kConvertThreads)
     convert_strided_kernel(F f, ConvertArgs<Index> p) {
   using Offset = typename Strided<Index>::Offset;
+  using R = decltype(f(C{}, C{}));
   constexpr int U = kConvertUnroll;
-  C av, bv;
-  scalar_values(p, av, bv);
+  C a0, b0;
+  std::memcpy(&a0, &p.a_value, sizeof a0);
+  std::memcpy(&b0, &p.b_value, sizeof b0);
   const Index step = static_cast<Index>(gridDim.x) * blockDim.x * U;
   for (Index base = static_cast<Index>(blockIdx.x) * blockDim.x * U + threadIdx.x; base < p.n;
        base += step) {
-    C x[U], y[U];
-    Offset at[U];
+    std::uint64_t x[U] = {}, y[U] = {};  // bits, converted after every load was issued
+    Offset at[U] = {};  // (zeroed: no value lives from one iteration to the next)
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const Index i = base + static_cast<Index>(u) * blockDim.x;
@@ -275,59 +404,62 @@ __global__ void __launch_bounds__(kConvertThreads)
         Offset off[3];
         p.map.offsets(i, off);
         at[u] = off[0];
-        x[u] = p.a_scalar ? av : load_as<C>(p.ta, p.a, off[1]);
-        y[u] = p.b_scalar ? bv : load_as<C>(p.tb, p.b, off[2]);
+        if (!p.a_scalar) x[u] = load_bits(p.wa, p.a, off[1]);
+        if (!p.b_scalar) y[u] = load_bits(p.wb, p.b, off[2]);
       }
     }
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const Index i = base + static_cast<Index>(u) * blockDim.x;
-      if (i < p.n) {  // operands rounded after every load was issued (see convert_flat)
-        const C xa = p.a_scalar ? x[u] : round_operand(p.a_round, p.compute, x[u]);
-        const C yb = p.b_scalar ? y[u] : round_operand(p.b_round, p.compute, y[u]);
-        store_cast(p.tout, p.out, at[u], round_to_result(p.tresult, p.tout, f(xa, yb)));
+      if (i < p.n) {
+        C xa = a0, yb = b0;
+        if (!p.a_scalar) xa = bits_as<C>(p.ta, x[u]);
+        if (!p.b_scalar) yb = bits_as<C>(p.tb, y[u]);
+        if (p.a_round) xa = round16(p.compute, xa);  // a_round: not a scalar
+        if (p.b_round) yb = round16(p.compute, yb);
+        R r = f(xa, yb);
+        if (p.result_round) r = round16(p.tresult, r);
+        store_cast(p.tout, p.out, at[u], r);
       }
     }
   }
 }
 
-/// The element offset of `ptr` within a chunk, in elements of dtype d.
-inline std::int64_t chunk_phase(const void* ptr, DType d) {
-  return static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(ptr) / dtype_size(d) % kChunk);
+/// The element offset of `ptr` within a group of g elements of dtype d.
+inline std::int64_t group_phase(const void* ptr, DType d, int g) {
+  return static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(ptr) / dtype_size(d) % g);
 }
 
-/// Whether the flat kernel runs the call (see the file comment).
-inline bool flat_plan(const CallTypes& t, const DensePlan& plan) {
+/// Whether the flat kernel with groups of g elements runs the call (see the file comment).
+inline bool flat_plan(const CallTypes& t, const DensePlan& plan, int g) {
   const BroadcastPlan& P = plan.plan;
   if (P.rank() != 1 || P.strides[0][0] != 1) return false;
-  const std::int64_t out_phase = chunk_phase(plan.out, t.out);
-  const auto fits = [&](int k, const void* ptr, DType d, bool scalar) {
-    return scalar || P.strides[k][0] == 0 ||
-           (P.strides[k][0] == 1 && chunk_phase(ptr, d) == out_phase);
+  const std::int64_t out_phase = group_phase(plan.out, t.out, g);
+  const auto fits = [&](int i, const void* ptr, DType d, bool scalar) {
+    return scalar || P.strides[i][0] == 0 ||
+           (P.strides[i][0] == 1 && group_phase(ptr, d, g) == out_phase);
   };
   return fits(1, plan.a, t.a, t.a_scalar) && fits(2, plan.b, t.b, t.b_scalar);
 }
 
-/// The flat kernel's fields of a call flat_plan accepts.
-template <class Index>
-void set_flat(ConvertArgs<Index>& p, const CallTypes& t, const DensePlan& plan) {
-  const BroadcastPlan& P = plan.plan;
-  p.a_held = t.a_scalar || P.strides[1][0] == 0;
-  p.b_held = t.b_scalar || P.strides[2][0] == 0;
-  const std::int64_t head =
-      std::min<std::int64_t>((kChunk - chunk_phase(plan.out, t.out)) % kChunk, plan.numel);
-  p.head = static_cast<Index>(head);
-  p.chunks = static_cast<Index>((plan.numel - head) / kChunk);
-}
+/// Whether the flat kernel has an instantiation of widest dtype W bytes for C: the S elements
+/// of an operand it converts at a time in at most 8 registers; an 8-byte C only W = 8 (at W = 4
+/// f64 division spilled).
+template <class C, int W>
+inline constexpr bool kFlatWidth =
+    sizeof(C) < 8 ? std::min(16 / W, 8) * sizeof(C) <= 32 : W == 8;
 
-/// Launches the flat kernel (64-bit indices: its index arithmetic is a few adds, and one
-/// instantiation serves every size) or the strided one (32-bit indices where they fit) for
-/// the planned call.
+/// Launches the planned call: the flat kernel (64-bit indices: its index arithmetic is a few
+/// adds, and one instantiation serves every size) where flat_plan accepts it, with the
+/// narrowest W that holds every loaded operand's and out's dtype; the strided one (32-bit
+/// indices where they fit) otherwise.
 template <class F, class C>
 void launch_converting(const F& f, const CallTypes& t, const DensePlan& plan,
                        cudaStream_t stream) {
-  const auto run = [&](auto index, auto flat) {
+  const BroadcastPlan& P = plan.plan;
+  const auto run = [&](auto index, auto width) {
     using Index = typename decltype(index)::type;
+    constexpr int W = decltype(width)::value;
     ConvertArgs<Index> p;
     p.n = static_cast<Index>(plan.numel);
     p.out = plan.out;
@@ -336,7 +468,12 @@ void launch_converting(const F& f, const CallTypes& t, const DensePlan& plan,
     p.ta = t.a;
     p.tb = t.b;
     p.tout = t.out;
+    p.wa = static_cast<std::int8_t>(dtype_size(t.a));
+    p.wb = static_cast<std::int8_t>(dtype_size(t.b));
+    p.wout = static_cast<std::int8_t>(dtype_size(t.out));
     p.tresult = t.types.result;
+    p.result_round = t.types.result != t.out &&
+                     (t.types.result == DType::f16 || t.types.result == DType::bf16);
     p.a_scalar = t.a_scalar;
     p.b_scalar = t.b_scalar;
     p.a_value = t.a_value;
@@ -346,23 +483,50 @@ void launch_converting(const F& f, const CallTypes& t, const DensePlan& plan,
     p.b_round = t.b_round;
     GridPlan grid = plan.grid;
     std::int64_t per_thread = kConvertUnroll;
-    void (*kernel)(F, ConvertArgs<Index>) = convert_strided_kernel<F, C, Index>;
-    if constexpr (decltype(flat)::value) {
-      set_flat(p, t, plan);
-      per_thread = std::int64_t{kChunk} * chunk_unroll(sizeof(C));
-      kernel = convert_flat_kernel<F, C, Index>;
+    void (*kernel)(F, ConvertArgs<Index>) = nullptr;
+    if constexpr (W > 0) {
+      constexpr int G = 16 / W;
+      p.a_held = t.a_scalar || P.strides[1][0] == 0;
+      p.b_held = t.b_scalar || P.strides[2][0] == 0;
+      const std::int64_t head =
+          std::min<std::int64_t>((G - group_phase(plan.out, t.out, G)) % G, plan.numel);
+      p.head = static_cast<Index>(head);
+      p.tiles = static_cast<Index>((plan.numel - head) / (32 * kGroups * G));
+      per_thread = kGroups * G;
+      grid.covers_work = true;  // every tile its own warp: no wave of loops
+      kernel = convert_flat_kernel<F, C, W>;
     } else {
       int dims[kMaxRank];
-      for (int d = 0; d < plan.plan.rank(); ++d) dims[d] = d;
-      p.map = make_strided<Index>(plan.plan, dims, plan.plan.rank());
+      for (int d = 0; d < P.rank(); ++d) dims[d] = d;
+      p.map = make_strided<Index>(P, dims, P.rank());
+      kernel = convert_strided_kernel<F, C, Index>;
     }
     const std::int64_t per_block = std::int64_t{kConvertThreads} * per_thread;
     grid.need = (plan.numel + per_block - 1) / per_block;
     launch("converting", kernel, grid_blocks(kernel, grid, kConvertThreads), kConvertThreads, 0,
            stream, f, p);
   };
-  if (flat_plan(t, plan)) return run(TypeTag<std::uint64_t>{}, std::true_type{});
-  with_index(plan.wide, [&](auto index) { run(index, std::false_type{}); });
+  const auto loaded = [&](int i, DType d, bool scalar) {
+    return scalar || P.strides[i][0] == 0 ? std::size_t{0} : dtype_size(d);
+  };
+  const std::size_t widest = std::max({loaded(1, t.a, t.a_scalar), loaded(2, t.b, t.b_scalar),
+                                       dtype_size(t.out)});
+  bool launched = false;
+  const auto flat = [&](auto width) {
+    constexpr int W = decltype(width)::value;
+    if constexpr (kFlatWidth<C, W>) {
+      if (!launched && widest <= W && flat_plan(t, plan, 16 / W)) {
+        run(TypeTag<std::uint64_t>{}, width);
+        launched = true;
+      }
+    }
+  };
+  flat(std::integral_constant<int, 1>{});
+  flat(std::integral_constant<int, 2>{});
+  flat(std::integral_constant<int, 4>{});
+  flat(std::integral_constant<int, 8>{});
+  if (!launched)
+    with_index(plan.wide, [&](auto index) { run(index, std::integral_constant<int, 0>{}); });
 }
 
 /// Runs the call if its operation is one of Ops (ops:: functor types), in its compute type.

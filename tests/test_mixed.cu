@@ -306,7 +306,10 @@ TEST(MixedGpu, ScalarFormsOnEitherSide) {
   int k = 0;
   for (BinaryOp op : kAllOps)
     for (DType t : mixed_dtypes()) {
-      const Dims shape = k % 3 == 0 ? Dims{37, 5} : k % 3 == 1 ? Dims{129} : Dims{};
+      const Dims shape = k % 4 == 0   ? Dims{37, 5}
+                         : k % 4 == 1 ? Dims{129}
+                         : k % 4 == 2 ? Dims{4099}  // whole tiles of the flat kernel, a tail
+                                      : Dims{};
       Tensor x(t, shape, Layout::random(shape.size(), rng), rng);
       for (const Scalar& s : scalar_forms(rng))
         for (Promotion rule : rules()) {
@@ -359,7 +362,8 @@ constexpr std::pair<DType, DType> kHotPairs[] = {
     {DType::bf16, DType::f32}, {DType::f32, DType::f16}, {DType::f32, DType::f64},
     {DType::i32, DType::f32},  {DType::i64, DType::f64}, {DType::b8, DType::f32},
     {DType::f16, DType::b8},   {DType::u8, DType::i8},   {DType::i16, DType::u16},
-    {DType::u64, DType::i64},  {DType::f16, DType::bf16}, {DType::u32, DType::f16}};
+    {DType::u64, DType::i64},  {DType::f16, DType::bf16}, {DType::u32, DType::f16},
+    {DType::i8, DType::b8}};  // (the flat kernel's widths: 1-byte operands and out, W = 1)
 
 TEST(MixedGpu, RandomBroadcastLayouts) {
   EWISE_REQUIRE_GPU();
@@ -391,8 +395,10 @@ TEST(MixedGpu, TileEdgesAndMisalignment) {
   std::mt19937_64 rng(seed);
   const std::vector<std::int64_t> lengths =
       test::sanitizer_sizes() ? std::vector<std::int64_t>{1, 33, 1025}
-                              : std::vector<std::int64_t>{1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32,
-                                                          33, 127, 128, 129, 1023, 1024, 1025, 4099};
+                              : std::vector<std::int64_t>{1,    2,    3,    7,    8,    9,   15,
+                                                          16,   17,   31,   32,   33,   127, 128,
+                                                          129,  1023, 1024, 1025, 2047, 2048,
+                                                          2049, 4099, 8195, 20483};
   int k = 0;
   for (const auto& [ta, tb] : kHotPairs)
     for (std::int64_t n : lengths)

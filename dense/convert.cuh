@@ -133,8 +133,13 @@ EWISE_DEVICE std::uint64_t load_bits(int width, const void* base, Offset off) {
 /// round to nearest). Floating to integer is never asked (op_types, same_kind).
 template <class C, class X>
 EWISE_DEVICE C convert_to(X x) {
-  if constexpr (std::is_same_v<C, bool>) return x != X(0);
-  else return static_cast<C>(x);
+  if constexpr (std::is_same_v<C, bool>) {
+    return x != X(0);
+  } else if constexpr (std::is_same_v<C, ExactInt> && !std::is_integral_v<X>) {
+    __builtin_unreachable();  // ExactInt takes integers only (CallTypes::exact)
+  } else {
+    return static_cast<C>(x);
+  }
 }
 
 /// The element of dtype t with these bits, as C.
@@ -303,9 +308,8 @@ __global__ void __launch_bounds__(kConvertThreads, kConvertFlatBlocks)
   using Index = std::uint64_t;
   using R = decltype(f(C{}, C{}));
   constexpr int G = 16 / W, S = G < 8 ? G : 8, NG = kGroups;
-  C a0, b0;  // a scalar operand's value, or a held operand's one element
-  std::memcpy(&a0, &p.a_value, sizeof a0);
-  std::memcpy(&b0, &p.b_value, sizeof b0);
+  // a scalar operand's value, or a held operand's one element
+  C a0 = scalar_value<C>(p.a_value), b0 = scalar_value<C>(p.b_value);
   if (p.a_held && !p.a_scalar) {
     a0 = bits_as<C>(p.ta, load_bits(p.wa, p.a, 0));
     if (p.a_round) a0 = round16(p.compute, a0);
@@ -389,9 +393,7 @@ __global__ void __launch_bounds__(kConvertThreads)
   using Offset = typename Strided<Index>::Offset;
   using R = decltype(f(C{}, C{}));
   constexpr int U = kConvertUnroll;
-  C a0, b0;
-  std::memcpy(&a0, &p.a_value, sizeof a0);
-  std::memcpy(&b0, &p.b_value, sizeof b0);
+  const C a0 = scalar_value<C>(p.a_value), b0 = scalar_value<C>(p.b_value);
   const Index step = static_cast<Index>(gridDim.x) * blockDim.x * U;
   for (Index base = static_cast<Index>(blockIdx.x) * blockDim.x * U + threadIdx.x; base < p.n;
        base += step) {
@@ -535,7 +537,7 @@ void run_converting_of(const CallTypes& t, const DensePlan& plan, cudaStream_t s
   with_op(t.op, [&](auto f) {
     using F = decltype(f);
     if constexpr ((std::is_same_v<F, Ops> || ...)) {
-      with_compute_type(t.types.compute, [&](auto tag) {
+      with_call_compute(t, [&](auto tag) {
         using C = typename decltype(tag)::type;
         if constexpr (kComputes<F, C>) launch_converting<F, C>(f, t, plan, stream);
         else EWISE_EXPECTS(false, "internal: ", op_name(t.op), " does not compute in ",

@@ -105,6 +105,11 @@ CallTypes check_types(BinaryOp op, const Operand& a, const Operand& b, DType out
   };
   if (t.a_scalar) t.a_value = scalar_bits(a.scalar(), t.types.compute, rule, rounds(a, false));
   if (t.b_scalar) t.b_value = scalar_bits(b.scalar(), t.types.compute, rule, rounds(b, true));
+  const auto signed_int = [](DType d) { return is_integer(d) && d != DType::u8 && d != DType::u16 &&
+                                                d != DType::u32 && d != DType::u64; };
+  t.exact = op_family(op) == OpFamily::comparison && rule == Promotion::numpy && !t.a_scalar &&
+            !t.b_scalar && ((t.a == DType::u64 && signed_int(t.b)) ||
+                            (t.b == DType::u64 && signed_int(t.a)));
   const bool half = t.types.compute == DType::f16 || t.types.compute == DType::bf16;
   t.a_round = half && !t.a_scalar && t.a != t.types.compute;
   t.b_round = half && !t.b_scalar && t.b != t.types.compute && rounds(b, true);

@@ -52,14 +52,12 @@ void reference_binary(BinaryOp op, const Operand& a, const Operand& b, const Ten
 
 void reference_binary(const detail::CallTypes& t, const BroadcastPlan& plan, void* out,
                       const void* a, const void* b) {
-  detail::with_compute_type(t.types.compute, [&](auto tag) {
+  detail::with_call_compute(t, [&](auto tag) {
     using C = typename decltype(tag)::type;
     with_op(t.op, [&](auto f) {
       using F = decltype(f);
       if constexpr (detail::kComputes<F, C>) {
-        C av{}, bv{};
-        std::memcpy(&av, &t.a_value, sizeof av);
-        std::memcpy(&bv, &t.b_value, sizeof bv);
+        const C av = detail::scalar_value<C>(t.a_value), bv = detail::scalar_value<C>(t.b_value);
         // An operand rounded to a 16-bit compute dtype first (CallTypes::a_round).
         const auto load = [&](DType d, bool round, const void* base, std::int64_t off) {
           const C v = detail::load_as<C>(d, detail::element_at(base, d, off));

@@ -72,7 +72,7 @@ std::vector<Promotion> rules() {
 /// n random elements of dtype t at `data`: floats mostly small multiples of 1/4 (so that
 /// quotients, remainders and powers are exact or interesting), else ±0, ±inf, large values and
 /// NaNs of random sign and payload; integers mostly in [-8, 8] (wrapped for unsigned dtypes),
-/// else 0, ±1, the extremes and random bits; bool 0 or 1.
+/// else 0, ±1, the extremes, 2^(bits-1) and random bits; bool 0 or 1.
 void fill_values(DType t, void* data, std::int64_t n, std::mt19937_64& rng) {
   const std::size_t size = dtype_size(t);
   const int bits = 8 * static_cast<int>(size);
@@ -95,7 +95,9 @@ void fill_values(DType t, void* data, std::int64_t n, std::mt19937_64& rng) {
     } else {
       const bool is_signed = dtype_kind(t) == DTypeKind::signed_int;
       const std::uint64_t top = std::uint64_t{1} << (bits - 1);
-      const std::uint64_t special[] = {0, 1, ~std::uint64_t{0}, is_signed ? top : 0,
+      // top: the signed minimum, or 2^(bits-1) unsigned (u64 2^63 and i64 2^63 - 1 are one
+      // f64: the exact comparisons of CallTypes::exact).
+      const std::uint64_t special[] = {0, 1, ~std::uint64_t{0}, top,
                                        is_signed ? top - 1 : ~std::uint64_t{0}, rng()};
       const std::uint64_t v =
           sel < 10 ? static_cast<std::uint64_t>(static_cast<std::int64_t>(rng() % 17) - 8)

@@ -482,8 +482,19 @@ TEST(OpSemantics, ComparisonsAndNaN) {
   // In the common type: i64 2^53 + 1 and f64 2^53 compare in f64, where they are equal.
   EXPECT_ELEM(run(BinaryOp::equal, i64((std::int64_t{1} << 53) + 1), f64(9007199254740992.0)),
               b8(true));
-  // u64 with i64 compares in f64 (NumPy); i8 with u8 in i16.
+  // A signed integer with u64 compares exactly, as NumPy 2 does (in their common dtype f64,
+  // 2^63 - 1 and 2^63 would be equal); PyTorch has no u64 with a signed integer. i8 with u8
+  // compares in i16.
+  const std::uint64_t two63 = std::uint64_t{1} << 63;
   EXPECT_ELEM(run(BinaryOp::greater, u64(UINT64_MAX), i64(-1)), b8(true));
+  EXPECT_ELEM(run(BinaryOp::equal, i64(INT64_MAX), u64(two63)), b8(false));
+  EXPECT_ELEM(run(BinaryOp::less, i64(INT64_MAX), u64(two63)), b8(true));
+  EXPECT_ELEM(run(BinaryOp::greater_equal, u64(two63), i64(INT64_MAX)), b8(true));
+  EXPECT_ELEM(run(BinaryOp::not_equal, u64((std::uint64_t{1} << 53) + 1),
+                  i64(std::int64_t{1} << 53)),
+              b8(true));
+  EXPECT_ELEM(run(BinaryOp::less_equal, i64(INT64_MIN), u64(0)), b8(true));
+  EXPECT_ELEM(run(BinaryOp::equal, i32(-1), u64(UINT64_MAX)), b8(false));
   EXPECT_ELEM(run(BinaryOp::less, i8(-1), u8(255)), b8(true));
   EXPECT_ELEM(run(BinaryOp::greater, b8(true), b8(false)), b8(true));
 }

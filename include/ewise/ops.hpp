@@ -27,9 +27,10 @@
 //   fmin, fmax                NaN ignoring: a NaN operand gives the other one; ties give a.
 //   equal ... greater_equal   IEEE comparison in the operands' common type, result bool. An
 //                             integer with a Python int it cannot hold compares in the smallest
-//                             dtype that holds both (int8 < 300 is true), as NumPy 2 does. Known
-//                             gap: i64 with u64 compares in their common dtype f64 (NumPy 1's
-//                             answer; NumPy 2 compares exactly, which differs beyond 2^53).
+//                             dtype that holds both (int8 < 300 is true), as NumPy 2 does. A
+//                             signed integer tensor with a u64 tensor compares exactly under
+//                             NumPy's rule, as NumPy 2 does (not in their common dtype f64, where
+//                             2^63 - 1 and 2^63 are equal; detail::CallTypes::exact).
 //   logical_and/or/xor        on each operand's truth (nonzero; NaN is true), result bool.
 //   bitwise_and/or/xor        integers and bool only.
 // NaN: every floating value an ewise operation writes (dense results, user functors' included;

@@ -325,15 +325,16 @@ def test_comparisons_with_out_of_range_python_ints(op):
     report(failures)
 
 
-@pytest.mark.xfail(strict=True, reason="known gap (include/ewise/ops.hpp): ewise compares i64 "
-                   "with u64 in their common dtype f64, as NumPy 1 did; NumPy 2 compares exactly")
 @pytest.mark.parametrize("op", COMPARISONS)
-def test_int64_uint64_comparisons(op):
-    """NumPy 2 compares int64 with uint64 exactly (its common dtype, float64, would not:
-    2**63 - 1 and 2**63 are one float64)."""
-    a = np.array([2**63 - 1, -1, 0, -(2**63), 5], np.int64)
-    b = np.array([2**63, 2**64 - 1, 0, 2**63, 5], np.uint64)
+def test_signed_uint64_comparisons(op):
+    """NumPy 2 compares a signed integer with uint64 exactly (their common dtype, float64, would
+    not: 2**63 - 1 and 2**63 are one float64)."""
+    b = np.array([2**63, 2**64 - 1, 0, 2**63, 5, 2**63 - 1, 2**53 + 1], np.uint64)
     failures = []
-    check(failures, op, a, b)
-    check(failures, op, b, a)
+    for dtype in (np.int8, np.int16, np.int32, np.int64):
+        info = np.iinfo(dtype)
+        a = np.array([info.max, -1, 0, info.min, 5, info.max, 2**53 if dtype == np.int64 else 7],
+                     dtype)
+        check(failures, op, a, b)
+        check(failures, op, b, a)
     report(failures)

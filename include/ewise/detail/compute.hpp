@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "ewise/error.hpp"
@@ -40,11 +41,18 @@ decltype(auto) with_compute_type(DType t, F&& f) {
   throw_unknown_dtype(t);
 }
 
+/// The arithmetic type of an exact comparison of a signed integer with a u64 (CallTypes::exact).
+using ExactInt = __int128;
+
 /// Whether op_types() can give functor F the arithmetic type C (the pairs instantiated).
 template <class F, class C>
 inline constexpr bool kComputes = [] {
   constexpr bool is_bool = std::is_same_v<C, bool>;
-  if constexpr (std::is_same_v<F, ops::LogicalAnd> || std::is_same_v<F, ops::LogicalOr> ||
+  if constexpr (std::is_same_v<C, ExactInt>)
+    return std::is_same_v<F, ops::Equal> || std::is_same_v<F, ops::NotEqual> ||
+           std::is_same_v<F, ops::Less> || std::is_same_v<F, ops::LessEqual> ||
+           std::is_same_v<F, ops::Greater> || std::is_same_v<F, ops::GreaterEqual>;
+  else if constexpr (std::is_same_v<F, ops::LogicalAnd> || std::is_same_v<F, ops::LogicalOr> ||
                 std::is_same_v<F, ops::LogicalXor>)
     return is_bool;
   else if constexpr (std::is_same_v<F, ops::Div>) return std::is_floating_point_v<C>;
@@ -71,7 +79,28 @@ struct CallTypes {
   /// an operand of another dtype there (PyTorch's 0-d tensors take the dimensioned operand's
   /// dtype, and both frameworks cast the operands to it).
   bool a_round = false, b_round = false;
+  /// NumPy 2 compares a signed integer tensor with a u64 tensor exactly, not in their common
+  /// dtype f64 (2^63 - 1 and 2^63 are one f64): then the arithmetic type is ExactInt, which
+  /// holds both. types.compute stays f64, the dtype NumPy reports.
+  bool exact = false;
 };
+
+/// A scalar operand's value (CallTypes::a_value, b_value) as C; C{} for ExactInt, which no
+/// scalar takes.
+template <class C>
+EWISE_HD C scalar_value(std::uint64_t bits) {
+  C v{};
+  if constexpr (sizeof(C) <= sizeof bits) std::memcpy(&v, &bits, sizeof v);
+  return v;
+}
+
+/// Calls f(ComputeTag<C>{}) with the call's arithmetic type: ExactInt for an exact comparison,
+/// else with_compute_type's.
+template <class F>
+decltype(auto) with_call_compute(const CallTypes& t, F&& f) {
+  if (t.exact) return f(ComputeTag<ExactInt>{});
+  return with_compute_type(t.types.compute, f);
+}
 
 /// The checked dtypes of op(a, b) into an output of dtype `out` (src/call_types.cpp): op_types
 /// under `rule`, the result castable to `out` (same_kind), a scalar's value in the compute type

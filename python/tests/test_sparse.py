@@ -125,14 +125,48 @@ def test_union_fills():
 
 
 @pytest.mark.parametrize("fmt", ["csr", "csc", "coo", "lil", "dok", "bsr"])
-def test_formats_and_kinds(fmt):
+@pytest.mark.parametrize("other", ["csr", "csc", "coo"])
+def test_formats_and_kinds(fmt, other):
+    """A result of the first operand's kind, and of its format for CSR, CSC and COO (a
+    canonical COO for the others), whatever the second operand's format."""
     rng = np.random.default_rng(SEED)
-    a, b = random_coo(rng, np.float64), random_coo(rng, np.float64)
-    want = (a.multiply(b)).toarray()
+    a, b = random_coo(rng, np.float64), random_coo(rng, np.float64).asformat(other)
     for x in (a.asformat(fmt), sp.coo_array(a).asformat(fmt)):
-        c = ewise.sparse.multiply(x, b)
-        assert isinstance(c, sp.coo_array) == isinstance(x, sp.sparray)
-        np.testing.assert_array_equal(c.toarray(), want)
+        want_format = fmt if fmt in ("csr", "csc", "coo") else "coo"
+        calls = [(ewise.sparse.multiply(x, b), x.multiply(b)),
+                 (ewise.sparse.multiply(x, 2.5), x * 2.5),
+                 (ewise.sparse.add(x, b), x + b), (ewise.sparse.subtract(x, b), x - b),
+                 (ewise.sparse.minimum(x, b), x.minimum(b)),
+                 (ewise.sparse.maximum(x, b), x.maximum(b)),
+                 (ewise.sparse.multiply(x, np.arange(SHAPE[1], dtype=np.float64)),
+                  x.multiply(np.arange(SHAPE[1], dtype=np.float64)))]
+        for c, want in calls:
+            assert c.format == want_format
+            assert isinstance(c, sp.sparray) == isinstance(x, sp.sparray)
+            assert c.has_canonical_format
+            np.testing.assert_array_equal(c.toarray(), want.toarray())
+
+
+@pytest.mark.parametrize("sorted_indices", [True, False])
+def test_csr_read_as_canonical_when_scipy_says_so(sorted_indices):
+    """A CSR matrix with has_canonical_format is read as canonical (nothing sorted; the promise
+    checked), one without it as any COO; a false promise is refused naming the entries."""
+    rng = np.random.default_rng(SEED)
+    a, b = random_coo(rng, np.float64).tocsr(), random_coo(rng, np.float64).tocsr()
+    if not sorted_indices:  # each row's entries reversed: same matrix, indices not sorted
+        for r in range(a.shape[0]):
+            lo, hi = a.indptr[r], a.indptr[r + 1]
+            a.indices[lo:hi] = a.indices[lo:hi][::-1].copy()
+            a.data[lo:hi] = a.data[lo:hi][::-1].copy()
+        a.has_sorted_indices = False
+    assert a.has_canonical_format == sorted_indices
+    c = ewise.sparse.multiply(a, b)
+    assert c.format == "csr" and c.has_canonical_format
+    np.testing.assert_array_equal(c.toarray(), a.multiply(b).toarray())
+    if not sorted_indices:
+        a.has_canonical_format = True  # a false promise
+        with pytest.raises(ValueError, match="marked canonical"):
+            ewise.sparse.multiply(a, b)
 
 
 @pytest.mark.parametrize("dense_shape", [SHAPE, (SHAPE[1],), (SHAPE[0], 1), (1, SHAPE[1]), ()],

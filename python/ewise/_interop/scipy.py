@@ -1,20 +1,24 @@
 """scipy.sparse matrices (host), and what cupyx.scipy.sparse shares with them (cupy.py): any
-format is read through tocoo(), and a result is a COO of the operand's kind."""
+format is read through tocoo(); a SciPy result takes the first operand's format (csr, csc or
+coo; a canonical COO for the others) and kind (matrix or array), a cupyx result is a COO of the
+operand's kind."""
 import numpy
 
 from .interface import Adapter, Operand
 
+# The formats a SciPy result is returned in (the operand's own); any other gives a COO.
+KEPT_FORMATS = ("csr", "csc", "coo")
 
-def coo_operand(adapter, x, xp):
+
+def coo_operand(adapter, x, xp, canonical=False):
     """x (a SciPy-API sparse matrix) as an Operand: its COO arrays of the array module xp,
-    contiguous, rows and cols of one dtype; not taken as canonical (has_canonical_format is not
-    relied on)."""
+    contiguous, rows and cols of one dtype; taken as canonical when `canonical`."""
     coo = x.tocoo(copy=False)
     rows, cols, vals = coo.row, coo.col, coo.data
     if rows.dtype != cols.dtype:
         rows, cols = rows.astype(numpy.int64), cols.astype(numpy.int64)
     rows, cols, vals = (xp.ascontiguousarray(v) for v in (rows, cols, vals))
-    return Operand(adapter, rows, cols, vals, coo.shape, False)
+    return Operand(adapter, rows, cols, vals, coo.shape, canonical)
 
 
 def coo_kind(module, like):
@@ -31,7 +35,11 @@ class SciPy(Adapter):
         return scipy.sparse.issparse(x)
 
     def coo(self, x, what):
-        return coo_operand(self, x, numpy)
+        """Canonical where that follows from the format: a CSR matrix whose has_canonical_format
+        is set (sorted indices, no duplicates) reads as row-major sorted, duplicate-free
+        coordinates (the promise is checked in the call: host views always are); a COO's flag
+        is not relied on. (cupyx's flag is not read: finding it out synchronizes.)"""
+        return coo_operand(self, x, numpy, x.format == "csr" and bool(x.has_canonical_format))
 
     def coo_result(self, like, op, arrays, device):
         """NumPy arrays over ewise's result, without a copy."""
@@ -39,7 +47,9 @@ class SciPy(Adapter):
         rows, cols, vals = arrays
         result = coo_kind(scipy.sparse, like)((vals, (rows, cols)), shape=op.shape, copy=False)
         result.has_canonical_format = True
-        return result
+        # To CSR or CSC: SciPy's compression of a canonical COO, one counting pass (no sort:
+        # the entries are row-major sorted, so each row's and each column's come in order).
+        return result.asformat(like.format) if like.format in KEPT_FORMATS else result
 
 
 ADAPTERS = {"scipy": SciPy()}

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ewise/error.hpp"
+#include "ewise/ops.hpp"
 #include "ewise/promotion.hpp"
 
 namespace ewise::cli {
@@ -29,6 +30,11 @@ struct Args {
   std::optional<std::string> algorithm;   ///< --algorithm
   std::optional<std::string> device;      ///< --device cpu|gpu
   std::optional<std::string> promotion;   ///< --promotion numpy|torch
+  std::optional<std::string> shape;       ///< --shape RxC (compare)
+  std::optional<std::string> dtype;       ///< --dtype (compare)
+  std::optional<std::string> op;          ///< --op (compare)
+  std::optional<std::string> density;     ///< --density D1,D2,... (compare)
+  std::optional<std::string> json;        ///< --json FILE (compare)
   bool verify = false;                    ///< --verify
   bool quiet = false;                     ///< --quiet
   bool progress = false;                  ///< --progress (also on when stderr is a terminal)
@@ -51,6 +57,19 @@ auto with_context(const std::string& context, F&& f) {
   }
 }
 
+/// Runs f, a parse of a name given on the command line; an InvalidArgument it throws (an
+/// unknown name) becomes a UsageError with the same message.
+template <class F>
+auto parse_name(F&& f) {
+  try {
+    return f();
+  } catch (const InvalidArgument& e) {
+    std::string msg = e.what();
+    if (msg.rfind("ewise: ", 0) == 0) msg.erase(0, 7);
+    throw UsageError(msg);
+  }
+}
+
 /// The Python scalar an operand spells: True or False, an integer (int64), or a float (a
 /// decimal with a point or an exponent, inf, nan); nothing for any other text (a file name).
 std::optional<Scalar> parse_scalar(const std::string& s);
@@ -58,7 +77,11 @@ std::optional<Scalar> parse_scalar(const std::string& s);
 /// A number operand (parse_scalar), unless the text names a .npy or .mtx file.
 std::optional<Scalar> scalar_operand(const std::string& arg);
 
-/// --promotion: numpy (the default) or torch; InvalidArgument for another name.
+/// The sparse operation `name` names (NumPy's name or its alias: multiply, add, subtract,
+/// minimum, maximum), or a UsageError ending with `usage`.
+BinaryOp parse_sparse_op(const std::string& name, const std::string& usage);
+
+/// --promotion: numpy (the default) or torch; UsageError for another name.
 Promotion promotion_of(const Args& a);
 
 /// Where a command runs: on the GPU, or on the CPU reference backend (host views).
@@ -74,7 +97,8 @@ struct Backend {
 };
 
 /// --device as given, or the GPU when one is usable, else the CPU reference (with the reason
-/// in fallback_reason). Throws InvalidArgument for --device gpu without a GPU or an unknown name.
+/// in fallback_reason). Throws UsageError for an unknown name, InvalidArgument for --device gpu
+/// without a usable GPU.
 Backend choose_backend(const std::optional<std::string>& device);
 
 /// Milliseconds with three decimals: "0.013".
@@ -127,5 +151,6 @@ int run_info(const Args& args);
 int run_demo(const Args& args);
 int run_dense(const Args& args);   // dense.cpp
 int run_sparse(const Args& args);  // sparse.cpp
+int run_compare(const Args& args);  // compare.cpp
 
 }  // namespace ewise::cli

@@ -48,14 +48,29 @@ Promotion promotion_of(const Args& a) {
   if (!a.promotion) return Promotion::numpy;
   for (Promotion p : {Promotion::numpy, Promotion::torch})
     if (*a.promotion == promotion_name(p)) return p;
-  EWISE_EXPECTS(false, "unknown promotion rule '", *a.promotion, "' (expected numpy or torch)");
-  return Promotion::numpy;
+  throw UsageError("unknown promotion rule '" + *a.promotion + "' (expected numpy or torch)");
+}
+
+BinaryOp parse_sparse_op(const std::string& name, const std::string& usage) {
+  const UsageError unknown("unknown sparse operation '" + name +
+                           "' (multiply, add, subtract, minimum, maximum, or mul, sub, min, "
+                           "max); " + usage);
+  BinaryOp op{};
+  try {
+    op = parse_op(name);
+  } catch (const InvalidArgument&) {
+    throw unknown;
+  }
+  if (op != BinaryOp::multiply && op != BinaryOp::add && op != BinaryOp::subtract &&
+      op != BinaryOp::minimum && op != BinaryOp::maximum)
+    throw unknown;
+  return op;
 }
 
 Backend choose_backend(const std::optional<std::string>& device) {
   if (device && *device == "cpu") return {false, ""};
-  EWISE_EXPECTS(!device || *device == "gpu", "unknown device '", *device,
-                "' (expected cpu or gpu)");
+  if (device && *device != "gpu")
+    throw UsageError("unknown device '" + *device + "' (expected cpu or gpu)");
   const std::string reason = gpu_unavailable_reason();
   if (reason.empty()) return {true, ""};
   EWISE_EXPECTS(!device, "--device gpu: no usable GPU (", reason, ")");

@@ -48,12 +48,12 @@ int run_dense(const Args& a) {
   expect_positional(a, 3,
                     "ewise dense OP A B -o C.npy [--promotion numpy|torch] [--kernel NAME] "
                     "[--device cpu|gpu]");
-  const BinaryOp op = parse_op(a.positional[0]);
+  const BinaryOp op = parse_name([&] { return parse_op(a.positional[0]); });
   const Backend backend = choose_backend(a.device);
   DenseOptions options;
   options.promotion = promotion_of(a);
   if (a.kernel) {
-    options.kernel = parse_kernel(*a.kernel);
+    options.kernel = parse_name([&] { return parse_kernel(*a.kernel); });
     EWISE_EXPECTS(backend.gpu, "--kernel ", *a.kernel,
                   " applies to the GPU; the CPU reference has one loop");
   }

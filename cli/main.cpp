@@ -1,5 +1,5 @@
 // cli/main.cpp — the `ewise` command-line tool: its usage text, argument parsing and the
-// dispatch to the commands (info.cpp, dense.cpp, sparse.cpp, demo.cpp).
+// dispatch to the commands (info.cpp, dense.cpp, sparse.cpp, compare.cpp, demo.cpp).
 // Every failure prints one line "ewise: ..." on stderr and exits non-zero (1: the operation
 // failed, 2: the command line is wrong); outputs are written atomically, so a failed command
 // leaves no output file.
@@ -40,6 +40,16 @@ commands:
                                add and subtract also take the number 0 for B (C is A)
   sparse add|subtract|minimum|maximum A.mtx D.npy -o C.npy [--device cpu|gpu]
                                C = A OP D as a dense array (A densified with 0), D broadcasts
+  compare --shape RxC [--dtype DT] [--op OP] [--density D1,D2,...] [--device cpu|gpu]
+          [--json FILE]        dense or COO for this shape, dtype (f32 by default; a COO value
+                               dtype), operation (multiply by default, or add, subtract,
+                               minimum, maximum) and densities (0.001,0.01,0.1 by default):
+                               seeded operands at each density, the dense operation, COO OP COO,
+                               COO OP dense and the conversions (dense -> COO, COO -> dense)
+                               timed and checked against the dense result; a table, the
+                               crossover density and a verdict; --json writes the rows
+  compare A.mtx [B.mtx] [--op OP] [--device cpu|gpu] [--json FILE]
+                               the same for your matrix (B: random of A's density and dtype)
   demo [--device cpu|gpu]      generate the canonical workloads, run, verify and time them
   help                         this text
 
@@ -68,7 +78,8 @@ enum Opt : unsigned {
   kAlgorithm = 4,
   kDevice = 8,
   kVerify = 16,
-  kPromotion = 32
+  kPromotion = 32,
+  kCompare = 64  // --shape, --dtype, --op, --density, --json
 };
 
 /// Parses argv[first..] allowing the options in `allowed` (plus --quiet and --progress).
@@ -100,6 +111,11 @@ Args parse_args(int argc, char** argv, int first, unsigned allowed, const std::s
     else if (arg == "--algorithm") a.algorithm = take(kAlgorithm);
     else if (arg == "--device") a.device = take(kDevice);
     else if (arg == "--promotion") a.promotion = take(kPromotion);
+    else if (arg == "--shape") a.shape = take(kCompare);
+    else if (arg == "--dtype") a.dtype = take(kCompare);
+    else if (arg == "--op") a.op = take(kCompare);
+    else if (arg == "--density") a.density = take(kCompare);
+    else if (arg == "--json") a.json = take(kCompare);
     else if (arg == "--verify") flag(kVerify), a.verify = true;
     else if (arg == "--quiet" || arg == "-q") flag(0), a.quiet = true;
     else if (arg == "--progress") flag(0), a.progress = true;
@@ -130,6 +146,7 @@ int dispatch(int argc, char** argv) {
   }
   if (cmd == "info") return run_info(parse_args(argc, argv, 2, 0, cmd));
   if (cmd == "demo") return run_demo(parse_args(argc, argv, 2, kDevice, cmd));
+  if (cmd == "compare") return run_compare(parse_args(argc, argv, 2, kDevice | kCompare, cmd));
   if (cmd == "dense")
     return run_dense(
         parse_args(argc, argv, 2, kOutput | kKernel | kDevice | kVerify | kPromotion, cmd));

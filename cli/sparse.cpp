@@ -17,23 +17,6 @@ std::string shape_of(const CooDesc& d) {
   return std::to_string(d.nrows) + "x" + std::to_string(d.ncols);
 }
 
-/// The sparse operation `name` names (NumPy's name or its alias), or a UsageError.
-BinaryOp parse_sparse_op(const std::string& name, const std::string& usage) {
-  const UsageError unknown("unknown sparse operation '" + name +
-                           "' (multiply, add, subtract, minimum, maximum, or mul, sub, min, "
-                           "max); " + usage);
-  BinaryOp op{};
-  try {
-    op = parse_op(name);
-  } catch (const InvalidArgument&) {
-    throw unknown;
-  }
-  if (op != BinaryOp::multiply && op != BinaryOp::add && op != BinaryOp::subtract &&
-      op != BinaryOp::minimum && op != BinaryOp::maximum)
-    throw unknown;
-  return op;
-}
-
 }  // namespace
 
 int run_sparse(const Args& a) {
@@ -56,7 +39,7 @@ int run_sparse(const Args& a) {
   SparseOptions options;
   options.promotion = promotion_of(a);
   if (a.algorithm) {
-    options.algorithm = parse_coo_algorithm(*a.algorithm);
+    options.algorithm = parse_name([&] { return parse_coo_algorithm(*a.algorithm); });
     EWISE_EXPECTS(mul && !dense_b && !scalar,
                   "--algorithm applies to COO * COO (sparse multiply of two .mtx), ", "not to ",
                   name, "(", pa, ", ", pb, ")");

@@ -261,21 +261,21 @@ TEST_F(CliTest, DenseErrorsAreOneLineNameTheFileAndLeaveNoOutput) {
                "subtract(m.npy, m.npy): ", "c.npy");
   expect_error(dense({"bitwise_or", "a.npy", "d.npy", "-o", "c.npy"}), 1,
                "bitwise_or(a.npy, d.npy): ", "c.npy");
-  expect_error(dense({"add", "a.npy", "d.npy", "-o", "c.npy", "--promotion", "jax"}), 1,
+  expect_error(dense({"add", "a.npy", "d.npy", "-o", "c.npy", "--promotion", "jax"}), 2,
                "unknown promotion rule 'jax' (expected numpy or torch)", "c.npy");
   expect_error(dense({"add", "2", "-1.5", "-o", "c.npy"}), 2,
                "2 and -1.5 are numbers", "c.npy");
   expect_error(dense({"add", "a.npy", "99999999999999999999", "-o", "c.npy"}), 1,
                "99999999999999999999 does not fit int64", "c.npy");
-  expect_error(dense({"pow", "a.npy", "v.npy", "-o", "c.npy"}), 1, "unknown operation 'pow'",
+  expect_error(dense({"pow", "a.npy", "v.npy", "-o", "c.npy"}), 2, "unknown operation 'pow'",
                "c.npy");
   expect_error(dense({"add", "a.npy", "missing.npy", "-o", "c.npy"}), 1,
                "missing.npy: cannot open", "c.npy");
-  expect_error(dense({"add", "a.npy", "v.npy", "-o", "c.npy", "--kernel", "warp"}), 1,
+  expect_error(dense({"add", "a.npy", "v.npy", "-o", "c.npy", "--kernel", "warp"}), 2,
                "unknown kernel 'warp'", "c.npy");
   expect_error(dense({"add", "a.npy", "v.npy", "-o", "c.npy", "--kernel", "general"}), 1,
                "--kernel general applies to the GPU", "c.npy");
-  expect_error(run({"dense", "add", "a.npy", "v.npy", "-o", "c.npy", "--device", "tpu"}), 1,
+  expect_error(run({"dense", "add", "a.npy", "v.npy", "-o", "c.npy", "--device", "tpu"}), 2,
                "unknown device 'tpu'", "c.npy");
   expect_error(dense({"add", "a.npy", "v.npy", "-o", "no/dir/c.npy"}), 1,
                "no/dir/c.npy: cannot create file", "no");

@@ -151,7 +151,7 @@ TEST_F(CliTest, SparseErrorsAreOneLineNameFileAndLineAndLeaveNoOutput) {
                "c.mtx");
   expect_error(sparse({"a.mtx", "d.npy", "-o", "c.mtx", "--algorithm", "merge"}), 1,
                "--algorithm applies to COO * COO", "c.mtx");
-  expect_error(sparse({"a.mtx", "a.mtx", "-o", "c.mtx", "--algorithm", "bogus"}), 1,
+  expect_error(sparse({"a.mtx", "a.mtx", "-o", "c.mtx", "--algorithm", "bogus"}), 2,
                "bogus", "c.mtx");
   expect_error(sparse({"a.mtx", "a.mtx", "-o", "c.mtx", "--algorithm", "merge"}), 1,
                "--algorithm merge applies to the GPU", "c.mtx");

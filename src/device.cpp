@@ -14,7 +14,13 @@ std::string gpu_unavailable_reason() {
   const cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess) {
     (void)cudaGetLastError();  // clear the sticky-free error so later calls are unaffected
-    return detail::concat(cudaGetErrorName(err), ": ", cudaGetErrorString(err));
+    // The plain cause first, then CUDA's words.
+    const char* plain = err == cudaErrorInsufficientDriver
+                            ? "no NVIDIA driver, or one older than the CUDA runtime ewise was "
+                              "built with; "
+                        : err == cudaErrorNoDevice ? "no CUDA GPU in this machine; "
+                                                   : "";
+    return detail::concat(plain, cudaGetErrorName(err), ": ", cudaGetErrorString(err));
   }
   return count > 0 ? std::string() : std::string("the CUDA runtime reports 0 devices");
 }

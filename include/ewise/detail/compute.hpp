@@ -42,7 +42,7 @@ decltype(auto) with_compute_type(DType t, F&& f) {
 }
 
 /// The arithmetic type of an exact comparison of a signed integer with a u64 (CallTypes::exact).
-using ExactInt = __int128;
+__extension__ typedef __int128 ExactInt;  // (__extension__: a GCC and nvcc type, no ISO one)
 
 /// Whether op_types() can give functor F the arithmetic type C (the pairs instantiated).
 template <class F, class C>

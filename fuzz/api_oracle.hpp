@@ -73,6 +73,9 @@ struct BinaryTypes {
   bool valid = false;
   DType compute = DType::f32, result = DType::f32;
   std::uint64_t scalar_bits = 0;
+  /// A signed integer tensor compared with a u64 tensor under NumPy's rule: compared exactly
+  /// (ops.hpp), not in the compute dtype f64.
+  bool exact = false;
 };
 BinaryTypes binary_types(const ApiCall& c);
 /// NumPy's casting='same_kind' (its table; bf16 to f16 allowed).

@@ -231,6 +231,12 @@ BinaryTypes binary_types(const ApiCall& c) {
     t.compute = t.result = rule == Promotion::numpy ? DType::f64 : DType::f32;
   } else if (is_comparison(op)) {
     t.result = DType::b8;
+    const auto signed_with_u64 = [](DType x, DType y) {
+      return dtype_kind(x) == DTypeKind::signed_int && y == DType::u64;
+    };
+    t.exact = rule == Promotion::numpy && !c.y_scalar &&
+              (signed_with_u64(c.x.desc.dtype, c.y.desc.dtype) ||
+               signed_with_u64(c.y.desc.dtype, c.x.desc.dtype));
   } else if (is_logical(op)) {
     t.compute = t.result = DType::b8;
   } else if (is_bitwise(op)) {
@@ -291,13 +297,19 @@ void expect_binary(const ApiCall& c, const BinaryTypes& t, Bytes& arena) {
     return v.offset * arena_elem +
            offset_at(v.desc, coord) * static_cast<std::int64_t>(dtype_size(v.desc.dtype));
   };
-  with_compute(t.compute, [&](auto tag) {
+  const auto run = [&](auto tag) {
     using C = decltype(tag);
     with_op(c.binop, [&](auto f) {
       using F = decltype(f);
       constexpr bool bitwise = std::is_same_v<F, ops::BitAnd> || std::is_same_v<F, ops::BitOr> ||
                                std::is_same_v<F, ops::BitXor>;
-      if constexpr (!bitwise || std::is_integral_v<C>) {
+      constexpr bool comparison =
+          std::is_same_v<F, ops::Equal> || std::is_same_v<F, ops::NotEqual> ||
+          std::is_same_v<F, ops::Less> || std::is_same_v<F, ops::LessEqual> ||
+          std::is_same_v<F, ops::Greater> || std::is_same_v<F, ops::GreaterEqual>;
+      if constexpr (std::is_same_v<C, i128> && !comparison) {
+        return;  // i128 (every i64 and u64 value) compares only: BinaryTypes::exact
+      } else if constexpr (!bitwise || std::is_integral_v<C>) {
         for_each_coord(c.out.desc.shape, [&](const Dims& coord) {
           const C x = load_as<C>(c.x.desc.dtype, c.arena.data() + at(c.x, coord));
           C y;
@@ -307,7 +319,9 @@ void expect_binary(const ApiCall& c, const BinaryTypes& t, Bytes& arena) {
         });
       }
     });
-  });
+  };
+  if (t.exact) run(i128{});
+  else with_compute(t.compute, run);
 }
 
 }  // namespace ewise::fuzz

@@ -289,6 +289,8 @@ API = {
     "binary_i8_u8_remainder": binary("i8", "remainder", [6, 7], y_mode=5, y_dtype="u8"),
     "binary_f16_bf16_max_into_f64": binary("f16", "max", [2, 3], y_dtype="bf16", out_dtype="f64"),
     "binary_i64_f32_less_torch": binary("i64", "less", [4], torch=True, y_dtype="f32"),
+    "binary_i64_u64_less_exact": binary("i64", "less", [4], y_dtype="u64"),
+    "binary_u64_i16_equal_exact": binary("u64", "equal", [3, 4], y_mode=5, y_dtype="i16"),
     "binary_f32_i32_add_into_i32_rejected": binary("f32", "add", [2, 3], y_dtype="i32", out_dtype="i32"),
     "binary_bool_subtract_rejected": binary("bool", "sub", [3, 2]),
     "binary_mixed_named_vectorized_rejected": binary("f32", "mul", [2, 3], y_dtype="f16", kernel=3),

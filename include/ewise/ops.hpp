@@ -30,7 +30,9 @@
 //                             dtype that holds both (int8 < 300 is true), as NumPy 2 does. A
 //                             signed integer tensor with a u64 tensor compares exactly under
 //                             NumPy's rule, as NumPy 2 does (not in their common dtype f64, where
-//                             2^63 - 1 and 2^63 are equal; detail::CallTypes::exact).
+//                             2^63 - 1 and 2^63 are equal; detail::CallTypes::exact). Known gap:
+//                             a typed u64 or i64 Scalar (C++; Python passes NumPy scalars as 0-d
+//                             arrays, which compare exactly) still compares in f64.
 //   logical_and/or/xor        on each operand's truth (nonzero; NaN is true), result bool.
 //   bitwise_and/or/xor        integers and bool only.
 // NaN: every floating value an ewise operation writes (dense results, user functors' included;

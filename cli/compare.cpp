@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "ewise/coo.hpp"
 #include "ewise/dense.hpp"
 #include "ewise/device.hpp"
 #include "ewise/error.hpp"
@@ -259,8 +260,7 @@ int run_compare(const Args& a) {
   if (!from_file) {
     std::tie(nrows, ncols) = parse_shape(*a.shape);
     if (a.dtype) dtype = parse_name([&] { return parse_dtype(*a.dtype); });
-    const auto sparse_dtypes = {DType::f16, DType::bf16, DType::f32, DType::f64, DType::i32, DType::i64};
-    if (std::find(sparse_dtypes.begin(), sparse_dtypes.end(), dtype) == sparse_dtypes.end())
+    if (!is_sparse_dtype(dtype))
       throw UsageError(std::string("--dtype ") + dtype_name(dtype) +
                        ": COO values are f16, bf16, f32, f64, i32 or i64");
     densities = parse_densities(a.density.value_or("0.001,0.01,0.1"));

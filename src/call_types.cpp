@@ -105,8 +105,7 @@ CallTypes check_types(BinaryOp op, const Operand& a, const Operand& b, DType out
   };
   if (t.a_scalar) t.a_value = scalar_bits(a.scalar(), t.types.compute, rule, rounds(a, false));
   if (t.b_scalar) t.b_value = scalar_bits(b.scalar(), t.types.compute, rule, rounds(b, true));
-  const auto signed_int = [](DType d) { return is_integer(d) && d != DType::u8 && d != DType::u16 &&
-                                                d != DType::u32 && d != DType::u64; };
+  const auto signed_int = [](DType d) { return dtype_kind(d) == DTypeKind::signed_int; };
   t.exact = op_family(op) == OpFamily::comparison && rule == Promotion::numpy && !t.a_scalar &&
             !t.b_scalar && ((t.a == DType::u64 && signed_int(t.b)) ||
                             (t.b == DType::u64 && signed_int(t.a)));

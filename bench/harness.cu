@@ -334,6 +334,7 @@ void Bench::run_suite(const std::string& suite, const std::vector<Case>& cases) 
   suites_.push_back(suite);
   std::printf("\n== suite %s: %zu cases ==\n", suite.c_str(), cases.size());
   for (std::size_t k = 0; k < cases.size(); ++k) {
+    if (cases[k].label.find(options_.case_filter) == std::string::npos) continue;
     std::printf("[%s %zu/%zu, %.1f s] %s\n", suite.c_str(), k + 1, cases.size(),
                 now_s() - start_s_, cases[k].label.c_str());
     std::fflush(stdout);

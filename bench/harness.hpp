@@ -93,6 +93,8 @@ struct Options {
   /// Where the structures and union suites write their inputs as .npy for bench/peers.py ("":
   /// nowhere).
   std::string inputs_dir;
+  /// Run only the cases whose label contains this text ("": all), e.g. one case under ncu.
+  std::string case_filter;
 };
 
 /// `sets` back-to-back copies of a buffer of `elems` elements, each starting on a 256-byte

@@ -39,7 +39,7 @@ const std::pair<const char*, SuiteFn> kSuites[] = {
 void usage(FILE* f) {
   std::fprintf(f,
                "usage: ewise_bench [--suite NAME[,NAME...]] [--quick] [--runs N] [--json FILE] "
-               "[--csv FILE] [--inputs DIR]\n"
+               "[--csv FILE] [--inputs DIR] [--case TEXT]\n"
                "  --suite   suites to run (default all):");
   for (const auto& s : kSuites) std::fprintf(f, " %s", s.first);
   std::fprintf(f,
@@ -49,6 +49,7 @@ void usage(FILE* f) {
                "  --csv F   write all records as CSV\n"
                "  --inputs D  structures, union suites: write their inputs as .npy files into D (for\n"
                "            bench/peers.py, which reads D from the JSON's meta)\n"
+               "  --case T  run only the cases whose label contains T (one case under a profiler)\n"
                "  EWISE_SEED=<n> replays a run's inputs; EWISE_COMMIT=<sha> overrides the commit "
                "printed\n");
 }
@@ -91,6 +92,8 @@ int main(int argc, char** argv) {
         options.csv_path = value();
       } else if (arg == "--inputs") {
         options.inputs_dir = std::filesystem::absolute(value()).string();
+      } else if (arg == "--case") {
+        options.case_filter = value();
       } else if (arg == "--help" || arg == "-h") {
         usage(stdout);
         return 0;

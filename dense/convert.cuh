@@ -30,14 +30,9 @@ namespace ewise::detail {
 
 /// Elements per thread and iteration, loaded before any is stored (strided path).
 inline constexpr int kConvertUnroll = 4;
-/// Groups a lane of the flat kernel loads before it converts any: 64 bytes of the widest
-/// operand a thread in flight.
-inline constexpr int kGroups = 4;
-/// Resident blocks per SM the flat kernel is built for (launch bounds): at most 64 registers a
-/// thread, so that 1024 threads an SM keep their groups' loads in flight.
-inline constexpr int kConvertFlatBlocks = 4;
-/// Threads per block, whatever DenseOptions::threads says (at 1024 threads a block the limit of
-/// 64 registers a thread made the strided kernel's f64 compute type spill).
+/// Threads per block of the strided kernel, whatever DenseOptions::threads says (at 1024 threads
+/// a block the limit of 64 registers a thread made its f64 compute type spill); the flat
+/// kernel's are FlatShape's.
 inline constexpr int kConvertThreads = 256;
 
 template <class Index>
@@ -49,6 +44,7 @@ struct ConvertArgs {
   const void* b = nullptr;
   DType ta{}, tb{}, tout{};
   std::int8_t wa = 0, wb = 0, wout = 0;    ///< bytes of an element of a, b, out
+  std::int8_t sa = 0, sb = 0, sout = 0;    ///< their base-2 logarithms
   bool a_scalar = false, b_scalar = false;
   std::uint64_t a_value = 0, b_value = 0;  ///< scalars, as C in the low bytes
   DType compute{};                         ///< CallTypes' compute dtype
@@ -60,18 +56,47 @@ struct ConvertArgs {
   Index head = 0, tiles = 0;            ///< per-element head, then tiles, then the tail
 };
 
-/// The flat path: a per-element head up to out's group boundary; tiles of 32 * kGroups groups of
-/// G = 16 / W elements, one tile a warp, each lane's kGroups groups 32 groups apart (every load
-/// and store of a warp contiguous); a per-element tail. A lane loads all its groups of both
-/// operands (by width) before it converts any; then per group, S elements at a time: the
-/// conversions (by dtype), the roundings the call asks (uniform branches), the operation, the
-/// cast into out's words; one store a group.
+/// The operations whose functor is a long sequence (a libm call, divmod's steps): at 40
+/// registers a thread they spilled.
+template <class F>
+inline constexpr bool kLongOp = std::is_same_v<F, ops::Pow> || std::is_same_v<F, ops::FloorDiv> ||
+                                std::is_same_v<F, ops::Remainder>;
+
+/// The flat kernel's shape for operation F in compute type C, widest dtype W bytes. Each lane
+/// takes `groups` groups of G = 16 / W elements a tile and converts, combines and packs them
+/// `chunk` elements at a time (each dtype switched once a chunk; 32 bytes of C an operand at
+/// most, more spilled); `threads` a block, `blocks` resident an SM (launch bounds: 64 registers
+/// a thread at 8 blocks, 40 at 12).
+///   * two groups, 12 blocks: 40 registers, 1536 threads an SM (H200: 2 to 6% faster than four
+///     groups at 64 registers for u8, f16, f32 and bf16 + f32);
+///   * four groups where W = 8 (two groups of 2 elements left too little work a thread: f64
+///     division 0.84 of cub, against 0.95) or where the result is bool and W = 4 (a lane's
+///     groups of 4 bools are 4-byte stores: two groups ran f32 > 0.5 at 0.89 of cub, four at
+///     0.97);
+///   * two groups at 8 blocks for the long operations.
 template <class F, class C, int W>
-__global__ void __launch_bounds__(kConvertThreads, kConvertFlatBlocks)
+struct FlatShape {
+  using R = decltype(F{}(C{}, C{}));
+  static constexpr bool four = !kLongOp<F> && (W == 8 || (W == 4 && std::is_same_v<R, bool>));
+  static constexpr int groups = four ? 4 : 2;
+  static constexpr int chunk = std::min<int>(groups * 16 / W, 32 / std::max<int>(4, sizeof(C)));
+  static constexpr int threads = 128;
+  static constexpr int blocks = four || kLongOp<F> ? 8 : 12;
+};
+
+/// The flat path: a per-element head up to out's group boundary; tiles of 32 * NG groups of
+/// G = 16 / W elements, one tile a warp, each lane's NG groups 32 groups apart (every load and
+/// store of a warp contiguous); a per-element tail. A lane loads all its groups of both
+/// operands (by width, switched once) before it converts any; then per chunk of S elements: the
+/// conversions (each dtype switched once), the roundings the call asks (uniform branches), the
+/// operation, the cast into out's words (switched once); then its groups' stores.
+template <class F, class C, int W, class Shape = FlatShape<F, C, W>>
+__global__ void __launch_bounds__(Shape::threads, Shape::blocks)
     convert_flat_kernel(F f, ConvertArgs<std::uint64_t> p) {
   using Index = std::uint64_t;
   using R = decltype(f(C{}, C{}));
-  constexpr int G = 16 / W, S = G < 8 ? G : 8, NG = kGroups;
+  constexpr int G = 16 / W, NG = Shape::groups, S = Shape::chunk;
+  static_assert((NG * G) % S == 0, "a lane's elements are whole chunks");
   // a scalar operand's value, or a held operand's one element
   C a0 = scalar_value<C>(p.a_value), b0 = scalar_value<C>(p.b_value);
   if (p.a_held && !p.a_scalar) {
@@ -98,55 +123,44 @@ __global__ void __launch_bounds__(kConvertThreads, kConvertFlatBlocks)
     store_cast(p.tout, p.out, i, r);
   };
   for (Index i = tid; i < p.head; i += nthreads) one(i);
-  const auto at = [](const void* base, int width, Index first) {
-    return static_cast<const char*>(base) + first * width;
-  };
   const Index lane = threadIdx.x % 32;
   for (Index tile = tid / 32; tile < p.tiles; tile += nthreads / 32) {
-    const Index first0 = p.head + (tile * (32 * NG) + lane) * G;  // the lane's first group
+    const Index first = p.head + (tile * (32 * NG) + lane) * G;  // the lane's first element
     // zeroed: no value lives from one iteration to the next
     RawGroup ra[NG] = {}, rb[NG] = {};
+    if (!p.a_held) load_groups<G>(p.wa, static_cast<const char*>(p.a) + (first << p.sa), ra);
+    if (!p.b_held) load_groups<G>(p.wb, static_cast<const char*>(p.b) + (first << p.sb), rb);
+    std::uint32_t w[NG][4] = {};
 #pragma unroll
-    for (int g = 0; g < NG; ++g) {
-      const Index first = first0 + static_cast<Index>(g) * (32 * G);
-      if (!p.a_held) load_group<G>(p.wa, at(p.a, p.wa, first), ra[g]);
-      if (!p.b_held) load_group<G>(p.wb, at(p.b, p.wb, first), rb[g]);
-    }
+    for (int k0 = 0; k0 < NG * G; k0 += S) {
+      C x[S] = {}, y[S] = {};
+      if (p.a_held) {
 #pragma unroll
-    for (int g = 0; g < NG; ++g) {
-      std::uint32_t w[4] = {};
+        for (int e = 0; e < S; ++e) x[e] = a0;
+      } else {
+        convert_chunk<G>(p.ta, ra, k0, x);
+        if (p.a_round)
 #pragma unroll
-      for (int e0 = 0; e0 < G; e0 += S) {
-        C x[S] = {}, y[S] = {};
-        if (p.a_held) {
-#pragma unroll
-          for (int e = 0; e < S; ++e) x[e] = a0;
-        } else {
-          convert_elements<G>(p.ta, ra[g], e0, x);
-          if (p.a_round)
-#pragma unroll
-            for (int e = 0; e < S; ++e) x[e] = round16(p.compute, x[e]);
-        }
-        if (p.b_held) {
-#pragma unroll
-          for (int e = 0; e < S; ++e) y[e] = b0;
-        } else {
-          convert_elements<G>(p.tb, rb[g], e0, y);
-          if (p.b_round)
-#pragma unroll
-            for (int e = 0; e < S; ++e) y[e] = round16(p.compute, y[e]);
-        }
-        R r[S];
-#pragma unroll
-        for (int e = 0; e < S; ++e) r[e] = f(x[e], y[e]);
-        if (p.result_round)
-#pragma unroll
-          for (int e = 0; e < S; ++e) r[e] = round16(p.tresult, r[e]);
-        pack_elements<G>(p.tout, r, e0, w);
+          for (int e = 0; e < S; ++e) x[e] = round16(p.compute, x[e]);
       }
-      const Index first = first0 + static_cast<Index>(g) * (32 * G);
-      store_group<G>(p.wout, static_cast<char*>(p.out) + first * p.wout, w);
+      if (p.b_held) {
+#pragma unroll
+        for (int e = 0; e < S; ++e) y[e] = b0;
+      } else {
+        convert_chunk<G>(p.tb, rb, k0, y);
+        if (p.b_round)
+#pragma unroll
+          for (int e = 0; e < S; ++e) y[e] = round16(p.compute, y[e]);
+      }
+      R r[S];
+#pragma unroll
+      for (int e = 0; e < S; ++e) r[e] = f(x[e], y[e]);
+      if (p.result_round)
+#pragma unroll
+        for (int e = 0; e < S; ++e) r[e] = round16(p.tresult, r[e]);
+      pack_chunk<G>(p.tout, r, k0, w);
     }
+    store_groups<G>(p.wout, static_cast<char*>(p.out) + (first << p.sout), w);
   }
   for (Index i = p.head + p.tiles * (32 * NG * G) + tid; i < p.n; i += nthreads) one(i);
 }
@@ -237,6 +251,10 @@ void launch_converting(const F& f, const CallTypes& t, const DensePlan& plan,
     p.wa = static_cast<std::int8_t>(dtype_size(t.a));
     p.wb = static_cast<std::int8_t>(dtype_size(t.b));
     p.wout = static_cast<std::int8_t>(dtype_size(t.out));
+    const auto log2 = [](int w) { return static_cast<std::int8_t>(w == 1 ? 0 : w == 2 ? 1 : w == 4 ? 2 : 3); };
+    p.sa = log2(p.wa);
+    p.sb = log2(p.wb);
+    p.sout = log2(p.wout);
     p.tresult = t.types.result;
     p.result_round = t.types.result != t.out &&
                      (t.types.result == DType::f16 || t.types.result == DType::bf16);
@@ -249,6 +267,7 @@ void launch_converting(const F& f, const CallTypes& t, const DensePlan& plan,
     p.b_round = t.b_round;
     GridPlan grid = plan.grid;
     std::int64_t per_thread = kConvertUnroll;
+    int threads = kConvertThreads;
     void (*kernel)(F, ConvertArgs<Index>) = nullptr;
     if constexpr (W > 0) {
       constexpr int G = 16 / W;
@@ -257,8 +276,11 @@ void launch_converting(const F& f, const CallTypes& t, const DensePlan& plan,
       const std::int64_t head =
           std::min<std::int64_t>((G - group_phase(plan.out, t.out, G)) % G, plan.numel);
       p.head = static_cast<Index>(head);
-      p.tiles = static_cast<Index>((plan.numel - head) / (32 * kGroups * G));
-      per_thread = kGroups * G;
+      using Shape = FlatShape<F, C, W>;
+      constexpr int NG = Shape::groups;
+      p.tiles = static_cast<Index>((plan.numel - head) / (32 * NG * G));
+      per_thread = NG * G;
+      threads = Shape::threads;
       grid.covers_work = true;  // every tile its own warp: no wave of loops
       kernel = convert_flat_kernel<F, C, W>;
     } else {
@@ -267,10 +289,9 @@ void launch_converting(const F& f, const CallTypes& t, const DensePlan& plan,
       p.map = make_strided<Index>(P, dims, P.rank());
       kernel = convert_strided_kernel<F, C, Index>;
     }
-    const std::int64_t per_block = std::int64_t{kConvertThreads} * per_thread;
+    const std::int64_t per_block = std::int64_t{threads} * per_thread;
     grid.need = (plan.numel + per_block - 1) / per_block;
-    launch("converting", kernel, grid_blocks(kernel, grid, kConvertThreads), kConvertThreads, 0,
-           stream, f, p);
+    launch("converting", kernel, grid_blocks(kernel, grid, threads), threads, 0, stream, f, p);
   };
   const auto loaded = [&](int i, DType d, bool scalar) {
     return scalar || P.strides[i][0] == 0 ? std::size_t{0} : dtype_size(d);

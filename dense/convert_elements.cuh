@@ -17,27 +17,30 @@
 
 namespace ewise::detail {
 
-/// Calls f(TypeTag<T>{}) with the device storage type T of dtype t.
-template <class G>
+/// Calls f(TypeTag<T>{}) with the device storage type T of dtype t, which has at most MaxBytes
+/// bytes: a flat kernel instantiation for narrow dtypes dispatches among those alone.
+template <int MaxBytes = 8, class G>
 EWISE_DEVICE void with_storage(DType t, G&& g) {
+  constexpr bool b2 = MaxBytes >= 2, b4 = MaxBytes >= 4, b8 = MaxBytes >= 8;
   switch (t) {
-    case DType::f16: return g(TypeTag<__half>{});
-    case DType::bf16: return g(TypeTag<__nv_bfloat16>{});
-    case DType::f32: return g(TypeTag<float>{});
-    case DType::f64: return g(TypeTag<double>{});
-    case DType::i32: return g(TypeTag<std::int32_t>{});
-    case DType::i64: return g(TypeTag<std::int64_t>{});
     case DType::b8: return g(TypeTag<bool>{});
     case DType::i8: return g(TypeTag<std::int8_t>{});
     case DType::u8: return g(TypeTag<std::uint8_t>{});
-    case DType::i16: return g(TypeTag<std::int16_t>{});
-    case DType::u16: return g(TypeTag<std::uint16_t>{});
-    case DType::u32: return g(TypeTag<std::uint32_t>{});
-    case DType::u64: return g(TypeTag<std::uint64_t>{});
+    case DType::f16: if constexpr (b2) return g(TypeTag<__half>{}); else break;
+    case DType::bf16: if constexpr (b2) return g(TypeTag<__nv_bfloat16>{}); else break;
+    case DType::i16: if constexpr (b2) return g(TypeTag<std::int16_t>{}); else break;
+    case DType::u16: if constexpr (b2) return g(TypeTag<std::uint16_t>{}); else break;
+    case DType::f32: if constexpr (b4) return g(TypeTag<float>{}); else break;
+    case DType::i32: if constexpr (b4) return g(TypeTag<std::int32_t>{}); else break;
+    case DType::u32: if constexpr (b4) return g(TypeTag<std::uint32_t>{}); else break;
+    case DType::f64: if constexpr (b8) return g(TypeTag<double>{}); else break;
+    case DType::i64: if constexpr (b8) return g(TypeTag<std::int64_t>{}); else break;
+    case DType::u64: if constexpr (b8) return g(TypeTag<std::uint64_t>{}); else break;
   }
-  // No other dtype reaches a kernel (check_types); without this the compiler keeps the previous
-  // values of what g assigns alive for an unknown one (in a loop: each iteration's registers
-  // twice, and 540 bytes of spills a thread).
+  // No other dtype reaches a kernel (check_types; the planner picks the instantiation by the
+  // widest dtype); without this the compiler keeps the previous values of what g assigns alive
+  // for an unknown one (in a loop: each iteration's registers twice, and 540 bytes of spills a
+  // thread).
   __builtin_unreachable();
 }
 
@@ -171,16 +174,40 @@ EWISE_DEVICE void store_bytes(void* p, const std::uint32_t (&w)[4]) {
   else *static_cast<Bits<Bytes>*>(p) = static_cast<Bits<Bytes>>(w[0]);
 }
 
-/// The G elements of `width` bytes (at most W = 16 / G) at p, aligned to G * width bytes.
-template <int G>
-EWISE_DEVICE void load_group(int width, const void* p, RawGroup& r) {
+/// A lane's NG groups of G elements of `width` bytes (at most W = 16 / G) from p, aligned to
+/// G * width bytes: group g at p + g * 32 * G * width (a warp's groups are interleaved, see
+/// convert_flat_kernel); the width switched once for all of them.
+template <int G, int NG>
+EWISE_DEVICE void load_groups(int width, const char* p, RawGroup (&r)[NG]) {
+  const auto each = [&](auto bytes) {
+    constexpr int B = decltype(bytes)::value;  // a group's bytes
+#pragma unroll
+    for (int g = 0; g < NG; ++g) load_bytes<B>(p + g * 32 * B, r[g]);
+  };
   switch (width) {
-    case 1: return load_bytes<G>(p, r);
-    case 2: if constexpr (2 * G <= 16) return load_bytes<2 * G>(p, r); else break;
-    case 4: if constexpr (4 * G <= 16) return load_bytes<4 * G>(p, r); else break;
-    case 8: if constexpr (8 * G <= 16) return load_bytes<8 * G>(p, r); else break;
+    case 1: return each(std::integral_constant<int, G>{});
+    case 2: if constexpr (2 * G <= 16) return each(std::integral_constant<int, 2 * G>{}); else break;
+    case 4: if constexpr (4 * G <= 16) return each(std::integral_constant<int, 4 * G>{}); else break;
+    case 8: if constexpr (8 * G <= 16) return each(std::integral_constant<int, 8 * G>{}); else break;
   }
   __builtin_unreachable();  // a wider dtype runs an instantiation of wider groups
+}
+
+/// The lane's NG groups' words stored at p, as load_groups reads them.
+template <int G, int NG>
+EWISE_DEVICE void store_groups(int width, char* p, const std::uint32_t (&w)[NG][4]) {
+  const auto each = [&](auto bytes) {
+    constexpr int B = decltype(bytes)::value;
+#pragma unroll
+    for (int g = 0; g < NG; ++g) store_bytes<B>(p + g * 32 * B, w[g]);
+  };
+  switch (width) {
+    case 1: return each(std::integral_constant<int, G>{});
+    case 2: if constexpr (2 * G <= 16) return each(std::integral_constant<int, 2 * G>{}); else break;
+    case 4: if constexpr (4 * G <= 16) return each(std::integral_constant<int, 4 * G>{}); else break;
+    case 8: if constexpr (8 * G <= 16) return each(std::integral_constant<int, 8 * G>{}); else break;
+  }
+  __builtin_unreachable();  // as in load_groups
 }
 
 /// Element e of a group of storage type T.
@@ -192,55 +219,36 @@ EWISE_DEVICE T group_element(const RawGroup& r, int e) {
   else return from_bits<T>(r.w[e * s / 4] >> (8 * (e * s % 4)));
 }
 
-/// Elements e0 .. e0 + S - 1 of a group of dtype t (at most 16 / G bytes), as C: the dtype
-/// switched once.
-template <int G, int S, class C>
-EWISE_DEVICE void convert_elements(DType t, const RawGroup& r, int e0, C (&x)[S]) {
-  with_storage(t, [&](auto tag) {
+/// The lane's elements k0 .. k0 + S - 1 (element k: group k / G, index k % G) of dtype t, as C:
+/// the dtype switched once for the S elements.
+template <int G, int S, int NG, class C>
+EWISE_DEVICE void convert_chunk(DType t, const RawGroup (&r)[NG], int k0, C (&x)[S]) {
+  with_storage<16 / G>(t, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if constexpr (sizeof(T) * G <= 16) {
 #pragma unroll
-      for (int e = 0; e < S; ++e) x[e] = convert_to<C>(to_compute(group_element<T>(r, e0 + e)));
-    } else {
-      __builtin_unreachable();  // as in load_group
-    }
+    for (int s = 0; s < S; ++s)
+      x[s] = convert_to<C>(to_compute(group_element<T>(r[(k0 + s) / G], (k0 + s) % G)));
   });
 }
 
-/// Results e0 .. e0 + S - 1 of a group cast to dtype t and packed into its words w.
-template <int G, int S, class V>
-EWISE_DEVICE void pack_elements(DType t, const V (&v)[S], int e0, std::uint32_t (&w)[4]) {
-  with_storage(t, [&](auto tag) {
+/// Results k0 .. k0 + S - 1 cast to dtype t and packed into the lane's groups' words w.
+template <int G, int S, int NG, class V>
+EWISE_DEVICE void pack_chunk(DType t, const V (&v)[S], int k0, std::uint32_t (&w)[NG][4]) {
+  with_storage<16 / G>(t, [&](auto tag) {
     using T = typename decltype(tag)::type;
     constexpr int s = sizeof(T);
-    if constexpr (s * G <= 16) {
 #pragma unroll
-      for (int e = 0; e < S; ++e) {
-        const std::uint64_t b = to_bits(cast_to<T>(v[e]));
-        const int at = e0 + e;
-        if constexpr (s == 8) {
-          w[2 * at] = static_cast<std::uint32_t>(b);
-          w[2 * at + 1] = static_cast<std::uint32_t>(b >> 32);
-        } else {
-          w[at * s / 4] |= static_cast<std::uint32_t>(b) << (8 * (at * s % 4));
-        }
+    for (int j = 0; j < S; ++j) {
+      const std::uint64_t b = to_bits(cast_to<T>(v[j]));
+      const int g = (k0 + j) / G, at = (k0 + j) % G;
+      if constexpr (s == 8) {
+        w[g][2 * at] = static_cast<std::uint32_t>(b);
+        w[g][2 * at + 1] = static_cast<std::uint32_t>(b >> 32);
+      } else {
+        w[g][at * s / 4] |= static_cast<std::uint32_t>(b) << (8 * (at * s % 4));
       }
-    } else {
-      __builtin_unreachable();  // as in load_group
     }
   });
-}
-
-/// A group's words stored at p (aligned to G * width bytes) in elements of `width` bytes.
-template <int G>
-EWISE_DEVICE void store_group(int width, void* p, const std::uint32_t (&w)[4]) {
-  switch (width) {
-    case 1: return store_bytes<G>(p, w);
-    case 2: if constexpr (2 * G <= 16) return store_bytes<2 * G>(p, w); else break;
-    case 4: if constexpr (4 * G <= 16) return store_bytes<4 * G>(p, w); else break;
-    case 8: if constexpr (8 * G <= 16) return store_bytes<8 * G>(p, w); else break;
-  }
-  __builtin_unreachable();  // as in load_group
 }
 
 /// x rounded to 16-bit float dtype t (f16 or bf16); other C pass unchanged.

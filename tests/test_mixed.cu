@@ -508,6 +508,81 @@ TEST(MixedGpu, InPlaceWithAnOperandOfAnotherDtype) {
     }
 }
 
+/// n pairs (a, b) of dtype t (f32 or f64) at the edges of fmod's fast path (ops.hpp): a a
+/// multiple k of b nudged by up to 3 ulps either way, k log-uniform up to 2^(digits + 2)
+/// (quotients that round to or across an integer, and past the 2^digits limit); a and b within
+/// a factor of 2; random bits (every exponent, subnormals, infinities, NaNs); ±0, ±inf.
+void fill_remainder_edges(DType t, void* a, void* b, std::int64_t n, std::mt19937_64& rng) {
+  const int digits = t == DType::f32 ? 24 : 53;
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  const auto store = [&](void* p, std::int64_t i, double v) {
+    detail::store_double(t, static_cast<std::byte*>(p) + i * static_cast<std::int64_t>(dtype_size(t)), v);
+  };
+  const auto round = [&](double v) { return t == DType::f32 ? double(float(v)) : v; };
+  const auto nudge = [&](double v, int ulps) {
+    for (; ulps > 0; --ulps) v = t == DType::f32 ? std::nextafter(float(v), 2 * float(v) + 1) : std::nextafter(v, 2 * v + 1);
+    for (; ulps < 0; ++ulps) v = t == DType::f32 ? std::nextafter(float(v), -2 * float(v) - 1) : std::nextafter(v, -2 * v - 1);
+    return v;
+  };
+  const auto sign = [&] { return rng() & 1 ? -1.0 : 1.0; };
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  const double special[] = {0.0, -0.0, kInf, -kInf, 1.0, -1.5};
+  for (std::int64_t i = 0; i < n; ++i) {
+    double x, y;
+    switch (rng() % 4) {
+      case 0: {
+        y = round(sign() * std::ldexp(1.0 + unit(rng), static_cast<int>(rng() % 41) - 20));
+        const double k = std::floor(std::exp2(unit(rng) * (digits + 2)));
+        x = nudge(round(k * y), static_cast<int>(rng() % 7) - 3);
+        break;
+      }
+      case 1:
+        y = round(sign() * std::ldexp(1.0 + unit(rng), static_cast<int>(rng() % 11) - 5));
+        x = nudge(round(y * (0.5 + 1.5 * unit(rng))), static_cast<int>(rng() % 7) - 3);
+        break;
+      case 2: {
+        const std::uint64_t bx = rng(), by = rng();
+        if (t == DType::f32) {
+          float fx, fy;
+          const auto ux = static_cast<std::uint32_t>(bx), uy = static_cast<std::uint32_t>(by);
+          std::memcpy(&fx, &ux, 4);
+          std::memcpy(&fy, &uy, 4);
+          x = fx;
+          y = fy;
+        } else {
+          std::memcpy(&x, &bx, 8);
+          std::memcpy(&y, &by, 8);
+        }
+        break;
+      }
+      default:
+        x = special[rng() % 6];
+        y = rng() % 2 ? special[rng() % 6] : round(sign() * std::ldexp(1.0, static_cast<int>(rng() % 200) - 100));
+    }
+    store(a, i, x);
+    store(b, i, y);
+  }
+}
+
+// floor_divide and remainder on floats bit for bit against the reference, whose fmod is the
+// host math library's, where the device's takes the fused multiply-add path (ops.hpp).
+TEST(MixedGpu, FloatRemaindersAtTheEdgesOfTheFastFmod) {
+  EWISE_REQUIRE_GPU();
+  const std::uint64_t seed = test_seed();
+  std::mt19937_64 rng(seed);
+  const std::int64_t n = test::sanitizer_sizes() ? 4096 : 1 << 18;
+  for (DType t : {DType::f32, DType::f64}) {
+    Tensor a(t, {n}, Layout::contiguous(1), rng), b(t, {n}, Layout::contiguous(1), rng);
+    fill_remainder_edges(t, a.host.data(), b.host.data(), a.dev.buffer_elements, rng);
+    EWISE_CUDA_CHECK(cudaMemcpy(a.dev.buf.data(), a.host.data(), a.host.bytes(), cudaMemcpyHostToDevice));
+    EWISE_CUDA_CHECK(cudaMemcpy(b.dev.buf.data(), b.host.data(), b.host.bytes(), cudaMemcpyHostToDevice));
+    for (BinaryOp op : {BinaryOp::floor_divide, BinaryOp::remainder}) {
+      DeviceOperand out(t, {n}, Layout::contiguous(1));
+      EXPECT_EQ(check(op, a, b, out), "");
+    }
+  }
+}
+
 // A result stored in an output of another dtype that same_kind allows: rounded once from the
 // result (an f64 sum into f16), a 16-bit result rounded to its dtype before it widens, integers
 // wrapped in the result dtype before they widen, bool into numbers.

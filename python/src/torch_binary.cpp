@@ -1,20 +1,23 @@
 // python/src/torch_binary.cpp — the fast path of ewise.binary for plain CUDA torch tensors,
 // through the CPython API only (ewise neither builds nor links against libtorch).
 //
-// For tensors of the exact type torch.Tensor, with no gradient to record, on one CUDA device,
-// of one dtype that is also the result's (torch_call.hpp, runs_fast) and without the negative
-// bit, torch_binary reads each tensor's pointer, shape and strides with a few attribute calls,
-// allocates the result through PyTorch's own Python callables, and calls ewise::binary on
-// PyTorch's current raw stream of that device (torch_call.hpp: the part shared with
-// _ewise_torch, which reads and allocates through libtorch instead). For anything else it
-// returns None and the Python layer runs the general path (DLPack), which promotes mixed dtypes
-// and Python scalars by PyTorch's rule and gives every error its message. The PyTorch objects
-// it needs are taken from sys.modules["torch"] on the first call that sees a tensor:
-// ewise never imports torch.
+// For tensors of the exact type torch.Tensor (one of a and b may be a Python bool, float or int
+// within int64), with no gradient to record, on one CUDA device, of ewise's dtypes, op defined
+// for them under PyTorch's rule and out (if any) of a dtype the result casts to (torch_call.hpp,
+// fast_result), and without the negative bit, torch_binary reads each tensor's pointer, shape
+// and strides with a few attribute calls, allocates the result through PyTorch's own Python
+// callables, and calls ewise::binary on PyTorch's current raw stream of that device
+// (torch_call.hpp: the part shared with _ewise_torch, which reads and allocates through
+// libtorch instead). For anything else it returns None and the Python layer runs the general
+// path (DLPack), which casts into an out of another dtype, converts big ints and gives every
+// error its message. The PyTorch objects it needs are taken from sys.modules["torch"] on the
+// first call that sees a tensor: ewise never imports torch.
 #include <nanobind/nanobind.h>
 
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
+#include <optional>
 #include <stdexcept>
 
 #include "ewise/tensor.hpp"
@@ -224,23 +227,55 @@ nb::object call(PyObject* callable, PyObject* arg) {
   return nb::steal(r);
 }
 
-// The new result `r` for a and b (both read), with its strides: like a or b as r says (its
-// layout: torch.empty_like), else a new contiguous tensor (a.new_empty). On the CPU here:
-// empty_like 2.3 us, new_empty 4.2, torch.empty(shape, dtype=, device=) 5.5.
-nb::object allocate(PyObject* a, const TorchTensor& ta, PyObject* b, const TorchTensor& tb,
-                    const NewResult& r, Dims& strides) {
+// PyTorch's dtype object of an ewise dtype that check() takes.
+PyObject* torch_dtype(DType t) {
+  for (int i = 0; i < kDTypes; ++i)
+    if (kDTypeValues[i] == t) return g_torch.dtypes[i];
+  throw std::logic_error("ewise: no PyTorch dtype check() takes");
+}
+
+// callable(args..., dtype=`dtype`) where dtype is not null, else callable(args...).
+nb::object call_dtype(PyObject* callable, std::initializer_list<PyObject*> args, PyObject* dtype,
+                      bool method) {
+  static PyObject* const kwnames = [] {
+    PyObject* t = Py_BuildValue("(s)", "dtype");
+    if (t == nullptr) throw nb::python_error();
+    return t;
+  }();
+  PyObject* all[4] = {};
+  std::size_t n = 0;
+  for (PyObject* x : args) all[n++] = x;
+  if (dtype != nullptr) all[n] = dtype;
+  const std::size_t positional = n | (method ? PY_VECTORCALL_ARGUMENTS_OFFSET : 0);
+  PyObject* r = method ? PyObject_VectorcallMethod(callable, all, positional,
+                                                   dtype != nullptr ? kwnames : nullptr)
+                       : PyObject_Vectorcall(callable, all, positional,
+                                             dtype != nullptr ? kwnames : nullptr);
+  if (r == nullptr) throw nb::python_error();
+  return nb::steal(r);
+}
+
+// The new result `r` of dtype `result` for a and b (the tensors among them read), with its
+// strides: like a or b as r says (its layout: torch.empty_like), else a new contiguous tensor
+// (new_empty of the first tensor); the dtype passed only where it is not that tensor's. On
+// the CPU here: empty_like 2.3 us, new_empty 4.2, torch.empty(shape, dtype=, device=) 5.5.
+nb::object allocate(PyObject* a, const FastOperand& fa, PyObject* b, const FastOperand& fb,
+                    const NewResult& r, DType result, Dims& strides) {
+  const auto dtype_of = [&](const TorchTensor& t) {
+    return t.dtype == result ? nullptr : torch_dtype(result);
+  };
   const auto like = [&](PyObject* x, const TorchTensor& t) {
-    nb::object result = call(g_torch.empty_like, x);
+    nb::object made = call_dtype(g_torch.empty_like, {x}, dtype_of(t), false);
     // empty_like keeps a dense layout as it is: a contiguous operand gives a contiguous result.
-    const Dims contiguous = TensorDesc::contiguous(t.dtype, r.shape).strides;
+    const Dims contiguous = TensorDesc::contiguous(result, r.shape).strides;
     if (t.strides == contiguous)
       strides = contiguous;
-    else if (!read_strides(result.ptr(), strides))
+    else if (!read_strides(made.ptr(), strides))
       throw std::runtime_error("ewise: cannot read the strides of torch.empty_like's result");
-    return result;
+    return made;
   };
-  if (r.like == Like::a) return like(a, ta);
-  if (r.like == Like::b) return like(b, tb);
+  if (r.like == Like::a) return like(a, fa.tensor);
+  if (r.like == Like::b) return like(b, fb.tensor);
   nb::object extents = nb::steal(PyTuple_New(r.shape.size()));
   if (!extents.is_valid()) throw nb::python_error();
   for (int i = 0; i < r.shape.size(); ++i) {
@@ -248,26 +283,26 @@ nb::object allocate(PyObject* a, const TorchTensor& ta, PyObject* b, const Torch
     if (v == nullptr) throw nb::python_error();
     PyTuple_SET_ITEM(extents.ptr(), i, v);
   }
-  PyObject* args[] = {a, extents.ptr()};
-  PyObject* result = PyObject_VectorcallMethod(names().new_empty, args,
-                                               2 | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr);
-  if (result == nullptr) throw nb::python_error();
-  strides = TensorDesc::contiguous(ta.dtype, r.shape).strides;
-  return nb::steal(result);
+  strides = TensorDesc::contiguous(result, r.shape).strides;
+  return call_dtype(names().new_empty, {a, extents.ptr()}, dtype_of(fa.tensor), true);
 }
 
-// out = a op b (out None: a new tensor) for plain torch tensors; None when the general path
-// must run (see the file comment). `host`: the same path for CPU tensors (the CPU backend, no
-// stream), so that the checks, reads and allocation are tested without a GPU.
+// out = a op b (out None: a new tensor) for plain torch tensors and Python scalars; None when
+// the general path must run (see the file comment). `host`: the same path for CPU tensors (the
+// CPU backend, no stream), so that the checks, reads and allocation are tested without a GPU.
 nb::object torch_binary(nb::handle op, nb::handle a, nb::handle b, nb::handle out,
                         nb::handle kernel, bool host) {
   const bool has_out = !out.is_none();
-  if (!is_tensor(a.ptr()) || !is_tensor(b.ptr()) || (has_out && !is_tensor(out.ptr())))
+  FastOperand fa, fb;
+  fa.is_scalar = read_scalar(a, fa.scalar);
+  fb.is_scalar = read_scalar(b, fb.scalar);
+  if ((fa.is_scalar && fb.is_scalar) || (!fa.is_scalar && !is_tensor(a.ptr())) ||
+      (!fb.is_scalar && !is_tensor(b.ptr())) || (has_out && !is_tensor(out.ptr())))
     return nb::none();
   const Names& n = names();
   bool a_grad = false, b_grad = false;
-  if (!read_flag(a.ptr(), n.requires_grad, a_grad) ||
-      !read_flag(b.ptr(), n.requires_grad, b_grad))
+  if ((!fa.is_scalar && !read_flag(a.ptr(), n.requires_grad, a_grad)) ||
+      (!fb.is_scalar && !read_flag(b.ptr(), n.requires_grad, b_grad)))
     return nb::none();
   if (a_grad || b_grad) {
     // Recorded for autograd by the general path (ewise.torch.binary) when grad mode is on.
@@ -277,22 +312,25 @@ nb::object torch_binary(nb::handle op, nb::handle a, nb::handle b, nb::handle ou
     Py_DECREF(enabled);
     if (on) return nb::none();
   }
-  TorchTensor ta, tb, to;
-  if (!check(a.ptr(), host, ta) || !check(b.ptr(), host, tb) ||
-      (has_out && !check(out.ptr(), host, to)) ||
-      !runs_fast(op, ta, tb, has_out ? &to : nullptr))
+  TorchTensor to;
+  if ((!fa.is_scalar && !check(a.ptr(), host, fa.tensor)) ||
+      (!fb.is_scalar && !check(b.ptr(), host, fb.tensor)) ||
+      (has_out && !check(out.ptr(), host, to)))
     return nb::none();
-  if (!host && g_torch.current_stream == nullptr) return nb::none();
-  if (!read(a.ptr(), ta) || !read(b.ptr(), tb) || (has_out && !read(out.ptr(), to)))
+  if ((!fa.is_scalar && !read(a.ptr(), fa.tensor)) || (!fb.is_scalar && !read(b.ptr(), fb.tensor)) ||
+      (has_out && !read(out.ptr(), to)))
     return nb::none();
+  const std::optional<DType> result = fast_result(op, fa, fb, has_out ? &to : nullptr);
+  if (!result || (!host && g_torch.current_stream == nullptr)) return nb::none();
 
   return finish_binary(
-      op, kernel, out, ta, tb, to, host,
+      op, kernel, out, fa, fb, to, *result, host,
       [&](const NewResult& r, TorchTensor& t) {
-        nb::object result = allocate(a.ptr(), ta, b.ptr(), tb, r, t.strides);
-        if (!read_pointer(result.ptr(), t.data))
+        // (a scalar operand: the result is like the tensor, never new_empty's)
+        nb::object made = allocate(a.ptr(), fa, b.ptr(), fb, r, *result, t.strides);
+        if (!read_pointer(made.ptr(), t.data))
           throw std::runtime_error("ewise: cannot read the data pointer of a new torch tensor");
-        return result;
+        return made;
       },
       [](int device) {
         nb::object handle = call(g_torch.current_stream, nb::int_(device).ptr());

@@ -21,41 +21,76 @@ std::string_view text(nb::handle s) {
 
 }  // namespace
 
-bool runs_fast(nb::handle op, const TorchTensor& a, const TorchTensor& b, const TorchTensor* out) {
-  const auto same = [&](const TorchTensor& t) {
-    return t.device == a.device && t.dtype == a.dtype;
-  };
-  if (!same(b) || (out != nullptr && !same(*out))) return false;
-  const OperandType t{a.dtype, Weight::tensor};
-  try {
-    return op_types(parse_op(text(op)), Promotion::torch, t, t).result == a.dtype;
-  } catch (const InvalidArgument&) {
-    return false;  // an unknown op, or one undefined for the dtype: the general path reports it
+bool read_scalar(nb::handle x, Scalar& s) {
+  PyObject* p = x.ptr();
+  if (PyBool_Check(p)) {
+    s = Scalar::weak_bool(p == Py_True);
+  } else if (PyFloat_Check(p)) {
+    s = Scalar::weak_float(PyFloat_AS_DOUBLE(p));
+  } else if (PyLong_Check(p)) {
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(p, &overflow);
+    if (overflow != 0 || (v == -1 && PyErr_Occurred())) {
+      PyErr_Clear();
+      return false;
+    }
+    s = Scalar::weak_int(v);
+  } else {
+    return false;
   }
+  return true;
 }
 
-NewResult new_result(const TorchTensor& a, const TorchTensor& b) {
+std::optional<DType> fast_result(nb::handle op, const FastOperand& a, const FastOperand& b,
+                                 const TorchTensor* out) {
+  const TorchTensor& t = a.is_scalar ? b.tensor : a.tensor;  // one of them is a tensor
+  if ((!b.is_scalar && b.tensor.device != t.device) || (out != nullptr && out->device != t.device))
+    return std::nullopt;
+  const auto type = [](const FastOperand& x) {
+    if (x.is_scalar) return x.scalar.type();
+    return OperandType{x.tensor.dtype, x.tensor.shape.size() == 0 ? Weight::zero_dim : Weight::tensor};
+  };
+  DType result{};
+  try {
+    result = op_types(parse_op(text(op)), Promotion::torch, type(a), type(b)).result;
+  } catch (const InvalidArgument&) {
+    return std::nullopt;  // an unknown op, or one undefined for the dtypes: the general path reports it
+  }
+  // Into an out of another dtype where same_kind allows the cast (x_bf16 += y_f32); else the
+  // general path refuses the call.
+  if (out != nullptr && !can_cast_same_kind(result, out->dtype)) return std::nullopt;
+  return result;
+}
+
+NewResult new_result(const FastOperand& a, const FastOperand& b) {
+  if (a.is_scalar) return {b.tensor.shape, Like::b};
+  if (b.is_scalar) return {a.tensor.shape, Like::a};
   // The general path reports a failed broadcast with this same message.
-  NewResult r{a.shape == b.shape ? a.shape : broadcast_shapes(a.shape, b.shape)};
-  r.like = r.shape == a.shape ? Like::a : r.shape == b.shape ? Like::b : Like::none;
+  const Dims &sa = a.tensor.shape, &sb = b.tensor.shape;
+  NewResult r{sa == sb ? sa : broadcast_shapes(sa, sb)};
+  r.like = r.shape == sa ? Like::a : r.shape == sb ? Like::b : Like::none;
   return r;
 }
 
-void run_binary(nb::handle op, nb::handle kernel, const TorchTensor& a, const TorchTensor& b,
+void run_binary(nb::handle op, nb::handle kernel, const FastOperand& a, const FastOperand& b,
                 const TorchTensor& out, bool host, std::uintptr_t stream) {
   DenseOptions options;
   if (!kernel.is_none()) options.kernel = parse_kernel(text(kernel));
   const BinaryOp parsed = parse_op(text(op));
   const Memory memory = host ? Memory::host : Memory::device;
-  options.promotion = Promotion::torch;  // torch tensors (runs_fast: a result of their dtype)
-  const ConstTensorView va(a.data, TensorDesc::strided(a.dtype, a.shape, a.strides), memory);
-  const ConstTensorView vb(b.data, TensorDesc::strided(b.dtype, b.shape, b.strides), memory);
+  options.promotion = Promotion::torch;  // torch tensors and Python scalars
+  const auto operand = [&](const FastOperand& x) -> Operand {
+    if (x.is_scalar) return x.scalar;
+    const TorchTensor& t = x.tensor;
+    return ConstTensorView(t.data, TensorDesc::strided(t.dtype, t.shape, t.strides), memory);
+  };
+  const Operand va = operand(a), vb = operand(b);
   const TensorView vo{out.data, TensorDesc::strided(out.dtype, out.shape, out.strides), memory};
   nb::gil_scoped_release release;
   if (host) {
     ewise::binary(parsed, va, vb, vo, options, nullptr);
   } else {
-    const CurrentDevice current(a.device);
+    const CurrentDevice current(out.device);
     ewise::binary(parsed, va, vb, vo, options, as_stream(stream));
   }
 }

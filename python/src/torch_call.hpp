@@ -1,5 +1,5 @@
 // python/src/torch_call.hpp — what the two fast paths of ewise.binary for plain torch tensors
-// share: _ewise.torch_binary (torch_binary.cpp, through PyTorch's Python API) and
+// (and Python scalars) share: _ewise.torch_binary (torch_binary.cpp, through PyTorch's Python API) and
 // _ewise_torch.binary (torch_native.cpp, built against libtorch). They differ only in how they
 // read a tensor and allocate the result; from the fields read to the C++ call, this is the one
 // implementation.
@@ -8,7 +8,9 @@
 #include <nanobind/nanobind.h>
 
 #include <cstdint>
+#include <optional>
 
+#include "ewise/promotion.hpp"
 #include "ewise/tensor.hpp"
 
 namespace ewise::python {
@@ -24,50 +26,65 @@ struct TorchTensor {
   Dims shape, strides;
 };
 
-/// True when b and out (null when there is none) have a's device and dtype, and op (its C++
-/// name) gives that dtype under PyTorch's rule (not a comparison, nor divide on integers); else
-/// the call is the general path's, which promotes and reports every error.
-bool runs_fast(nb::handle op, const TorchTensor& a, const TorchTensor& b, const TorchTensor* out);
+/// An operand of a fast call: a torch tensor, read into `tensor`, or a Python scalar.
+struct FastOperand {
+  bool is_scalar = false;
+  Scalar scalar;       ///< a weak Python bool, float, or int within int64
+  TorchTensor tensor;  ///< when not a scalar
+};
+
+/// x as a weak Scalar into s when it is a Python bool, float, or int within int64; false for
+/// anything else, with no error set (an int beyond int64 takes the general path, which converts
+/// or refuses it as the framework does).
+bool read_scalar(nb::handle x, Scalar& s);
+
+/// The result's dtype when the call runs fast: op (its C++ name) defined for a and b under
+/// PyTorch's rule (a 0-d tensor ranks below tensors with dims, a Python scalar is weak), every
+/// tensor on one device, out (when not null) of a dtype the result casts to (same_kind, as the
+/// library checks); else nothing, and the general path runs and reports.
+std::optional<DType> fast_result(nb::handle op, const FastOperand& a, const FastOperand& b,
+                                 const TorchTensor* out);
 
 /// The operand whose layout a new result takes (empty_like), if any.
 enum class Like { a, b, none };
 
 /// The new result of a op b (no out=): its shape, broadcast (a failed broadcast throws the
 /// general path's error), and its layout: like a when it has a's shape, else like b when it has
-/// b's, else new and contiguous.
+/// b's, else new and contiguous. A scalar has no shape: the result is like the tensor.
 struct NewResult {
   Dims shape;
   Like like = Like::none;
 };
-NewResult new_result(const TorchTensor& a, const TorchTensor& b);
+NewResult new_result(const FastOperand& a, const FastOperand& b);
 
 /// out = a op b (op and kernel: the C++ names as Python strings, kernel None for automatic)
 /// with the GIL released: on the CPU backend when `host`, else on `stream` (PyTorch's current
-/// one of a's device) with a's device made current.
-void run_binary(nb::handle op, nb::handle kernel, const TorchTensor& a, const TorchTensor& b,
+/// one of the tensors' device) with that device made current.
+void run_binary(nb::handle op, nb::handle kernel, const FastOperand& a, const FastOperand& b,
                 const TorchTensor& out, bool host, std::uintptr_t stream);
 
-/// The rest of a fast call once a, b and out (unless None) are read into ta, tb and to: the
-/// result, out or a new tensor, then out = a op b. `allocate(r, to)` returns the new tensor for
-/// the NewResult r and fills to.data and to.strides (to's shape, dtype and device are r's and
-/// a's); `stream(device)` returns PyTorch's current stream of a CUDA device (not called on the
-/// host).
+/// The rest of a fast call once a, b and out (unless None) are read and `result` is
+/// fast_result's: the result, out or a new tensor, then out = a op b. `allocate(r, to)` returns
+/// the new tensor for the NewResult r and fills to.data and to.strides (to's shape, dtype and
+/// device are r's, `result` and the tensors'); `stream(device)` returns PyTorch's current
+/// stream of a CUDA device (not called on the host).
 template <class Allocate, class Stream>
-nb::object finish_binary(nb::handle op, nb::handle kernel, nb::handle out, const TorchTensor& ta,
-                         const TorchTensor& tb, TorchTensor& to, bool host, Allocate allocate,
-                         Stream stream) {
-  nb::object result;
+nb::object finish_binary(nb::handle op, nb::handle kernel, nb::handle out, const FastOperand& a,
+                         const FastOperand& b, TorchTensor& to, DType result, bool host,
+                         Allocate allocate, Stream stream) {
+  const int device = a.is_scalar ? b.tensor.device : a.tensor.device;
+  nb::object r;
   if (!out.is_none()) {
-    result = nb::borrow(out);
+    r = nb::borrow(out);
   } else {
-    const NewResult r = new_result(ta, tb);
-    to.shape = r.shape;
-    to.dtype = ta.dtype;
-    to.device = ta.device;
-    result = allocate(r, to);
+    const NewResult shape = new_result(a, b);
+    to.shape = shape.shape;
+    to.dtype = result;
+    to.device = device;
+    r = allocate(shape, to);
   }
-  run_binary(op, kernel, ta, tb, to, host, host ? 0 : stream(ta.device));
-  return result;
+  run_binary(op, kernel, a, b, to, host, host ? 0 : stream(device));
+  return r;
 }
 
 /// Defines `name`(op, a, b, out, kernel) as f(op, a, b, out, kernel, false), the CUDA path, and

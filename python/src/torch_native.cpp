@@ -3,9 +3,10 @@
 // when CMake's Python imports a CUDA build of torch with its headers: EWISE_TORCH_NATIVE).
 //
 // binary() is _ewise.torch_binary (torch_binary.cpp) with the same rules: None, for the general
-// path to run and report, unless a, b and out are of the exact type torch.Tensor, with no
-// gradient to record, strided, on one CUDA device, of one dtype that is also the result's
-// (runs_fast) and without the negative bit. Only the two costs the Python API has are gone:
+// path to run and report, unless a, b and out are of the exact type torch.Tensor (or one of a
+// and b a Python bool, float or int within int64), with no gradient to record, strided, on one
+// CUDA device, of ewise's dtypes, op defined for them under PyTorch's rule and out (if any) of
+// a dtype the result casts to (torch_call.hpp, fast_result), and without the negative bit. Only the two costs the Python API has are gone:
 // each tensor is read from its at::Tensor (THPVariable_Unpack) instead of through attribute
 // calls, and the result is allocated by at::empty_like / at::empty as PyTorch's own operators
 // allocate theirs. The rest
@@ -28,6 +29,8 @@
 
 #include <cstdint>
 #include <exception>
+#include <optional>
+#include <stdexcept>
 #include <string>
 
 #include "ewise/tensor.hpp"
@@ -78,40 +81,66 @@ bool read(const at::Tensor& x, bool host, bool written, TorchTensor& t) {
   return true;
 }
 
-// out = a op b (out None: a new tensor) for plain torch tensors; None when the general path
-// must run (see the file comment). `host`: the same path for CPU tensors (the CPU backend, no
-// stream), so that the checks, reads and allocation are tested without a GPU.
+// PyTorch's dtype of an ewise dtype that read() takes.
+at::ScalarType scalar_type(DType t) {
+  switch (t) {
+    case DType::f16: return at::kHalf;
+    case DType::bf16: return at::kBFloat16;
+    case DType::f32: return at::kFloat;
+    case DType::f64: return at::kDouble;
+    case DType::i32: return at::kInt;
+    case DType::i64: return at::kLong;
+    case DType::b8: return at::kBool;
+    case DType::i8: return at::kChar;
+    case DType::u8: return at::kByte;
+    case DType::i16: return at::kShort;
+    default: throw std::logic_error("ewise: no PyTorch dtype read() takes");
+  }
+}
+
+// out = a op b (out None: a new tensor) for plain torch tensors and Python scalars; None when
+// the general path must run (see the file comment). `host`: the same path for CPU tensors (the
+// CPU backend, no stream), so that the checks, reads and allocation are tested without a GPU.
 nb::object binary(nb::handle op, nb::handle a, nb::handle b, nb::handle out, nb::handle kernel,
                   bool host) {
   const bool has_out = !out.is_none();
-  if (!is_plain_tensor(a) || !is_plain_tensor(b) || (has_out && !is_plain_tensor(out)))
+  FastOperand fa, fb;
+  fa.is_scalar = read_scalar(a, fa.scalar);
+  fb.is_scalar = read_scalar(b, fb.scalar);
+  if ((fa.is_scalar && fb.is_scalar) || (!fa.is_scalar && !is_plain_tensor(a)) ||
+      (!fb.is_scalar && !is_plain_tensor(b)) || (has_out && !is_plain_tensor(out)))
     return nb::none();
-  const at::Tensor& xa = THPVariable_Unpack(a.ptr());
-  const at::Tensor& xb = THPVariable_Unpack(b.ptr());
+  const at::Tensor* xa = fa.is_scalar ? nullptr : &THPVariable_Unpack(a.ptr());
+  const at::Tensor* xb = fb.is_scalar ? nullptr : &THPVariable_Unpack(b.ptr());
   // Recorded for autograd by the general path (ewise.torch.binary) when grad mode is on.
-  if ((xa.requires_grad() || xb.requires_grad()) && c10::GradMode::is_enabled())
+  if (((xa != nullptr && xa->requires_grad()) || (xb != nullptr && xb->requires_grad())) &&
+      c10::GradMode::is_enabled())
     return nb::none();
   // out first: taking its pointer for writing can give it memory of its own (a lazy clone), and
   // an operand that is out must then read that same pointer.
-  TorchTensor ta, tb, to;
+  TorchTensor to;
   if ((has_out && !read(THPVariable_Unpack(out.ptr()), host, true, to)) ||
-      !read(xa, host, false, ta) || !read(xb, host, false, tb) ||
-      !runs_fast(op, ta, tb, has_out ? &to : nullptr))
+      (xa != nullptr && !read(*xa, host, false, fa.tensor)) ||
+      (xb != nullptr && !read(*xb, host, false, fb.tensor)))
     return nb::none();
+  const std::optional<DType> result = fast_result(op, fa, fb, has_out ? &to : nullptr);
+  if (!result) return nb::none();
 
   return finish_binary(
-      op, kernel, out, ta, tb, to, host,
+      op, kernel, out, fa, fb, to, *result, host,
       [&](const NewResult& r, TorchTensor& t) {
-        at::Tensor x = r.like == Like::a   ? at::empty_like(xa)
-                       : r.like == Like::b ? at::empty_like(xb)
+        const at::Tensor& first = xa != nullptr ? *xa : *xb;
+        const at::TensorOptions options = first.options().dtype(scalar_type(*result));
+        at::Tensor x = r.like == Like::a   ? at::empty_like(*xa, options)
+                       : r.like == Like::b ? at::empty_like(*xb, options)
                                            : at::empty(at::IntArrayRef(r.shape.begin(),
                                                                        r.shape.end()),
-                                                       xa.options());
+                                                       options);
         t.data = x.mutable_data_ptr();
         t.strides = Dims::from(x.strides().data(), static_cast<int>(x.dim()));
-        nb::object result = nb::steal(THPVariable_Wrap(std::move(x)));
-        if (!result.is_valid()) throw nb::python_error();
-        return result;
+        nb::object result_object = nb::steal(THPVariable_Wrap(std::move(x)));
+        if (!result_object.is_valid()) throw nb::python_error();
+        return result_object;
       },
       [](int device) {
         return reinterpret_cast<std::uintptr_t>(

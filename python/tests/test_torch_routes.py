@@ -138,12 +138,14 @@ def test_fast_path_declines(path):
     declined = [
         (a.as_subclass(Sub), b, None), (a, b.as_subclass(Sub), None),
         (a, b, torch.empty(3, 4).as_subclass(Sub)), (torch.nn.Parameter(a.clone()), b, None),
-        (a, b, np.empty((3, 4), np.float32)), (a, 2.0, None), (np.ones(4, np.float32), b, None),
+        (a, b, np.empty((3, 4), np.float32)), (np.ones(4, np.float32), b, None),
+        (2.0, 3.0, None), (a, 2 ** 70, None), (2 ** 63, b, None), (a, "2", None),
         (a.clone().requires_grad_(), b, None), (a, b.clone().requires_grad_(), None),
         (torch._neg_view(a), b, None), (a, torch._neg_view(b), None),
         (a, b, torch._neg_view(torch.empty(3, 4))),
         (a.to(torch.complex64), b.to(torch.complex64), None),
-        (a, b.double(), None), (a, b, torch.empty(3, 4, dtype=torch.float64)),
+        (a, b, torch.empty(3, 4, dtype=torch.int32)),  # float into int: same_kind refuses
+        (a.to(torch.uint16), b.to(torch.uint16), None),
         (a, torch.ones(4, device="meta"), None), (a, b, torch.empty(3, 4, device="meta")),
         (a.to_sparse(), b, None), (a, b.to_sparse(), None),
         (torch.ones((1,) * 9), torch.ones(1), None),
@@ -158,13 +160,65 @@ def test_fast_path_declines(path):
     x = a.clone().requires_grad_()
     got = ewise.add(x, b)
     assert got.requires_grad and got.grad_fn is not None and torch.equal(got, a + b)
-    # mixed dtypes, a result of another dtype than the operands': the general path promotes
-    assert host("less", a, b, None, None) is None and host("div", a.int(), b.int(), None, None) \
-        is None
-    assert torch.equal(ewise.add(a, b.double()), a + b.double())
-    assert torch.equal(ewise.divide(a.int(), b.int()), a.int() / b.int())  # float32
+    # an out of another dtype than the result's: cast into where same_kind allows, else refused
+    out = torch.empty(3, 4, dtype=torch.float64)
+    assert host("add", a, b, out, None) is out and torch.equal(out, (a + b).double())
+    x16 = torch.ones(3, 4, dtype=torch.bfloat16)
+    assert host("add", x16, b, x16, None) is x16 and torch.equal(x16, torch.full((3, 4), 2.0,
+                                                                                  dtype=torch.bfloat16))
+    with pytest.raises((TypeError, ValueError), match="same_kind"):
+        ewise.add(a, b, out=torch.empty(3, 4, dtype=torch.int32))
     with pytest.raises(TypeError, match="unsupported dtype"):
         ewise.add(a.to(torch.complex64), b.to(torch.complex64))
+
+
+MIXED_DTYPES = DTYPES + [torch.bool, torch.int8, torch.uint8, torch.int16]
+MIXED_OPS = {"add": torch.add, "multiply": torch.mul, "divide": torch.div,
+             "maximum": torch.maximum, "less": torch.lt, "equal": torch.eq,
+             "floor_divide": torch.floor_divide, "bitwise_and": torch.bitwise_and}
+
+
+def torch_or_error(fn, x, y):
+    try:
+        return fn(x, y)
+    except (RuntimeError, TypeError):
+        return None
+
+
+@pytest.mark.parametrize("dtype", MIXED_DTYPES, ids=str)
+def test_fast_path_mixed_dtypes_and_scalars(path, dtype):
+    """Operands of two dtypes, 0-d tensors and Python scalars on either side run fast with
+    PyTorch's result dtype and values (torch.result_type: a 0-d tensor ranks below tensors with
+    dims, a Python scalar is weak). Where torch refuses a call, or ewise's rule has no result
+    for it, the fast path may leave it to the general path (None), which reports it."""
+    _, host = path
+    g = torch.Generator().manual_seed(SEED)
+    x = random(g, (4, 6), dtype) if dtype != torch.bool else random(g, (4, 6), torch.int32) > 0
+    others = [random(g, (6,), d) if d != torch.bool else random(g, (6,), torch.int32) > 0
+              for d in MIXED_DTYPES]
+    others += [random(g, (), torch.float64), random(g, (), torch.int16), 3, -2.5, True, 0]
+    fast = 0
+    for name, fn in MIXED_OPS.items():
+        for y in others:
+            for p, q in ((x, y), (y, x)):
+                want = torch_or_error(fn, p, q)
+                got = host(name, p, q, None, None)
+                if got is None or want is None:
+                    # the arithmetic and comparisons torch takes all run fast
+                    assert want is None or name in ("floor_divide", "bitwise_and"), (name, p, q)
+                    continue
+                fast += 1
+                assert got.dtype == want.dtype and got.shape == want.shape, (name, p, q)
+                if want.dtype.is_floating_point:
+                    assert torch.allclose(got, want, rtol=1e-3, atol=1e-3, equal_nan=True), \
+                        (name, p, q)
+                else:
+                    assert torch.equal(got, want), (name, p, q)
+                out = torch.empty_like(want)
+                assert host(name, p, q, out, None) is out
+                assert torch.allclose(out, got, rtol=0, atol=0, equal_nan=True) \
+                    if got.dtype.is_floating_point else torch.equal(out, got)
+    assert fast > 100
 
 
 def test_fast_path_errors(path):

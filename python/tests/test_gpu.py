@@ -146,7 +146,8 @@ def test_torch_fast_path(torch, torch_path):
 
 def test_torch_fast_path_grad_and_declines(torch, torch_path):
     """Tensors that require a gradient take the fast path under no_grad and ewise.torch's
-    autograd otherwise; CPU operands, subclasses and negative views are declined (None)."""
+    autograd otherwise; CPU operands, subclasses, negative views and an out the result does not
+    cast to are declined (None); mixed dtypes and Python scalars are not."""
     fast = torch_path
     a = torch.randn(64, 64, device="cuda", requires_grad=True)
     b = torch.randn(64, device="cuda")
@@ -161,8 +162,14 @@ def test_torch_fast_path_grad_and_declines(torch, torch_path):
     assert torch.equal(a.grad, torch.ones_like(a))
     x = a.detach()
     for y, out in [(b.cpu(), None), (b, x.cpu()), (torch.nn.Parameter(b), None),
-                   (torch._neg_view(b), None), (b.double(), None), (b.to(torch.uint8), None)]:
+                   (torch._neg_view(b), None), (b, torch.empty_like(x, dtype=torch.int32))]:
         assert fast("add", x, y, out, None) is None
+    # mixed dtypes, Python scalars and an out the result casts to run fast, as torch computes
+    for y in (b.double(), b.to(torch.uint8), 2.5, 3, True):
+        got, want = fast("add", x, y, None, None), x + y
+        assert got is not None and got.dtype == want.dtype and torch.equal(got, want)
+    out = torch.empty_like(x, dtype=torch.float64)
+    assert fast("add", x, b, out, None) is out and torch.equal(out, (x + b).double())
 
 
 def test_torch_fast_path_devices(torch, torch_path):

@@ -210,7 +210,10 @@ def test_fast_path_mixed_dtypes_and_scalars(path, dtype):
                 fast += 1
                 assert got.dtype == want.dtype and got.shape == want.shape, (name, p, q)
                 if want.dtype.is_floating_point:
-                    assert torch.allclose(got, want, rtol=1e-3, atol=1e-3, equal_nan=True), \
+                    # PyTorch's own choices differ in the last bit: a scalar divisor by its
+                    # reciprocal, 16-bit floor_divide rounded once from f32 (ops.hpp)
+                    tol = 1e-2 if want.element_size() == 2 else 1e-5
+                    assert torch.allclose(got, want, rtol=tol, atol=tol, equal_nan=True), \
                         (name, p, q)
                 else:
                     assert torch.equal(got, want), (name, p, q)

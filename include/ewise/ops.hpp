@@ -42,7 +42,10 @@
 // payloads. So "bit-identical" holds for NaN too.
 // PyTorch differs from NumPy in: the dtype of divide on integers (above), the promotion rules
 // (ewise/promotion.hpp), integer division by zero (PyTorch's CPU raises, its CUDA gives -1);
-// ewise gives NumPy's values for both.
+// ewise gives NumPy's values for both. PyTorch's f32 power is CUDA's powf (up to a few ulp from
+// the correctly rounded result; 3 times faster than ewise's f64 pow on an H200), and its 16-bit
+// floor_divide and division by a scalar (a multiplication by the reciprocal) may differ from
+// NumPy's in the last bit: ewise keeps NumPy's.
 // For the built-in operations every GPU kernel and the CPU reference give bit-identical results
 // (power on floats: within the ulp above).
 #pragma once

@@ -9,12 +9,12 @@
 
 #include "builtin.hpp"
 #include "convert.hpp"
+#include "cpu.hpp"
 #include "residency.hpp"
 #include "ewise/detail/compute.hpp"
 #include "ewise/detail/dense/plan.hpp"
 #include "ewise/detail/device_props.hpp"
 #include "ewise/error.hpp"
-#include "ewise/reference.hpp"
 
 namespace ewise {
 
@@ -88,10 +88,10 @@ void binary(BinaryOp op, const Operand& a, const Operand& b, const TensorView& o
   const ConstTensorView av = detail::planned_view(a, out, types);
   const ConstTensorView bv = detail::planned_view(b, out, types);
   if (out.memory == Memory::host && av.memory == Memory::host && bv.memory == Memory::host) {
-    // The same checks as on the device (a named kernel too), then the CPU loop over the plan.
+    // The same checks as on the device (a named kernel too), then the CPU backend.
     const detail::DensePlan plan =
         detail::plan_dense(av, bv, out, options, detail::host_device_props(), &types);
-    reference_binary(types, plan.plan, plan.out, plan.a, plan.b);
+    detail::run_cpu(types, plan);
     return;
   }
   const detail::DensePlan plan = detail::prepare_dense(av, bv, out, options, stream, &types);

@@ -1,4 +1,4 @@
-// tests/testing/layouts.hpp — operands of any layout for the dense GPU tests: how a view sits
+// tests/testing/layouts.hpp — operands of any layout for the dense tests: how a view sits
 // in a buffer of its own (transposed, strided, reversed, misaligned), the buffer offsets it
 // reaches, and random broadcast shapes around vector widths and tile edges.
 #pragma once
@@ -53,6 +53,33 @@ struct Layout {
   }
 };
 
+/// Where a view of `shape` laid out as `layout` sits in a buffer of its own: its strides, the
+/// element offset of its first element, and the buffer's elements.
+struct Placement {
+  Dims strides;
+  std::int64_t base = 0;
+  std::int64_t buffer_elements = 0;
+};
+inline Placement place(const Dims& shape, const Layout& l) {
+  const int rank = shape.size();
+  Dims storage_stride = Dims::of_rank(rank, 0);
+  std::int64_t total = 1;
+  for (int j = rank - 1; j >= 0; --j) {
+    const int d = l.perm[j];
+    storage_stride[d] = total;
+    total *= std::max<std::int64_t>(shape[d], 1) * l.step[d];
+  }
+  Placement p;
+  p.strides = Dims::of_rank(rank, 0);
+  p.base = l.offset;
+  for (int d = 0; d < rank; ++d) {
+    p.strides[d] = storage_stride[d] * l.step[d] * (l.reverse[d] ? -1 : 1);
+    if (l.reverse[d] && shape[d] > 0) p.base += (shape[d] - 1) * storage_stride[d] * l.step[d];
+  }
+  p.buffer_elements = total + l.offset;
+  return p;
+}
+
 /// A device view of `shape` laid out as `layout` in a buffer of its own.
 struct DeviceOperand {
   DeviceBuffer buf;
@@ -61,23 +88,11 @@ struct DeviceOperand {
   std::int64_t base = 0;  ///< element offset of the view's first element in the buffer
 
   DeviceOperand(DType t, const Dims& shape, const Layout& l) {
-    const int rank = shape.size();
-    Dims storage_stride = Dims::of_rank(rank, 0);
-    std::int64_t total = 1;
-    for (int j = rank - 1; j >= 0; --j) {
-      const int d = l.perm[j];
-      storage_stride[d] = total;
-      total *= std::max<std::int64_t>(shape[d], 1) * l.step[d];
-    }
-    Dims strides = Dims::of_rank(rank, 0);
-    base = l.offset;
-    for (int d = 0; d < rank; ++d) {
-      strides[d] = storage_stride[d] * l.step[d] * (l.reverse[d] ? -1 : 1);
-      if (l.reverse[d] && shape[d] > 0) base += (shape[d] - 1) * storage_stride[d] * l.step[d];
-    }
-    buffer_elements = total + l.offset;
+    const Placement p = place(shape, l);
+    base = p.base;
+    buffer_elements = p.buffer_elements;
     buf = DeviceBuffer(static_cast<std::size_t>(buffer_elements) * dtype_size(t));
-    view.desc = TensorDesc::strided(t, shape, strides);
+    view.desc = TensorDesc::strided(t, shape, p.strides);
     view = at(buf.data(), Memory::device);
   }
   /// The whole buffer as a 1-d view.

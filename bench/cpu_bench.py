@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""Times ewise's CPU backend from Python against NumPy on the same arrays, in one process: the
+dense cases of the CPU-backend issue (docs/benchmarks.md, "The CPU backend"). Each case checks
+that ewise's result equals NumPy's (values, dtype; NaN bits aside) before it is timed, and
+reports the median of --runs samples (time.perf_counter, each sample --repeat calls) for ewise
+and NumPy and their ratio. Needs numpy and the ewise package (PYTHONPATH=build/python).
+
+    python3 bench/cpu_bench.py [--runs 7] [--json FILE]
+"""
+import argparse
+import json
+import os
+import platform
+import statistics
+import time
+
+import numpy as np
+
+import ewise
+
+
+def median_ms(fn, runs, repeat):
+    fn()
+    samples = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        for _ in range(repeat):
+            fn()
+        samples.append((time.perf_counter() - t0) * 1e3 / repeat)
+    return statistics.median(samples)
+
+
+def cases():
+    rng = np.random.default_rng(7)
+    f32 = lambda *s: rng.standard_normal(s, dtype=np.float32)
+    n = 4 << 20
+    a, b, c = f32(n), f32(n), np.empty(n, np.float32)
+    m, v, mc = f32(2048, 2048), f32(2048), np.empty((2048, 2048), np.float32)
+    h, h2, hc = f32(n).astype(np.float16), f32(n).astype(np.float16), np.empty(n, np.float16)
+    big = f32(2 * n)
+    s1, s2, sc = big[::2], f32(2 * n)[::2], np.empty(n, np.float32)
+    t, u, tc = f32(16), f32(16), np.empty(16, np.float32)
+    ia, ib = rng.integers(-1000, 1000, n, dtype=np.int32), rng.integers(-1000, 1000, n, dtype=np.int32)
+    u8a, u8b = rng.integers(0, 255, n, dtype=np.uint8), rng.integers(0, 255, n, dtype=np.uint8)
+    mixed_out = np.empty(n, np.float64)
+    return [
+        ("f32 add, 4M, out=", lambda: ewise.add(a, b, out=c), lambda: np.add(a, b, out=c), 1),
+        ("f32 bias (2048,2048)+(2048,), out=", lambda: ewise.add(m, v, out=mc),
+         lambda: np.add(m, v, out=mc), 1),
+        ("f16 add, 4M, out=", lambda: ewise.add(h, h2, out=hc), lambda: np.add(h, h2, out=hc), 1),
+        ("f32 strided views, 4M, out=", lambda: ewise.add(s1, s2, out=sc),
+         lambda: np.add(s1, s2, out=sc), 1),
+        ("f32 * 0.5, 4M, out=", lambda: ewise.multiply(a, 0.5, out=c),
+         lambda: np.multiply(a, 0.5, out=c), 1),
+        ("i32 + i32, 4M", lambda: ewise.add(ia, ib), lambda: np.add(ia, ib), 1),
+        ("u8 + u8, 4M", lambda: ewise.add(u8a, u8b), lambda: np.add(u8a, u8b), 1),
+        ("i32 + f32 -> f64, 4M, out=", lambda: ewise.add(ia, a, out=mixed_out),
+         lambda: np.add(ia, a, out=mixed_out), 1),
+        ("f32 > f32, 4M", lambda: ewise.greater(a, b), lambda: np.greater(a, b), 1),
+        ("16-element add, out=, per call", lambda: ewise.add(t, u, out=tc),
+         lambda: np.add(t, u, out=tc), 2000),
+    ]
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--runs", type=int, default=7)
+    p.add_argument("--json")
+    args = p.parse_args()
+    rows = []
+    print(f"{'case':38s} {'ewise ms':>10s} {'numpy ms':>10s} {'ratio':>7s}")
+    for name, e, n, repeat in cases():
+        got, want = e(), n()
+        assert got.dtype == want.dtype and np.array_equal(got, want, equal_nan=True), name
+        te, tn = median_ms(e, args.runs, repeat), median_ms(n, args.runs, repeat)
+        rows.append({"case": name, "ewise_ms": te, "numpy_ms": tn, "ratio": te / tn})
+        print(f"{name:38s} {te:10.4f} {tn:10.4f} {te / tn:7.2f}")
+    if args.json:
+        meta = {"machine": platform.processor() or platform.machine(), "cores": os.cpu_count(),
+                "numpy": np.__version__, "python": platform.python_version()}
+        with open(args.json, "w") as f:
+            json.dump({"meta": meta, "cases": rows}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,297 @@
+// dense/cpu.cpp — the CPU backend of binary(): the dense plan (sorted and coalesced, innermost
+// dimension last) run row by row, a row being the innermost dimension at each index of the
+// others. Results are the CPU reference's (src/reference.cpp) bit for bit: the same loads,
+// ops.hpp functors, roundings and casts (src/element.hpp), only arranged so that the compiler
+// vectorizes them and no dtype is switched per element.
+//   typed     a and b of the compute type's own dtype (or scalars), out of the result's: one
+//             loop over the row with the functor on the stored values; separate loops for
+//             stride 1 everywhere and for a held operand (stride 0, a scalar), which the
+//             compiler vectorizes.
+//   chunked   anything else (mixed dtypes, 16-bit floats, roundings, casts into out): chunks of
+//             kChunk elements, each operand converted into a buffer of the compute type by a
+//             loader chosen once for its dtype, the functor over the buffers, the results cast
+//             into out by a storer chosen once for (result, out).
+// The reference stays the tests' oracle (tests/test_cpu_dense.cpp).
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "cpu.hpp"
+#include "element.hpp"
+#include "ewise/detail/compute.hpp"
+#include "ewise/detail/dense/plan.hpp"
+#include "ewise/error.hpp"
+
+namespace ewise::detail {
+namespace {
+
+/// Elements a chunk of the chunked path: its three buffers stay in L1 (256 x 16 bytes at most
+/// each).
+constexpr std::int64_t kChunk = 256;
+
+/// One row: n elements, each operand's first element and element stride (a held operand: 0).
+struct Row {
+  std::int64_t n = 0;
+  std::byte* out = nullptr;
+  const std::byte* a = nullptr;
+  const std::byte* b = nullptr;
+  std::int64_t so = 0, sa = 0, sb = 0;
+};
+
+/// The host storage type of dtype D (src/element.hpp's with_storage).
+template <DType D>
+struct Storage;
+template <> struct Storage<DType::f16> { using type = std::uint16_t; };
+template <> struct Storage<DType::bf16> { using type = std::uint16_t; };
+template <> struct Storage<DType::f32> { using type = float; };
+template <> struct Storage<DType::f64> { using type = double; };
+template <> struct Storage<DType::i32> { using type = std::int32_t; };
+template <> struct Storage<DType::i64> { using type = std::int64_t; };
+template <> struct Storage<DType::b8> { using type = bool; };
+template <> struct Storage<DType::i8> { using type = std::int8_t; };
+template <> struct Storage<DType::u8> { using type = std::uint8_t; };
+template <> struct Storage<DType::i16> { using type = std::int16_t; };
+template <> struct Storage<DType::u16> { using type = std::uint16_t; };
+template <> struct Storage<DType::u32> { using type = std::uint32_t; };
+template <> struct Storage<DType::u64> { using type = std::uint64_t; };
+template <DType D>
+using StorageOf = typename Storage<D>::type;
+
+/// The stored value of a floating result: the canonical NaN for a NaN (ops.hpp), else v.
+template <class T>
+T canonical(T v) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (v != v) {
+      T c;
+      const std::uint64_t bits = sizeof(T) == 4 ? 0x7FFFFFFFull : 0x7FFFFFFFFFFFFFFFull;
+      std::memcpy(&c, &bits, sizeof c);
+      return c;
+    }
+  }
+  return v;
+}
+
+// ---- typed rows ----------------------------------------------------------------------------
+
+/// out[i] = f(a[i], b[i]) over a row whose operands are stored as C and out as R (the functor's
+/// result type); a0 / b0: a scalar operand's value (a_scalar / b_scalar).
+template <class F, class C, class R>
+void typed_row(const F& f, const Row& r, bool a_scalar, bool b_scalar, C a0, C b0) {
+  R* o = reinterpret_cast<R*>(r.out);
+  const C* a = reinterpret_cast<const C*>(r.a);
+  const C* b = reinterpret_cast<const C*>(r.b);
+  const std::int64_t n = r.n;
+  const bool a_held = a_scalar || r.sa == 0, b_held = b_scalar || r.sb == 0;
+  const C x0 = a_scalar ? a0 : a_held ? a[0] : C{}, y0 = b_scalar ? b0 : b_held ? b[0] : C{};
+  if (r.so == 1 && !a_held && !b_held && r.sa == 1 && r.sb == 1) {
+    for (std::int64_t i = 0; i < n; ++i) o[i] = canonical<R>(f(a[i], b[i]));
+  } else if (r.so == 1 && !a_held && r.sa == 1 && b_held) {
+    for (std::int64_t i = 0; i < n; ++i) o[i] = canonical<R>(f(a[i], y0));
+  } else if (r.so == 1 && a_held && !b_held && r.sb == 1) {
+    for (std::int64_t i = 0; i < n; ++i) o[i] = canonical<R>(f(x0, b[i]));
+  } else {
+    const std::int64_t sa = a_held ? 0 : r.sa, sb = b_held ? 0 : r.sb;
+    const C* pa = a_scalar ? &x0 : a;
+    const C* pb = b_scalar ? &y0 : b;
+    for (std::int64_t i = 0; i < n; ++i) o[i * r.so] = canonical<R>(f(pa[i * sa], pb[i * sb]));
+  }
+}
+
+// ---- chunked rows --------------------------------------------------------------------------
+
+/// m elements of dtype D from p (element stride s) as C: load_as's conversion, D fixed.
+template <class C, DType D>
+void load_chunk(const std::byte* p, std::int64_t s, std::int64_t m, C* x) {
+  using T = StorageOf<D>;
+  const T* q = reinterpret_cast<const T*>(p);
+  for (std::int64_t j = 0; j < m; ++j) {
+    if constexpr (D == DType::f16 || D == DType::bf16) {
+      const float v = D == DType::f16 ? f16_bits_to_float(q[j * s]) : bf16_bits_to_float(q[j * s]);
+      if constexpr (std::is_same_v<C, bool>) x[j] = v != 0;
+      else x[j] = static_cast<C>(v);
+    } else if constexpr (std::is_same_v<C, bool>) {
+      x[j] = q[j * s] != T(0);
+    } else {
+      x[j] = static_cast<C>(q[j * s]);
+    }
+  }
+}
+
+template <class C>
+using Loader = void (*)(const std::byte*, std::int64_t, std::int64_t, C*);
+
+template <class C>
+Loader<C> loader(DType d) {
+  switch (d) {
+    case DType::f16: return load_chunk<C, DType::f16>;
+    case DType::bf16: return load_chunk<C, DType::bf16>;
+    case DType::f32: return load_chunk<C, DType::f32>;
+    case DType::f64: return load_chunk<C, DType::f64>;
+    case DType::i32: return load_chunk<C, DType::i32>;
+    case DType::i64: return load_chunk<C, DType::i64>;
+    case DType::b8: return load_chunk<C, DType::b8>;
+    case DType::i8: return load_chunk<C, DType::i8>;
+    case DType::u8: return load_chunk<C, DType::u8>;
+    case DType::i16: return load_chunk<C, DType::i16>;
+    case DType::u16: return load_chunk<C, DType::u16>;
+    case DType::u32: return load_chunk<C, DType::u32>;
+    case DType::u64: return load_chunk<C, DType::u64>;
+  }
+  throw_unknown_dtype(d);
+}
+
+/// m results v rounded to the result dtype Result, then cast into dtype Out at p (element
+/// stride s): store_result's sequence (src/reference.cpp), both dtypes fixed.
+template <class V, DType Result, DType Out>
+void store_chunk(const V* v, std::int64_t m, std::byte* p, std::int64_t s) {
+  const std::int64_t size = static_cast<std::int64_t>(sizeof(StorageOf<Out>));
+  constexpr bool via16 = Result != Out && (Result == DType::f16 || Result == DType::bf16);
+  for (std::int64_t j = 0; j < m; ++j) {
+    std::byte* q = p + j * s * size;
+    if constexpr (via16) {
+      std::uint16_t bits = 0;
+      store_cast(Result, reinterpret_cast<std::byte*>(&bits), v[j]);
+      store_cast(Out, q, load_as<float>(Result, reinterpret_cast<const std::byte*>(&bits)));
+    } else {
+      store_cast(Out, q, v[j]);
+    }
+  }
+}
+
+template <class V>
+using Storer = void (*)(const V*, std::int64_t, std::byte*, std::int64_t);
+
+template <class V, DType Result>
+Storer<V> storer_into(DType out) {
+  switch (out) {
+    case DType::f16: return store_chunk<V, Result, DType::f16>;
+    case DType::bf16: return store_chunk<V, Result, DType::bf16>;
+    case DType::f32: return store_chunk<V, Result, DType::f32>;
+    case DType::f64: return store_chunk<V, Result, DType::f64>;
+    case DType::i32: return store_chunk<V, Result, DType::i32>;
+    case DType::i64: return store_chunk<V, Result, DType::i64>;
+    case DType::b8: return store_chunk<V, Result, DType::b8>;
+    case DType::i8: return store_chunk<V, Result, DType::i8>;
+    case DType::u8: return store_chunk<V, Result, DType::u8>;
+    case DType::i16: return store_chunk<V, Result, DType::i16>;
+    case DType::u16: return store_chunk<V, Result, DType::u16>;
+    case DType::u32: return store_chunk<V, Result, DType::u32>;
+    case DType::u64: return store_chunk<V, Result, DType::u64>;
+  }
+  throw_unknown_dtype(out);
+}
+
+/// The storer of results V of dtype `result` into dtype `out`: a 16-bit result cast into
+/// another dtype is rounded to it first; any other result's value is v itself.
+template <class V>
+Storer<V> storer(DType result, DType out) {
+  if (result != out && result == DType::f16) return storer_into<V, DType::f16>(out);
+  if (result != out && result == DType::bf16) return storer_into<V, DType::bf16>(out);
+  return storer_into<V, DType::f64>(out);  // (f64: any result that is not a 16-bit float)
+}
+
+/// x rounded to 16-bit dtype t and back (a_round / b_round: C is float).
+void round16(DType t, float* x, std::int64_t m) {
+  for (std::int64_t j = 0; j < m; ++j)
+    x[j] = static_cast<float>(round_to(t, static_cast<double>(x[j])));
+}
+
+template <class F, class C>
+void chunked_row(const F& f, const CallTypes& t, const Row& r, Loader<C> la, Loader<C> lb,
+                 Storer<decltype(F{}(C{}, C{}))> st, C a0, C b0) {
+  using R = decltype(F{}(C{}, C{}));
+  C x[kChunk], y[kChunk];
+  R z[kChunk];
+  const std::int64_t wa = t.a_scalar ? 0 : static_cast<std::int64_t>(dtype_size(t.a));
+  const std::int64_t wb = t.b_scalar ? 0 : static_cast<std::int64_t>(dtype_size(t.b));
+  const std::int64_t wo = static_cast<std::int64_t>(dtype_size(t.out));
+  for (std::int64_t i0 = 0; i0 < r.n; i0 += kChunk) {
+    const std::int64_t m = std::min(kChunk, r.n - i0);
+    if (t.a_scalar) std::fill(x, x + m, a0);
+    else la(r.a + i0 * r.sa * wa, r.sa, m, x);
+    if (t.b_scalar) std::fill(y, y + m, b0);
+    else lb(r.b + i0 * r.sb * wb, r.sb, m, y);
+    if constexpr (std::is_same_v<C, float>) {
+      if (t.a_round) round16(t.types.compute, x, m);
+      if (t.b_round) round16(t.types.compute, y, m);
+    }
+    for (std::int64_t j = 0; j < m; ++j) z[j] = f(x[j], y[j]);
+    st(z, m, r.out + i0 * r.so * wo, r.so);
+  }
+}
+
+// ---- the plan's rows -----------------------------------------------------------------------
+
+/// Calls row(Row) for every row of the plan: the innermost dimension at each index of the
+/// others, in row-major order, the offsets kept by an odometer.
+template <class RowFn>
+void for_each_row(const CallTypes& t, const DensePlan& plan, RowFn&& row) {
+  const BroadcastPlan& p = plan.plan;
+  const int inner = p.rank() - 1;
+  const std::int64_t wo = static_cast<std::int64_t>(dtype_size(t.out));
+  const std::int64_t wa = t.a_scalar ? 0 : static_cast<std::int64_t>(dtype_size(t.a));
+  const std::int64_t wb = t.b_scalar ? 0 : static_cast<std::int64_t>(dtype_size(t.b));
+  Row r;
+  r.n = p.shape[inner];
+  r.so = p.strides[0][inner];
+  r.sa = t.a_scalar ? 0 : p.strides[1][inner];
+  r.sb = t.b_scalar ? 0 : p.strides[2][inner];
+  Dims coord = Dims::of_rank(inner, 0);
+  std::int64_t off[3] = {0, 0, 0};
+  const std::int64_t rows = p.numel() / r.n;
+  for (std::int64_t k = 0; k < rows; ++k) {
+    r.out = static_cast<std::byte*>(plan.out) + off[0] * wo;
+    r.a = static_cast<const std::byte*>(plan.a) + off[1] * wa;  // a scalar's: never read
+    r.b = static_cast<const std::byte*>(plan.b) + off[2] * wb;
+    row(r);
+    for (int d = inner - 1; d >= 0; --d) {
+      for (int j = 0; j < 3; ++j) off[j] += p.strides[j][d];
+      if (++coord[d] < p.shape[d]) break;
+      for (int j = 0; j < 3; ++j) off[j] -= p.strides[j][d] * p.shape[d];
+      coord[d] = 0;
+    }
+  }
+}
+
+/// The storage dtype of a compute type C where it has one of its own (nothing for ExactInt).
+template <class C>
+constexpr bool kHasDType = !std::is_same_v<C, ExactInt>;
+
+}  // namespace
+
+void run_cpu(const CallTypes& t, const DensePlan& plan) {
+  if (plan.numel == 0) return;
+  with_call_compute(t, [&](auto tag) {
+    using C = typename decltype(tag)::type;
+    with_op(t.op, [&](auto f) {
+      using F = decltype(f);
+      if constexpr (kComputes<F, C>) {
+        using R = decltype(f(C{}, C{}));
+        const C a0 = scalar_value<C>(t.a_value), b0 = scalar_value<C>(t.b_value);
+        // Typed: every loaded dtype is C's own (no 16-bit float: C is then float, stored
+        // otherwise) and out is the result's, stored as R.
+        const DType c = t.types.compute;
+        const bool own = kHasDType<C> && c != DType::f16 && c != DType::bf16 &&
+                         (t.a_scalar || t.a == c) && (t.b_scalar || t.b == c) &&
+                         t.out == t.types.result &&
+                         (std::is_same_v<R, C> ? t.out == c : t.out == DType::b8);
+        if (own) {
+          for_each_row(t, plan, [&](const Row& r) {
+            typed_row<F, C, R>(f, r, t.a_scalar, t.b_scalar, a0, b0);
+          });
+          return;
+        }
+        const Loader<C> la = t.a_scalar ? nullptr : loader<C>(t.a);
+        const Loader<C> lb = t.b_scalar ? nullptr : loader<C>(t.b);
+        const Storer<R> st = storer<R>(t.types.result, t.out);
+        for_each_row(t, plan, [&](const Row& r) { chunked_row<F, C>(f, t, r, la, lb, st, a0, b0); });
+      } else {
+        EWISE_EXPECTS(false, "internal: ", op_name(t.op), " does not compute in ",
+                      dtype_name(t.types.compute));
+      }
+    });
+  });
+}
+
+}  // namespace ewise::detail

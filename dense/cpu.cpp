@@ -26,6 +26,17 @@
 namespace ewise::detail {
 namespace {
 
+/// The loops below are built twice on x86-64 Linux (GCC and Clang), for AVX2 and for the
+/// baseline, and the loader picks one by the CPU it runs on: AVX2 halves the instructions of
+/// a loop that is otherwise issue-bound on SSE2 (f32 add with its NaN rule). FMA stays off
+/// (AVX2 does not include it; the file is also built with -ffp-contract=off, CMakeLists.txt),
+/// so the results stay the reference's.
+#if defined(__x86_64__) && defined(__linux__) && (defined(__GNUC__) || defined(__clang__))
+#define EWISE_CPU_TARGETS __attribute__((target_clones("avx2", "default")))
+#else
+#define EWISE_CPU_TARGETS
+#endif
+
 /// Elements a chunk of the chunked path: its three buffers stay in L1 (256 x 16 bytes at most
 /// each).
 constexpr std::int64_t kChunk = 256;
@@ -77,7 +88,7 @@ T canonical(T v) {
 /// out[i] = f(a[i], b[i]) over a row whose operands are stored as C and out as R (the functor's
 /// result type); a0 / b0: a scalar operand's value (a_scalar / b_scalar).
 template <class F, class C, class R>
-void typed_row(const F& f, const Row& r, bool a_scalar, bool b_scalar, C a0, C b0) {
+EWISE_CPU_TARGETS void typed_row(const F& f, const Row& r, bool a_scalar, bool b_scalar, C a0, C b0) {
   R* o = reinterpret_cast<R*>(r.out);
   const C* a = reinterpret_cast<const C*>(r.a);
   const C* b = reinterpret_cast<const C*>(r.b);
@@ -102,7 +113,7 @@ void typed_row(const F& f, const Row& r, bool a_scalar, bool b_scalar, C a0, C b
 
 /// m elements of dtype D from p (element stride s) as C: load_as's conversion, D fixed.
 template <class C, DType D>
-void load_chunk(const std::byte* p, std::int64_t s, std::int64_t m, C* x) {
+EWISE_CPU_TARGETS void load_chunk(const std::byte* p, std::int64_t s, std::int64_t m, C* x) {
   using T = StorageOf<D>;
   const T* q = reinterpret_cast<const T*>(p);
   for (std::int64_t j = 0; j < m; ++j) {
@@ -144,7 +155,7 @@ Loader<C> loader(DType d) {
 /// m results v rounded to the result dtype Result, then cast into dtype Out at p (element
 /// stride s): store_result's sequence (src/reference.cpp), both dtypes fixed.
 template <class V, DType Result, DType Out>
-void store_chunk(const V* v, std::int64_t m, std::byte* p, std::int64_t s) {
+EWISE_CPU_TARGETS void store_chunk(const V* v, std::int64_t m, std::byte* p, std::int64_t s) {
   const std::int64_t size = static_cast<std::int64_t>(sizeof(StorageOf<Out>));
   constexpr bool via16 = Result != Out && (Result == DType::f16 || Result == DType::bf16);
   for (std::int64_t j = 0; j < m; ++j) {
@@ -198,7 +209,7 @@ void round16(DType t, float* x, std::int64_t m) {
 }
 
 template <class F, class C>
-void chunked_row(const F& f, const CallTypes& t, const Row& r, Loader<C> la, Loader<C> lb,
+EWISE_CPU_TARGETS void chunked_row(const F& f, const CallTypes& t, const Row& r, Loader<C> la, Loader<C> lb,
                  Storer<decltype(F{}(C{}, C{}))> st, C a0, C b0) {
   using R = decltype(F{}(C{}, C{}));
   C x[kChunk], y[kChunk];

@@ -45,8 +45,9 @@ def kernels():
 
 
 def routes():
-    """The route a plain dense call takes, by framework: "dlpack" (the general path: DLPack in,
-    the framework's array out) for "numpy", "cupy" and "jax"; for "torch", the extension that
+    """The route a plain dense call takes, by framework: "buffer" for "numpy" (plain arrays read
+    through the buffer protocol in C++, anything else the general path), "dlpack" (the general
+    path: DLPack in, the framework's array out) for "cupy" and "jax"; for "torch", the extension that
     runs a call on plain CUDA tensors: "libtorch" (ewise._ewise_torch, built against libtorch,
     where it imports with this torch) or "python-api" (through PyTorch's Python API). torch's
     is chosen the first time ewise meets torch (ewise never imports it): None until then."""

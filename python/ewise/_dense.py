@@ -1,5 +1,6 @@
 """The dense call, under the dense API (ewise.binary) and the PyTorch operators (ewise.torch):
-the framework's route for a plain call (_interop.routes), else the general path through DLPack,
+the framework's route for a plain call (_interop.routes: torch's; NumPy's arrays through
+_ewise.numpy_binary, their buffers read in C++), else the general path through DLPack,
 which takes every operand kind, promotes by the first array's framework and gives every error
 its message."""
 import numpy
@@ -17,6 +18,8 @@ def call(op, a, b, out, kernel, autograd):
     (ewise.torch.binary, which autograd records; DLPack would refuse the tensor); None for calls
     that never have one."""
     result = routes.torch(op, a, b, out, kernel)
+    if result is None:
+        result = _ewise.numpy_binary(op, a, b, out, kernel)
     if result is not None:
         return result
     a, b = (adapter(x).operand(x) for x in (a, b))  # NumPy scalars become 0-d arrays

@@ -1,7 +1,8 @@
 // python/src/module.cpp — the extension module `ewise._ewise`: exception translation and the
 // dense entry points. The Python package (python/ewise/) allocates results with the producer's
 // framework and picks the stream; this layer only makes views and calls the C++ API (except the
-// fast path for torch tensors, torch_binary.cpp, which does both through PyTorch's Python API).
+// fast paths for torch tensors, torch_binary.cpp, and NumPy arrays, numpy_binary.cpp, which do
+// both through the CPython API).
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
@@ -29,6 +30,7 @@ namespace ewise::python {
 
 void bind_sparse(nb::module_& m);  // sparse.cpp
 void bind_torch(nb::module_& m);   // torch_binary.cpp
+void bind_numpy(nb::module_& m);   // numpy_binary.cpp
 
 namespace {
 
@@ -43,25 +45,6 @@ Weight parse_weight(const std::string& name) {
   if (name == "zero_dim") return Weight::zero_dim;
   if (name == "weak") return Weight::weak;
   throw nb::value_error(("ewise: unknown weight '" + name + "': tensor, zero_dim or weak").c_str());
-}
-
-// Raises the dtype errors of a call as Python raises NumPy's: TypeError (NumPy's
-// UFuncTypeError is one) where the operation is not defined for the dtypes or its result cannot
-// be cast to out's dtype; OverflowError for a Python integer the operation's dtype cannot hold
-// (NumPy's rule). The message is the C++ library's (detail::check_types), naming the dtypes.
-void check_dtypes(BinaryOp op, const Operand& a, const Operand& b, DType out, Promotion rule) {
-  try {
-    detail::check_types(op, a, b, out, rule);
-  } catch (const InvalidArgument& e) {
-    // check_types refuses three things: the operation, the cast into out, a scalar's value.
-    bool typed = false;
-    try {
-      typed = can_cast_same_kind(op_types(op, rule, a.type(rule), b.type(rule)).result, out);
-    } catch (const InvalidArgument&) {
-    }
-    PyErr_SetString(typed ? PyExc_OverflowError : PyExc_TypeError, e.what());
-    throw nb::python_error();
-  }
 }
 
 // out = a op b (a, b: arrays or Python scalars) under the promotion rule named `promotion`.
@@ -205,4 +188,5 @@ NB_MODULE(_ewise, m) {
   }, "the dense kernels' names (README, \"Dense kernels\")");
   bind_sparse(m);
   bind_torch(m);
+  bind_numpy(m);
 }

@@ -196,7 +196,7 @@ bool read_pointer(PyObject* x, void*& data) {
 
 // True when x is on the wanted device type (CUDA, or the CPU for the host variant), with ewise's
 // dtypes and without the negative bit; fills everything but data, shape and strides.
-bool check(PyObject* x, bool host, TorchTensor& t) {
+bool check(PyObject* x, bool host, FastArray& t) {
   const Names& n = names();
   bool on_device = false, negative = false;
   if (!read_flag(x, host ? n.is_cpu : n.is_cuda, on_device) || !on_device) return false;
@@ -216,7 +216,7 @@ bool check(PyObject* x, bool host, TorchTensor& t) {
   return true;
 }
 
-bool read(PyObject* x, TorchTensor& t) {
+bool read(PyObject* x, FastArray& t) {
   return read_shape(x, t.shape) && read_strides(x, t.strides) && read_pointer(x, t.data);
 }
 
@@ -261,10 +261,10 @@ nb::object call_dtype(PyObject* callable, std::initializer_list<PyObject*> args,
 // the CPU here: empty_like 2.3 us, new_empty 4.2, torch.empty(shape, dtype=, device=) 5.5.
 nb::object allocate(PyObject* a, const FastOperand& fa, PyObject* b, const FastOperand& fb,
                     const NewResult& r, DType result, Dims& strides) {
-  const auto dtype_of = [&](const TorchTensor& t) {
+  const auto dtype_of = [&](const FastArray& t) {
     return t.dtype == result ? nullptr : torch_dtype(result);
   };
-  const auto like = [&](PyObject* x, const TorchTensor& t) {
+  const auto like = [&](PyObject* x, const FastArray& t) {
     nb::object made = call_dtype(g_torch.empty_like, {x}, dtype_of(t), false);
     // empty_like keeps a dense layout as it is: a contiguous operand gives a contiguous result.
     const Dims contiguous = TensorDesc::contiguous(result, r.shape).strides;
@@ -312,7 +312,7 @@ nb::object torch_binary(nb::handle op, nb::handle a, nb::handle b, nb::handle ou
     Py_DECREF(enabled);
     if (on) return nb::none();
   }
-  TorchTensor to;
+  FastArray to;
   if ((!fa.is_scalar && !check(a.ptr(), host, fa.tensor)) ||
       (!fb.is_scalar && !check(b.ptr(), host, fb.tensor)) ||
       (has_out && !check(out.ptr(), host, to)))
@@ -320,12 +320,13 @@ nb::object torch_binary(nb::handle op, nb::handle a, nb::handle b, nb::handle ou
   if ((!fa.is_scalar && !read(a.ptr(), fa.tensor)) || (!fb.is_scalar && !read(b.ptr(), fb.tensor)) ||
       (has_out && !read(out.ptr(), to)))
     return nb::none();
-  const std::optional<DType> result = fast_result(op, fa, fb, has_out ? &to : nullptr);
+  const std::optional<DType> result =
+      fast_result(op, fa, fb, has_out ? &to : nullptr, Promotion::torch);
   if (!result || (!host && g_torch.current_stream == nullptr)) return nb::none();
 
   return finish_binary(
       op, kernel, out, fa, fb, to, *result, host,
-      [&](const NewResult& r, TorchTensor& t) {
+      [&](const NewResult& r, FastArray& t) {
         // (a scalar operand: the result is like the tensor, never new_empty's)
         nb::object made = allocate(a.ptr(), fa, b.ptr(), fb, r, *result, t.strides);
         if (!read_pointer(made.ptr(), t.data))

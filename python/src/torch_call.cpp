@@ -23,11 +23,13 @@ std::string_view text(nb::handle s) {
 
 bool read_scalar(nb::handle x, Scalar& s) {
   PyObject* p = x.ptr();
+  // Exact types: a NumPy scalar (numpy.float64 subclasses float) is typed, not weak, and takes
+  // the general path, which makes it a 0-d array.
   if (PyBool_Check(p)) {
     s = Scalar::weak_bool(p == Py_True);
-  } else if (PyFloat_Check(p)) {
+  } else if (PyFloat_CheckExact(p)) {
     s = Scalar::weak_float(PyFloat_AS_DOUBLE(p));
-  } else if (PyLong_Check(p)) {
+  } else if (PyLong_CheckExact(p)) {
     int overflow = 0;
     const long long v = PyLong_AsLongLongAndOverflow(p, &overflow);
     if (overflow != 0 || (v == -1 && PyErr_Occurred())) {
@@ -42,17 +44,18 @@ bool read_scalar(nb::handle x, Scalar& s) {
 }
 
 std::optional<DType> fast_result(nb::handle op, const FastOperand& a, const FastOperand& b,
-                                 const TorchTensor* out) {
-  const TorchTensor& t = a.is_scalar ? b.tensor : a.tensor;  // one of them is a tensor
+                                 const FastArray* out, Promotion rule) {
+  const FastArray& t = a.is_scalar ? b.tensor : a.tensor;  // one of them is a tensor
   if ((!b.is_scalar && b.tensor.device != t.device) || (out != nullptr && out->device != t.device))
     return std::nullopt;
-  const auto type = [](const FastOperand& x) {
+  const auto type = [&](const FastOperand& x) {
     if (x.is_scalar) return x.scalar.type();
-    return OperandType{x.tensor.dtype, x.tensor.shape.size() == 0 ? Weight::zero_dim : Weight::tensor};
+    const bool zero_dim = rule == Promotion::torch && x.tensor.shape.size() == 0;
+    return OperandType{x.tensor.dtype, zero_dim ? Weight::zero_dim : Weight::tensor};
   };
   DType result{};
   try {
-    result = op_types(parse_op(text(op)), Promotion::torch, type(a), type(b)).result;
+    result = op_types(parse_op(text(op)), rule, type(a), type(b)).result;
   } catch (const InvalidArgument&) {
     return std::nullopt;  // an unknown op, or one undefined for the dtypes: the general path reports it
   }
@@ -73,19 +76,20 @@ NewResult new_result(const FastOperand& a, const FastOperand& b) {
 }
 
 void run_binary(nb::handle op, nb::handle kernel, const FastOperand& a, const FastOperand& b,
-                const TorchTensor& out, bool host, std::uintptr_t stream) {
+                const FastArray& out, bool host, std::uintptr_t stream, Promotion rule) {
   DenseOptions options;
   if (!kernel.is_none()) options.kernel = parse_kernel(text(kernel));
   const BinaryOp parsed = parse_op(text(op));
   const Memory memory = host ? Memory::host : Memory::device;
-  options.promotion = Promotion::torch;  // torch tensors and Python scalars
+  options.promotion = rule;
   const auto operand = [&](const FastOperand& x) -> Operand {
     if (x.is_scalar) return x.scalar;
-    const TorchTensor& t = x.tensor;
+    const FastArray& t = x.tensor;
     return ConstTensorView(t.data, TensorDesc::strided(t.dtype, t.shape, t.strides), memory);
   };
   const Operand va = operand(a), vb = operand(b);
   const TensorView vo{out.data, TensorDesc::strided(out.dtype, out.shape, out.strides), memory};
+  check_dtypes(parsed, va, vb, out.dtype, rule);  // a scalar out of its dtype's range
   nb::gil_scoped_release release;
   if (host) {
     ewise::binary(parsed, va, vb, vo, options, nullptr);

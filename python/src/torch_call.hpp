@@ -1,6 +1,7 @@
-// python/src/torch_call.hpp — what the two fast paths of ewise.binary for plain torch tensors
-// (and Python scalars) share: _ewise.torch_binary (torch_binary.cpp, through PyTorch's Python API) and
-// _ewise_torch.binary (torch_native.cpp, built against libtorch). They differ only in how they
+// python/src/torch_call.hpp — what the fast paths of ewise.binary for plain arrays (and Python
+// scalars) share: _ewise.torch_binary (torch_binary.cpp, through PyTorch's Python API),
+// _ewise_torch.binary (torch_native.cpp, built against libtorch) and _ewise.numpy_binary
+// (numpy_binary.cpp, NumPy's arrays on the CPU backend). They differ only in how they
 // read a tensor and allocate the result; from the fields read to the C++ call, this is the one
 // implementation.
 #pragma once
@@ -17,33 +18,33 @@ namespace ewise::python {
 
 namespace nb = nanobind;
 
-/// A torch tensor as the fast paths read it: data pointer, CUDA device index (-1 on the CPU),
-/// dtype, shape and strides in elements.
-struct TorchTensor {
+/// An array as the fast paths read it (a torch tensor, a NumPy array): data pointer, CUDA device
+/// index (-1 on the CPU), dtype, shape and strides in elements.
+struct FastArray {
   void* data = nullptr;
   int device = -1;
   DType dtype = DType::f32;
   Dims shape, strides;
 };
 
-/// An operand of a fast call: a torch tensor, read into `tensor`, or a Python scalar.
+/// An operand of a fast call: an array, read into `tensor`, or a Python scalar.
 struct FastOperand {
   bool is_scalar = false;
   Scalar scalar;       ///< a weak Python bool, float, or int within int64
-  TorchTensor tensor;  ///< when not a scalar
+  FastArray tensor;  ///< when not a scalar
 };
 
-/// x as a weak Scalar into s when it is a Python bool, float, or int within int64; false for
-/// anything else, with no error set (an int beyond int64 takes the general path, which converts
-/// or refuses it as the framework does).
+/// x as a weak Scalar into s when it is a Python bool, float, or int within int64 (of exactly
+/// those types); false for anything else, with no error set (an int beyond int64 takes the
+/// general path, which converts or refuses it as the framework does).
 bool read_scalar(nb::handle x, Scalar& s);
 
 /// The result's dtype when the call runs fast: op (its C++ name) defined for a and b under
-/// PyTorch's rule (a 0-d tensor ranks below tensors with dims, a Python scalar is weak), every
-/// tensor on one device, out (when not null) of a dtype the result casts to (same_kind, as the
-/// library checks); else nothing, and the general path runs and reports.
+/// `rule` (PyTorch's: a 0-d tensor ranks below tensors with dims; a Python scalar is weak under
+/// both), every array on one device, out (when not null) of a dtype the result casts to
+/// (same_kind, as the library checks); else nothing, and the general path runs and reports.
 std::optional<DType> fast_result(nb::handle op, const FastOperand& a, const FastOperand& b,
-                                 const TorchTensor* out);
+                                 const FastArray* out, Promotion rule);
 
 /// The operand whose layout a new result takes (empty_like), if any.
 enum class Like { a, b, none };
@@ -57,11 +58,11 @@ struct NewResult {
 };
 NewResult new_result(const FastOperand& a, const FastOperand& b);
 
-/// out = a op b (op and kernel: the C++ names as Python strings, kernel None for automatic)
-/// with the GIL released: on the CPU backend when `host`, else on `stream` (PyTorch's current
-/// one of the tensors' device) with that device made current.
+/// out = a op b under `rule` (op and kernel: the C++ names as Python strings, kernel None for
+/// automatic) with the GIL released: on the CPU backend when `host`, else on `stream` (the
+/// framework's current one of the arrays' device) with that device made current.
 void run_binary(nb::handle op, nb::handle kernel, const FastOperand& a, const FastOperand& b,
-                const TorchTensor& out, bool host, std::uintptr_t stream);
+                const FastArray& out, bool host, std::uintptr_t stream, Promotion rule);
 
 /// The rest of a fast call once a, b and out (unless None) are read and `result` is
 /// fast_result's: the result, out or a new tensor, then out = a op b. `allocate(r, to)` returns
@@ -70,8 +71,8 @@ void run_binary(nb::handle op, nb::handle kernel, const FastOperand& a, const Fa
 /// stream of a CUDA device (not called on the host).
 template <class Allocate, class Stream>
 nb::object finish_binary(nb::handle op, nb::handle kernel, nb::handle out, const FastOperand& a,
-                         const FastOperand& b, TorchTensor& to, DType result, bool host,
-                         Allocate allocate, Stream stream) {
+                         const FastOperand& b, FastArray& to, DType result, bool host,
+                         Allocate allocate, Stream stream, Promotion rule = Promotion::torch) {
   const int device = a.is_scalar ? b.tensor.device : a.tensor.device;
   nb::object r;
   if (!out.is_none()) {
@@ -83,7 +84,7 @@ nb::object finish_binary(nb::handle op, nb::handle kernel, nb::handle out, const
     to.device = device;
     r = allocate(shape, to);
   }
-  run_binary(op, kernel, a, b, to, host, host ? 0 : stream(device));
+  run_binary(op, kernel, a, b, to, host, host ? 0 : stream(device), rule);
   return r;
 }
 

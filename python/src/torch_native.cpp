@@ -6,11 +6,11 @@
 // path to run and report, unless a, b and out are of the exact type torch.Tensor (or one of a
 // and b a Python bool, float or int within int64), with no gradient to record, strided, on one
 // CUDA device, of ewise's dtypes, op defined for them under PyTorch's rule and out (if any) of
-// a dtype the result casts to (torch_call.hpp, fast_result), and without the negative bit. Only the two costs the Python API has are gone:
-// each tensor is read from its at::Tensor (THPVariable_Unpack) instead of through attribute
-// calls, and the result is allocated by at::empty_like / at::empty as PyTorch's own operators
-// allocate theirs. The rest
-// is torch_call.hpp, shared with the other path.
+// a dtype the result casts to (torch_call.hpp, fast_result), and without the negative bit. Only
+// the two costs the Python API has are gone: each tensor is read from its at::Tensor
+// (THPVariable_Unpack) instead of through attribute calls, and the result is allocated by
+// at::empty_like / at::empty as PyTorch's own operators allocate theirs. The rest is
+// torch_call.hpp, shared with the other paths.
 //
 // The torch libraries are linked without a run path: the Python layer imports this module only
 // after torch, whose import has loaded them, and falls back to _ewise.torch_binary when the
@@ -52,7 +52,7 @@ bool is_plain_tensor(nb::handle x) {
 // a read (a tensor without storage, such as functorch's wrappers): the general path reports
 // those. `written`: x is the output, whose pointer is taken for writing (a lazily cloned tensor
 // gets its own memory first).
-bool read(const at::Tensor& x, bool host, bool written, TorchTensor& t) {
+bool read(const at::Tensor& x, bool host, bool written, FastArray& t) {
   if (!(host ? x.is_cpu() : x.is_cuda()) || x.layout() != at::kStrided || x.is_neg() ||
       x.dim() > kMaxRank)
     return false;
@@ -118,17 +118,18 @@ nb::object binary(nb::handle op, nb::handle a, nb::handle b, nb::handle out, nb:
     return nb::none();
   // out first: taking its pointer for writing can give it memory of its own (a lazy clone), and
   // an operand that is out must then read that same pointer.
-  TorchTensor to;
+  FastArray to;
   if ((has_out && !read(THPVariable_Unpack(out.ptr()), host, true, to)) ||
       (xa != nullptr && !read(*xa, host, false, fa.tensor)) ||
       (xb != nullptr && !read(*xb, host, false, fb.tensor)))
     return nb::none();
-  const std::optional<DType> result = fast_result(op, fa, fb, has_out ? &to : nullptr);
+  const std::optional<DType> result =
+      fast_result(op, fa, fb, has_out ? &to : nullptr, Promotion::torch);
   if (!result) return nb::none();
 
   return finish_binary(
       op, kernel, out, fa, fb, to, *result, host,
-      [&](const NewResult& r, TorchTensor& t) {
+      [&](const NewResult& r, FastArray& t) {
         const at::Tensor& first = xa != nullptr ? *xa : *xb;
         const at::TensorOptions options = first.options().dtype(scalar_type(*result));
         at::Tensor x = r.like == Like::a   ? at::empty_like(*xa, options)

@@ -6,6 +6,7 @@
 #include <iterator>
 #include <string>
 
+#include "ewise/detail/compute.hpp"
 #include "ewise/error.hpp"
 #include "ewise/ops.hpp"
 
@@ -178,6 +179,25 @@ Scalar scalar_of(nb::handle x, BinaryOp op, DType other, Promotion rule) {
 }
 
 }  // namespace
+
+// Raises the dtype errors of a call as Python raises NumPy's (views.hpp): TypeError (NumPy's
+// UFuncTypeError is one) where the operation is not defined for the dtypes or its result cannot
+// be cast to out's dtype; OverflowError for a Python integer the operation's dtype cannot hold
+// (NumPy's rule). The message is the C++ library's (detail::check_types), naming the dtypes.
+void check_dtypes(BinaryOp op, const Operand& a, const Operand& b, DType out, Promotion rule) {
+  try {
+    detail::check_types(op, a, b, out, rule);
+  } catch (const InvalidArgument& e) {
+    // check_types refuses three things: the operation, the cast into out, a scalar's value.
+    bool typed = false;
+    try {
+      typed = can_cast_same_kind(op_types(op, rule, a.type(rule), b.type(rule)).result, out);
+    } catch (const InvalidArgument&) {
+    }
+    PyErr_SetString(typed ? PyExc_OverflowError : PyExc_TypeError, e.what());
+    throw nb::python_error();
+  }
+}
 
 PyOperands py_operands(BinaryOp op, nb::handle a, nb::handle b, Promotion rule) {
   const bool sa = is_py_scalar(a), sb = is_py_scalar(b);

@@ -78,4 +78,10 @@ struct PyOperands {
 };
 PyOperands py_operands(BinaryOp op, nb::handle a, nb::handle b, Promotion rule);
 
+/// detail::check_types on a call, its refusals raised as Python raises NumPy's: TypeError where
+/// the operation is not defined for the dtypes or its result does not cast to out's dtype,
+/// OverflowError for a Python integer the operation's dtype cannot hold. The general path and
+/// the fast paths call it before anything runs.
+void check_dtypes(BinaryOp op, const Operand& a, const Operand& b, DType out, Promotion rule);
+
 }  // namespace ewise::python

@@ -284,3 +284,44 @@ def test_jax_arrays():
         np.testing.assert_array_equal(np.asarray(ewise.sub(jnp.asarray(a), b)), a - b)
         with pytest.raises(ValueError, match="immutable"):
             ewise.add(jnp.asarray(a), jnp.asarray(a), out=jnp.asarray(a))
+
+
+def test_numpy_route():
+    """Plain NumPy arrays (and Python scalars with them) take _ewise.numpy_binary, the buffer
+    route, with NumPy's results; everything else it leaves to the general path (None), which
+    gives the same results and errors."""
+    fast = ewise._ewise.numpy_binary
+    assert ewise.routes()["numpy"] == "buffer"
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((6, 8)).astype(np.float32)
+    cases = [(a, a.T.copy().T), (a, a[0]), (a[::-1, ::2], a[0, ::2]), (a, 2.5), (3, a),
+             (a.astype(np.int8), 300 // 3), (a.astype(np.uint8), True), (np.float32(2) * a, a[:, :1]),
+             (np.array(1.5), np.array(2, np.int64)), (a[:0], a[0]), (a.astype(np.float16), a)]
+    for x, y in cases:
+        got = fast("add", x, y, None, None)
+        want = np.add(x, y)
+        assert got is not None and got.dtype == want.dtype and np.array_equal(got, want), (x, y)
+        out = np.empty_like(want)
+        assert fast("multiply", x, y, out, None) is out and np.array_equal(out, np.multiply(x, y))
+    # a cast into out where same_kind allows it, in place with a wider operand
+    h = a.astype(np.float16)
+    assert fast("add", h, a, h, None) is h and np.array_equal(h, np.add(a.astype(np.float16), a,
+                                                                   dtype=np.float32).astype(np.float16))
+    import ml_dtypes
+    declined = [(np.float64(2.0), a, None), (a, np.float32(2.0), None), (2.0, 3.0, None),
+                (a, 2 ** 70, None), (a.tolist(), a, None), (a.view(np.matrix), a, None),
+                (a.astype(ml_dtypes.bfloat16), a, None), (a.astype(">f4"), a, None),
+                (a, a, np.empty((6, 8), np.int32)), (a.astype(np.complex64), a, None)]
+    ro = np.empty((6, 8), np.float32)
+    ro.flags.writeable = False
+    declined.append((a, a, ro))
+    for x, y, out in declined:
+        assert fast("add", x, y, out, None) is None, (type(x), type(y))
+    # the route's errors are the general path's
+    with pytest.raises(OverflowError, match="300 out of bounds"):
+        fast("add", a.astype(np.uint8), 300, None, None)
+    with pytest.raises(ValueError, match="cannot broadcast"):
+        fast("add", a, a[:, :3], None, None)
+    assert fast("bitwise_and", a, a, None, None) is None  # undefined: the general path says so
+    with pytest.raises(TypeError):
+        ewise.bitwise_and(a, a)

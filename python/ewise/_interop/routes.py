@@ -11,8 +11,9 @@ import sys
 from .. import _ewise
 
 # The frameworks whose plain calls take the general path: DLPack in, the framework's array out
-# (the adapters' export and result).
-_GENERAL = {"numpy": "dlpack", "cupy": "dlpack", "jax": "dlpack"}
+# (the adapters' export and result); NumPy's plain arrays first try their buffer route
+# (_ewise.numpy_binary, called by _dense.call).
+_GENERAL = {"numpy": "buffer", "cupy": "dlpack", "jax": "dlpack"}
 
 
 def _decide():
@@ -34,7 +35,8 @@ torch = undecided
 
 
 def names():
-    """The route by framework: "dlpack" for the general path; torch's "libtorch"
+    """The route by framework: "buffer" for NumPy's arrays (_ewise.numpy_binary, which leaves
+    what it does not take to the general path), "dlpack" for the general path; torch's "libtorch"
     (_ewise_torch.binary) or "python-api" (_ewise.torch_binary), None while torch is not
     imported."""
     if torch is undecided and "torch" in sys.modules:

@@ -17,6 +17,10 @@
 #include <cstring>
 #include <type_traits>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 #include "cpu.hpp"
 #include "element.hpp"
 #include "ewise/detail/compute.hpp"
@@ -32,9 +36,39 @@ namespace {
 /// (AVX2 does not include it; the file is also built with -ffp-contract=off, CMakeLists.txt),
 /// so the results stay the reference's.
 #if defined(__x86_64__) && defined(__linux__) && (defined(__GNUC__) || defined(__clang__))
+#define EWISE_CPU_X86 1
 #define EWISE_CPU_TARGETS __attribute__((target_clones("avx2", "default")))
 #else
+#define EWISE_CPU_X86 0
 #define EWISE_CPU_TARGETS
+#endif
+
+#if EWISE_CPU_X86
+/// Whether the CPU converts between f16 and float in hardware (F16C), asked once. The
+/// conversions are IEEE's, round to nearest even, subnormals kept (F16C ignores MXCSR's DAZ
+/// and FTZ), so they give float_to_f16_bits' and f16_bits_to_float's bits; a NaN is then
+/// written as the canonical one (ops.hpp).
+bool has_f16c() {
+  static const bool yes = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+  return yes;
+}
+__attribute__((target("avx,f16c"))) void f16_to_float_f16c(const std::uint16_t* q, std::int64_t m,
+                                                           float* x) {
+  std::int64_t j = 0;
+  for (; j + 8 <= m; j += 8)
+    _mm256_storeu_ps(x + j, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q + j))));
+  for (; j < m; ++j) x[j] = _cvtsh_ss(q[j]);
+}
+__attribute__((target("avx,f16c"))) void float_to_f16_f16c(const float* v, std::int64_t m,
+                                                           std::uint16_t* q) {
+  std::int64_t j = 0;
+  for (; j + 8 <= m; j += 8)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(q + j),
+                     _mm256_cvtps_ph(_mm256_loadu_ps(v + j), _MM_FROUND_TO_NEAREST_INT));
+  for (; j < m; ++j) q[j] = _cvtss_sh(v[j], _MM_FROUND_TO_NEAREST_INT);
+  for (j = 0; j < m; ++j)
+    if (v[j] != v[j]) q[j] = 0x7FFF;
+}
 #endif
 
 /// Elements a chunk of the chunked path: its three buffers stay in L1 (256 x 16 bytes at most
@@ -116,6 +150,10 @@ template <class C, DType D>
 EWISE_CPU_TARGETS void load_chunk(const std::byte* p, std::int64_t s, std::int64_t m, C* x) {
   using T = StorageOf<D>;
   const T* q = reinterpret_cast<const T*>(p);
+#if EWISE_CPU_X86
+  if constexpr (D == DType::f16 && std::is_same_v<C, float>)
+    if (s == 1 && has_f16c()) return f16_to_float_f16c(q, m, x);
+#endif
   for (std::int64_t j = 0; j < m; ++j) {
     if constexpr (D == DType::f16 || D == DType::bf16) {
       const float v = D == DType::f16 ? f16_bits_to_float(q[j * s]) : bf16_bits_to_float(q[j * s]);
@@ -158,6 +196,10 @@ template <class V, DType Result, DType Out>
 EWISE_CPU_TARGETS void store_chunk(const V* v, std::int64_t m, std::byte* p, std::int64_t s) {
   const std::int64_t size = static_cast<std::int64_t>(sizeof(StorageOf<Out>));
   constexpr bool via16 = Result != Out && (Result == DType::f16 || Result == DType::bf16);
+#if EWISE_CPU_X86
+  if constexpr (Out == DType::f16 && !via16 && std::is_same_v<V, float>)
+    if (s == 1 && has_f16c()) return float_to_f16_f16c(v, m, reinterpret_cast<std::uint16_t*>(p));
+#endif
   for (std::int64_t j = 0; j < m; ++j) {
     std::byte* q = p + j * s * size;
     if constexpr (via16) {

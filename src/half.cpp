@@ -69,15 +69,4 @@ std::uint16_t float_to_f16_bits(float x) noexcept {
   return static_cast<std::uint16_t>(sign | rounded);
 }
 
-float bf16_bits_to_float(std::uint16_t b) noexcept {
-  return bits_float(static_cast<std::uint32_t>(b) << 16);
-}
-
-std::uint16_t float_to_bf16_bits(float x) noexcept {
-  const std::uint32_t u = float_bits(x);
-  if ((u & 0x7FFFFFFFu) > 0x7F800000u) return 0x7FFF;  // NaN: the canonical one, as the GPU's
-  const std::uint32_t rounding = 0x7FFFu + ((u >> 16) & 1u);
-  return static_cast<std::uint16_t>((u + rounding) >> 16);
-}
-
 }  // namespace ewise

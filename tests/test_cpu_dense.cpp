@@ -242,6 +242,28 @@ TEST(CpuDense, InPlace) {
     }
 }
 
+// Every f16 and bf16 pattern (subnormals, infinities, NaNs of every payload) through the
+// 16-bit loads and stores (F16C where the CPU has it), rows long enough for the vector loops.
+TEST(CpuDense, EveryHalfPattern) {
+  std::mt19937_64 rng(3);
+  for (DType t : {DType::f16, DType::bf16}) {
+    HostOperand a(t, {65536}, Layout::contiguous(1), rng);
+    for (std::uint32_t i = 0; i < 65536; ++i) {
+      const auto bits = static_cast<std::uint16_t>(i);
+      std::memcpy(a.buf.data() + 2 * i, &bits, 2);
+    }
+    for (DType tb : {t, DType::f32})
+      for (BinaryOp op : {BinaryOp::add, BinaryOp::multiply, BinaryOp::divide}) {
+        HostOperand b(tb, {1}, Layout::contiguous(1), rng);
+        for (DType od : {t, DType::f32, DType::f64}) {
+          HostOperand out(od, {65536}, Layout::contiguous(1), rng);
+          ASSERT_EQ(check(op, a, b, out, Promotion::numpy), "");
+          ASSERT_EQ(check(op, b, a, out, Promotion::torch), "");
+        }
+      }
+  }
+}
+
 TEST(CpuDense, EmptyTensorsWriteNothing) {
   std::mt19937_64 rng(1);
   for (const Dims& shape : {Dims{0}, Dims{3, 0}, Dims{0, 5, 2}}) {

@@ -2,8 +2,8 @@
 """Times ewise's CPU backend from Python against NumPy on the same arrays, in one process: the
 dense cases of the CPU-backend issue (docs/benchmarks.md, "The CPU backend"). Each case checks
 that ewise's result equals NumPy's (values, dtype; NaN bits aside) before it is timed, and
-reports the median of --runs samples (time.perf_counter, each sample --repeat calls) for ewise
-and NumPy and their ratio. Needs numpy and the ewise package (PYTHONPATH=build/python).
+reports the median of --runs samples (time.perf_counter; a sample is one call, 2000 for the
+small one; ewise's and NumPy's samples alternate) and their ratio. Needs numpy and the ewise package (PYTHONPATH=build/python).
 
     python3 bench/cpu_bench.py [--runs 7] [--json FILE]
 """
@@ -19,15 +19,19 @@ import numpy as np
 import ewise
 
 
-def median_ms(fn, runs, repeat):
-    fn()
-    samples = []
+def median_ms(fns, runs, repeat):
+    """The median ms a call of each function, their samples alternating (a machine's drift
+    falls on both alike)."""
+    for fn in fns:
+        fn()
+    samples = [[] for _ in fns]
     for _ in range(runs):
-        t0 = time.perf_counter()
-        for _ in range(repeat):
-            fn()
-        samples.append((time.perf_counter() - t0) * 1e3 / repeat)
-    return statistics.median(samples)
+        for fn, out in zip(fns, samples):
+            t0 = time.perf_counter()
+            for _ in range(repeat):
+                fn()
+            out.append((time.perf_counter() - t0) * 1e3 / repeat)
+    return [statistics.median(s) for s in samples]
 
 
 def cases():
@@ -72,7 +76,7 @@ def main():
     for name, e, n, repeat in cases():
         got, want = e(), n()
         assert got.dtype == want.dtype and np.array_equal(got, want, equal_nan=True), name
-        te, tn = median_ms(e, args.runs, repeat), median_ms(n, args.runs, repeat)
+        te, tn = median_ms([e, n], args.runs, repeat)
         rows.append({"case": name, "ewise_ms": te, "numpy_ms": tn, "ratio": te / tn})
         print(f"{name:38s} {te:10.4f} {tn:10.4f} {te / tn:7.2f}")
     if args.json:

@@ -56,7 +56,8 @@ __attribute__((target("avx,f16c"))) void f16_to_float_f16c(const std::uint16_t* 
                                                            float* x) {
   std::int64_t j = 0;
   for (; j + 8 <= m; j += 8)
-    _mm256_storeu_ps(x + j, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q + j))));
+    _mm256_storeu_ps(x + j,
+                     _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q + j))));
   for (; j < m; ++j) x[j] = _cvtsh_ss(q[j]);
 }
 __attribute__((target("avx,f16c"))) void float_to_f16_f16c(const float* v, std::int64_t m,
@@ -122,7 +123,8 @@ T canonical(T v) {
 /// out[i] = f(a[i], b[i]) over a row whose operands are stored as C and out as R (the functor's
 /// result type); a0 / b0: a scalar operand's value (a_scalar / b_scalar).
 template <class F, class C, class R>
-EWISE_CPU_TARGETS void typed_row(const F& f, const Row& r, bool a_scalar, bool b_scalar, C a0, C b0) {
+EWISE_CPU_TARGETS void typed_row(const F& f, const Row& r, bool a_scalar, bool b_scalar, C a0,
+                                 C b0) {
   R* o = reinterpret_cast<R*>(r.out);
   const C* a = reinterpret_cast<const C*>(r.a);
   const C* b = reinterpret_cast<const C*>(r.b);
@@ -154,17 +156,23 @@ EWISE_CPU_TARGETS void load_chunk(const std::byte* p, std::int64_t s, std::int64
   if constexpr (D == DType::f16 && std::is_same_v<C, float>)
     if (s == 1 && has_f16c()) return f16_to_float_f16c(q, m, x);
 #endif
-  for (std::int64_t j = 0; j < m; ++j) {
-    if constexpr (D == DType::f16 || D == DType::bf16) {
-      const float v = D == DType::f16 ? f16_bits_to_float(q[j * s]) : bf16_bits_to_float(q[j * s]);
-      if constexpr (std::is_same_v<C, bool>) x[j] = v != 0;
-      else x[j] = static_cast<C>(v);
-    } else if constexpr (std::is_same_v<C, bool>) {
-      x[j] = q[j * s] != T(0);
-    } else {
-      x[j] = static_cast<C>(q[j * s]);
+  // stride 1 a loop of its own, which the compiler vectorizes
+  const auto each = [&](auto stride) {
+    for (std::int64_t j = 0; j < m; ++j) {
+      const T v = q[j * stride];
+      if constexpr (D == DType::f16 || D == DType::bf16) {
+        const float f = D == DType::f16 ? f16_bits_to_float(v) : bf16_bits_to_float(v);
+        if constexpr (std::is_same_v<C, bool>) x[j] = f != 0;
+        else x[j] = static_cast<C>(f);
+      } else if constexpr (std::is_same_v<C, bool>) {
+        x[j] = v != T(0);
+      } else {
+        x[j] = static_cast<C>(v);
+      }
     }
-  }
+  };
+  if (s == 1) each(std::integral_constant<std::int64_t, 1>{});
+  else each(s);
 }
 
 template <class C>
@@ -200,16 +208,20 @@ EWISE_CPU_TARGETS void store_chunk(const V* v, std::int64_t m, std::byte* p, std
   if constexpr (Out == DType::f16 && !via16 && std::is_same_v<V, float>)
     if (s == 1 && has_f16c()) return float_to_f16_f16c(v, m, reinterpret_cast<std::uint16_t*>(p));
 #endif
-  for (std::int64_t j = 0; j < m; ++j) {
-    std::byte* q = p + j * s * size;
-    if constexpr (via16) {
-      std::uint16_t bits = 0;
-      store_cast(Result, reinterpret_cast<std::byte*>(&bits), v[j]);
-      store_cast(Out, q, load_as<float>(Result, reinterpret_cast<const std::byte*>(&bits)));
-    } else {
-      store_cast(Out, q, v[j]);
+  const auto each = [&](auto stride) {  // as in load_chunk
+    for (std::int64_t j = 0; j < m; ++j) {
+      std::byte* q = p + j * stride * size;
+      if constexpr (via16) {
+        std::uint16_t bits = 0;
+        store_cast(Result, reinterpret_cast<std::byte*>(&bits), v[j]);
+        store_cast(Out, q, load_as<float>(Result, reinterpret_cast<const std::byte*>(&bits)));
+      } else {
+        store_cast(Out, q, v[j]);
+      }
     }
-  }
+  };
+  if (s == 1) each(std::integral_constant<std::int64_t, 1>{});
+  else each(s);
 }
 
 template <class V>
@@ -251,8 +263,9 @@ void round16(DType t, float* x, std::int64_t m) {
 }
 
 template <class F, class C>
-EWISE_CPU_TARGETS void chunked_row(const F& f, const CallTypes& t, const Row& r, Loader<C> la, Loader<C> lb,
-                 Storer<decltype(F{}(C{}, C{}))> st, C a0, C b0) {
+EWISE_CPU_TARGETS void chunked_row(const F& f, const CallTypes& t, const Row& r, Loader<C> la,
+                                   Loader<C> lb, Storer<decltype(F{}(C{}, C{}))> st, C a0,
+                                   C b0) {
   using R = decltype(F{}(C{}, C{}));
   C x[kChunk], y[kChunk];
   R z[kChunk];
@@ -338,7 +351,8 @@ void run_cpu(const CallTypes& t, const DensePlan& plan) {
         const Loader<C> la = t.a_scalar ? nullptr : loader<C>(t.a);
         const Loader<C> lb = t.b_scalar ? nullptr : loader<C>(t.b);
         const Storer<R> st = storer<R>(t.types.result, t.out);
-        for_each_row(t, plan, [&](const Row& r) { chunked_row<F, C>(f, t, r, la, lb, st, a0, b0); });
+        for_each_row(t, plan,
+                     [&](const Row& r) { chunked_row<F, C>(f, t, r, la, lb, st, a0, b0); });
       } else {
         EWISE_EXPECTS(false, "internal: ", op_name(t.op), " does not compute in ",
                       dtype_name(t.types.compute));

@@ -145,7 +145,8 @@ nb::object allocate(const Dims& shape, DType d, Buffer& buf, FastArray& t) {
   PyObject* r = PyObject_Vectorcall(g_numpy.empty, args, 1, kwnames);
   if (r == nullptr) throw nb::python_error();
   nb::object result = nb::steal(r);
-  if (!read(result.ptr(), true, buf, t)) throw nb::type_error("ewise: cannot read numpy.empty's result");
+  if (!read(result.ptr(), true, buf, t))
+    throw nb::type_error("ewise: cannot read numpy.empty's result");
   return result;
 }
 

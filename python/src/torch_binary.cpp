@@ -317,8 +317,8 @@ nb::object torch_binary(nb::handle op, nb::handle a, nb::handle b, nb::handle ou
       (!fb.is_scalar && !check(b.ptr(), host, fb.tensor)) ||
       (has_out && !check(out.ptr(), host, to)))
     return nb::none();
-  if ((!fa.is_scalar && !read(a.ptr(), fa.tensor)) || (!fb.is_scalar && !read(b.ptr(), fb.tensor)) ||
-      (has_out && !read(out.ptr(), to)))
+  if ((!fa.is_scalar && !read(a.ptr(), fa.tensor)) ||
+      (!fb.is_scalar && !read(b.ptr(), fb.tensor)) || (has_out && !read(out.ptr(), to)))
     return nb::none();
   const std::optional<DType> result =
       fast_result(op, fa, fb, has_out ? &to : nullptr, Promotion::torch);

@@ -57,7 +57,7 @@ std::optional<DType> fast_result(nb::handle op, const FastOperand& a, const Fast
   try {
     result = op_types(parse_op(text(op)), rule, type(a), type(b)).result;
   } catch (const InvalidArgument&) {
-    return std::nullopt;  // an unknown op, or one undefined for the dtypes: the general path reports it
+    return std::nullopt;  // an unknown op, or one undefined for the dtypes: the general path's
   }
   // Into an out of another dtype where same_kind allows the cast (x_bf16 += y_f32); else the
   // general path refuses the call.

@@ -1,9 +1,11 @@
 // sparse/reference.cpp — the CPU reference of the sparse operations (see
-// ewise/sparse_reference.hpp): std::map from (row, col) to the summed value.
+// ewise/sparse_reference.hpp): each operand's entries as sorted (key, summed value) vectors, the
+// key row * ncols + col; a sorted operand read in one pass, any other stably sorted first.
 #include "ewise/sparse_reference.hpp"
 
+#include <algorithm>
 #include <cstring>
-#include <map>
+#include <numeric>
 #include <utility>
 #include <vector>
 
@@ -64,9 +66,13 @@ decltype(auto) with_elem(DType t, F&& f) {
   return f(Elem<DType::f32, float, float, same<float>, same<float>>{});
 }
 
-using Coord = std::pair<std::int64_t, std::int64_t>;
+/// A matrix's entries, each coordinate once, in (row, col) order: keys row * ncols + col
+/// (nrows * ncols fits int64: CooDesc::validate), increasing, and their values.
 template <class C>
-using Summed = std::map<Coord, C>;
+struct Summed {
+  std::vector<std::int64_t> keys;
+  std::vector<C> vals;
+};
 
 /// Throws unless m is a host view (the reference's operands; the others must share its memory).
 void require_host(const CooView& m, const char* what) {
@@ -74,15 +80,38 @@ void require_host(const CooView& m, const char* what) {
                 " is in device memory");
 }
 
-/// Each coordinate's values summed in storage order, in the compute type.
+/// Each coordinate's values summed in storage order, in the compute type: in one pass where the
+/// keys already increase (a canonical operand), else after a stable sort of the entries by key
+/// (which keeps each coordinate's values in storage order).
 template <class E>
 Summed<typename E::compute> summed(const CooView& m) {
-  Summed<typename E::compute> out;
-  for (std::int64_t k = 0; k < m.desc.nnz; ++k) {
-    const Coord rc{host_index(m.rows, m.desc.index, k), host_index(m.cols, m.desc.index, k)};
-    const auto v = E::load(m.vals, k);
-    const auto [it, fresh] = out.emplace(rc, v);
-    if (!fresh) it->second = ops::Add{}(it->second, v);
+  using C = typename E::compute;
+  const std::int64_t n = m.desc.nnz, nc = m.desc.ncols;
+  std::vector<std::int64_t> keys(static_cast<std::size_t>(n));
+  bool increasing = true;
+  for (std::int64_t k = 0; k < n; ++k) {
+    keys[k] = host_index(m.rows, m.desc.index, k) * nc + host_index(m.cols, m.desc.index, k);
+    increasing = increasing && (k == 0 || keys[k - 1] < keys[k]);
+  }
+  Summed<C> out;
+  if (increasing) {
+    out.keys = std::move(keys);
+    out.vals.resize(static_cast<std::size_t>(n));
+    for (std::int64_t k = 0; k < n; ++k) out.vals[k] = E::load(m.vals, k);
+    return out;
+  }
+  std::vector<std::int64_t> order(static_cast<std::size_t>(n));
+  std::iota(order.begin(), order.end(), std::int64_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::int64_t x, std::int64_t y) { return keys[x] < keys[y]; });
+  for (const std::int64_t k : order) {
+    const C v = E::load(m.vals, k);
+    if (!out.keys.empty() && out.keys.back() == keys[k]) {
+      out.vals.back() = ops::Add{}(out.vals.back(), v);
+    } else {
+      out.keys.push_back(keys[k]);
+      out.vals.push_back(v);
+    }
   }
   return out;
 }
@@ -106,18 +135,17 @@ void store_index(void* p, IndexType t, std::int64_t k, std::int64_t v) {
   }
 }
 
-/// A canonical HostCoo from sorted entries, rounded to the dtype; entries whose rounded value
-/// is zero are left out when drop_zeros.
+/// A canonical HostCoo from entries sorted by key, rounded to the dtype; entries whose rounded
+/// value is zero are left out when drop_zeros.
 template <class E>
-HostCoo to_coo(const CooDesc& like, const std::vector<std::pair<Coord, typename E::compute>>& entries,
-               bool drop_zeros) {
-  HostCoo out(sparse_detail::result_desc(like, static_cast<std::int64_t>(entries.size())));
+HostCoo to_coo(const CooDesc& like, const Summed<typename E::compute>& entries, bool drop_zeros) {
+  HostCoo out(sparse_detail::result_desc(like, static_cast<std::int64_t>(entries.keys.size())));
   std::int64_t n = 0;
-  for (const auto& [rc, v] : entries) {
-    E::store(out.vals(), n, v);
+  for (std::size_t i = 0; i < entries.keys.size(); ++i) {
+    E::store(out.vals(), n, entries.vals[i]);
     if (drop_zeros && E::load(out.vals(), n) == 0) continue;
-    store_index(out.rows(), like.index, n, rc.first);
-    store_index(out.cols(), like.index, n, rc.second);
+    store_index(out.rows(), like.index, n, entries.keys[i] / like.ncols);
+    store_index(out.cols(), like.index, n, entries.keys[i] % like.ncols);
     ++n;
   }
   out.set_nnz(n);
@@ -134,10 +162,16 @@ HostCoo host_multiply(const CooView& a, const CooView& b, const SparseOptions& o
   return with_elem(a.desc.dtype, [&](auto e) {
     using E = decltype(e);
     const auto sa = summed<E>(a), sb = summed<E>(b);
-    std::vector<std::pair<Coord, typename E::compute>> out;
-    for (const auto& [rc, va] : sa) {
-      const auto it = sb.find(rc);
-      if (it != sb.end()) out.emplace_back(rc, ops::Mul{}(va, it->second));
+    Summed<typename E::compute> out;
+    for (std::size_t i = 0, j = 0; i < sa.keys.size() && j < sb.keys.size();) {
+      if (sa.keys[i] < sb.keys[j]) {
+        ++i;
+      } else if (sb.keys[j] < sa.keys[i]) {
+        ++j;
+      } else {
+        out.keys.push_back(sa.keys[i]);
+        out.vals.push_back(ops::Mul{}(sa.vals[i++], sb.vals[j++]));
+      }
     }
     return to_coo<E>(a.desc, out, options.drop_zeros);
   });
@@ -146,9 +180,10 @@ HostCoo host_multiply(const CooView& a, const CooView& b, const SparseOptions& o
 HostCoo host_multiply_dense(const CooView& a, const DenseOperand& d, const SparseOptions& options) {
   return with_elem(a.desc.dtype, [&](auto e) {
     using E = decltype(e);
-    std::vector<std::pair<Coord, typename E::compute>> out;
-    for (const auto& [rc, va] : summed<E>(a))
-      out.emplace_back(rc, ops::Mul{}(va, factor_at<E>(d, rc.first, rc.second)));
+    auto out = summed<E>(a);
+    const std::int64_t nc = a.desc.ncols;
+    for (std::size_t i = 0; i < out.keys.size(); ++i)
+      out.vals[i] = ops::Mul{}(out.vals[i], factor_at<E>(d, out.keys[i] / nc, out.keys[i] % nc));
     return to_coo<E>(a.desc, out, options.drop_zeros);
   });
 }
@@ -170,20 +205,20 @@ HostCoo host_combine(const CooView& a, const CooView& b, const UnionArgs& u,
     using E = decltype(e);
     using C = typename E::compute;
     const auto sa = summed<E>(a), sb = summed<E>(b);
-    std::vector<std::pair<Coord, C>> out;
+    Summed<C> out;
     with_union_op(u.op, [&](auto f) {
-      auto ia = sa.begin(), ib = sb.begin();
-      while (ia != sa.end() || ib != sb.end()) {
-        if (ib == sb.end() || (ia != sa.end() && ia->first < ib->first)) {
-          out.emplace_back(ia->first, f(ia->second, static_cast<C>(u.fill_b)));
-          ++ia;
-        } else if (ia == sa.end() || ib->first < ia->first) {
-          out.emplace_back(ib->first, f(static_cast<C>(u.fill_a), ib->second));
-          ++ib;
+      std::size_t i = 0, j = 0;
+      const std::size_t na = sa.keys.size(), nb = sb.keys.size();
+      while (i < na || j < nb) {
+        if (j == nb || (i < na && sa.keys[i] < sb.keys[j])) {
+          out.keys.push_back(sa.keys[i]);
+          out.vals.push_back(f(sa.vals[i++], static_cast<C>(u.fill_b)));
+        } else if (i == na || sb.keys[j] < sa.keys[i]) {
+          out.keys.push_back(sb.keys[j]);
+          out.vals.push_back(f(static_cast<C>(u.fill_a), sb.vals[j++]));
         } else {
-          out.emplace_back(ia->first, f(ia->second, ib->second));
-          ++ia;
-          ++ib;
+          out.keys.push_back(sa.keys[i]);
+          out.vals.push_back(f(sa.vals[i++], sb.vals[j++]));
         }
       }
     });
@@ -204,8 +239,10 @@ void host_combine_dense(BinaryOp op, double fill_a, const CooView& a, const Dens
       for (std::int64_t r = 0; r < nr && nc > 0; ++r)
         for (std::int64_t c = 0; c < nc; ++c)
           result[static_cast<std::size_t>(r * nc + c)] = f(static_cast<C>(fill_a), at(r, c));
-      for (const auto& [rc, v] : summed<E>(a))
-        result[static_cast<std::size_t>(rc.first * nc + rc.second)] = f(v, at(rc.first, rc.second));
+      const auto sa = summed<E>(a);
+      for (std::size_t i = 0; i < sa.keys.size(); ++i)  // key: r * nc + c, result's index
+        result[static_cast<std::size_t>(sa.keys[i])] =
+            f(sa.vals[i], at(sa.keys[i] / nc, sa.keys[i] % nc));
     });
     for (std::int64_t r = 0; r < nr && nc > 0; ++r)
       for (std::int64_t c = 0; c < nc; ++c)
@@ -218,9 +255,12 @@ void host_accumulate(BinaryOp op, const TensorView& dense, const CooView& a) {
   with_elem(a.desc.dtype, [&](auto e) {
     using E = decltype(e);
     with_union_op(op, [&](auto f) {
-      for (const auto& [rc, v] : summed<E>(a)) {
-        const std::int64_t k = rc.first * dense.desc.strides[0] + rc.second * dense.desc.strides[1];
-        E::store(dense.data, k, f(E::load(dense.data, k), v));
+      const auto sa = summed<E>(a);
+      const std::int64_t nc = a.desc.ncols;
+      for (std::size_t i = 0; i < sa.keys.size(); ++i) {
+        const std::int64_t k = sa.keys[i] / nc * dense.desc.strides[0] +
+                               sa.keys[i] % nc * dense.desc.strides[1];
+        E::store(dense.data, k, f(E::load(dense.data, k), sa.vals[i]));
       }
     });
   });
@@ -229,20 +269,22 @@ void host_accumulate(BinaryOp op, const TensorView& dense, const CooView& a) {
 HostCoo host_coalesce(const CooView& a, const SparseOptions& options) {
   return with_elem(a.desc.dtype, [&](auto e) {
     using E = decltype(e);
-    const auto s = summed<E>(a);
-    return to_coo<E>(a.desc, {s.begin(), s.end()}, options.drop_zeros);
+    return to_coo<E>(a.desc, summed<E>(a), options.drop_zeros);
   });
 }
 
 HostCoo host_dense_to_coo(const ConstTensorView& dense, const CooDesc& desc) {
   return with_elem(desc.dtype, [&](auto e) {
     using E = decltype(e);
-    std::vector<std::pair<Coord, typename E::compute>> out;
+    Summed<typename E::compute> out;
     // No row loop without columns: an empty (2^31, 0) tensor is not 2^31 iterations.
     for (std::int64_t r = 0; r < desc.nrows && desc.ncols > 0; ++r)
       for (std::int64_t c = 0; c < desc.ncols; ++c) {
         const auto v = E::load(dense.data, r * dense.desc.strides[0] + c * dense.desc.strides[1]);
-        if (v != 0) out.emplace_back(Coord{r, c}, v);
+        if (v != 0) {
+          out.keys.push_back(r * desc.ncols + c);
+          out.vals.push_back(v);
+        }
       }
     return to_coo<E>(desc, out, false);
   });
@@ -253,7 +295,8 @@ HostTensor host_coo_to_dense(const CooView& a) {
   with_elem(a.desc.dtype, [&](auto e) {
     using E = decltype(e);
     for (std::int64_t k = 0; k < out.numel(); ++k) E::store(out.data(), k, 0);
-    for (const auto& [rc, v] : summed<E>(a)) E::store(out.data(), rc.first * a.desc.ncols + rc.second, v);
+    const auto sa = summed<E>(a);
+    for (std::size_t i = 0; i < sa.keys.size(); ++i) E::store(out.data(), sa.keys[i], sa.vals[i]);
   });
   return out;
 }

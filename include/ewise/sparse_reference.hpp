@@ -1,10 +1,10 @@
 // ewise/sparse_reference.hpp — the CPU reference for the sparse operations.
 //
 // The oracle of every sparse GPU test and the backend behind the host forms of ewise/sparse.hpp
-// (multiply<HostCoo> and friends). Deliberately plain: each operand becomes a std::map from
-// (row, col) to the sum of its values, accumulated in storage order in the compute type (f32 for
-// f16/bf16, the dtype itself otherwise; integers wrap) — the semantics the GPU reproduces bit
-// for bit; the union forms apply their op once to the two sums (or a sum and a fill or dense
+// (multiply<HostCoo> and friends). Plain: each operand becomes its coordinates in (row, col)
+// order with the sum of each one's values, accumulated in storage order in the compute type (f32
+// for f16/bf16, the dtype itself otherwise; integers wrap): in one pass for an operand already in
+// that order, after a stable sort otherwise; the semantics the GPU reproduces bit for bit; the union forms apply their op once to the two sums (or a sum and a fill or dense
 // element). Inputs must be host views; each function is the host form of its ewise/sparse.hpp
 // namesake (the same checks, operands of different dtypes promoted the same way); every index
 // (and canonical promise) is always checked. The algorithm in SparseOptions is ignored (there

@@ -74,6 +74,20 @@ struct Summed {
   std::vector<C> vals;
 };
 
+/// Calls f(i, row, col) for entry i of increasing keys (row * ncols + col): one division a row
+/// the keys enter, not one an entry.
+template <class F>
+void for_each_coord(const std::vector<std::int64_t>& keys, std::int64_t ncols, F&& f) {
+  std::int64_t row = 0, row_begin = 0;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (keys[i] >= row_begin + ncols) {
+      row = keys[i] / ncols;
+      row_begin = row * ncols;
+    }
+    f(i, row, keys[i] - row_begin);
+  }
+}
+
 /// Throws unless m is a host view (the reference's operands; the others must share its memory).
 void require_host(const CooView& m, const char* what) {
   EWISE_EXPECTS(m.memory == Memory::host, "the CPU reference needs host views; ", what,
@@ -141,13 +155,13 @@ template <class E>
 HostCoo to_coo(const CooDesc& like, const Summed<typename E::compute>& entries, bool drop_zeros) {
   HostCoo out(sparse_detail::result_desc(like, static_cast<std::int64_t>(entries.keys.size())));
   std::int64_t n = 0;
-  for (std::size_t i = 0; i < entries.keys.size(); ++i) {
+  for_each_coord(entries.keys, like.ncols, [&](std::size_t i, std::int64_t r, std::int64_t c) {
     E::store(out.vals(), n, entries.vals[i]);
-    if (drop_zeros && E::load(out.vals(), n) == 0) continue;
-    store_index(out.rows(), like.index, n, entries.keys[i] / like.ncols);
-    store_index(out.cols(), like.index, n, entries.keys[i] % like.ncols);
+    if (drop_zeros && E::load(out.vals(), n) == 0) return;
+    store_index(out.rows(), like.index, n, r);
+    store_index(out.cols(), like.index, n, c);
     ++n;
-  }
+  });
   out.set_nnz(n);
   return out;
 }
@@ -181,9 +195,9 @@ HostCoo host_multiply_dense(const CooView& a, const DenseOperand& d, const Spars
   return with_elem(a.desc.dtype, [&](auto e) {
     using E = decltype(e);
     auto out = summed<E>(a);
-    const std::int64_t nc = a.desc.ncols;
-    for (std::size_t i = 0; i < out.keys.size(); ++i)
-      out.vals[i] = ops::Mul{}(out.vals[i], factor_at<E>(d, out.keys[i] / nc, out.keys[i] % nc));
+    for_each_coord(out.keys, a.desc.ncols, [&](std::size_t i, std::int64_t r, std::int64_t c) {
+      out.vals[i] = ops::Mul{}(out.vals[i], factor_at<E>(d, r, c));
+    });
     return to_coo<E>(a.desc, out, options.drop_zeros);
   });
 }
@@ -206,6 +220,8 @@ HostCoo host_combine(const CooView& a, const CooView& b, const UnionArgs& u,
     using C = typename E::compute;
     const auto sa = summed<E>(a), sb = summed<E>(b);
     Summed<C> out;
+    out.keys.reserve(sa.keys.size() + sb.keys.size());
+    out.vals.reserve(sa.keys.size() + sb.keys.size());
     with_union_op(u.op, [&](auto f) {
       std::size_t i = 0, j = 0;
       const std::size_t na = sa.keys.size(), nb = sb.keys.size();
@@ -240,9 +256,9 @@ void host_combine_dense(BinaryOp op, double fill_a, const CooView& a, const Dens
         for (std::int64_t c = 0; c < nc; ++c)
           result[static_cast<std::size_t>(r * nc + c)] = f(static_cast<C>(fill_a), at(r, c));
       const auto sa = summed<E>(a);
-      for (std::size_t i = 0; i < sa.keys.size(); ++i)  // key: r * nc + c, result's index
-        result[static_cast<std::size_t>(sa.keys[i])] =
-            f(sa.vals[i], at(sa.keys[i] / nc, sa.keys[i] % nc));
+      for_each_coord(sa.keys, nc, [&](std::size_t i, std::int64_t r, std::int64_t c) {
+        result[static_cast<std::size_t>(sa.keys[i])] = f(sa.vals[i], at(r, c));  // r * nc + c
+      });
     });
     for (std::int64_t r = 0; r < nr && nc > 0; ++r)
       for (std::int64_t c = 0; c < nc; ++c)
@@ -256,12 +272,10 @@ void host_accumulate(BinaryOp op, const TensorView& dense, const CooView& a) {
     using E = decltype(e);
     with_union_op(op, [&](auto f) {
       const auto sa = summed<E>(a);
-      const std::int64_t nc = a.desc.ncols;
-      for (std::size_t i = 0; i < sa.keys.size(); ++i) {
-        const std::int64_t k = sa.keys[i] / nc * dense.desc.strides[0] +
-                               sa.keys[i] % nc * dense.desc.strides[1];
+      for_each_coord(sa.keys, a.desc.ncols, [&](std::size_t i, std::int64_t r, std::int64_t c) {
+        const std::int64_t k = r * dense.desc.strides[0] + c * dense.desc.strides[1];
         E::store(dense.data, k, f(E::load(dense.data, k), sa.vals[i]));
-      }
+      });
     });
   });
 }

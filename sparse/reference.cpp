@@ -103,10 +103,17 @@ Summed<typename E::compute> summed(const CooView& m) {
   const std::int64_t n = m.desc.nnz, nc = m.desc.ncols;
   std::vector<std::int64_t> keys(static_cast<std::size_t>(n));
   bool increasing = true;
-  for (std::int64_t k = 0; k < n; ++k) {
-    keys[k] = host_index(m.rows, m.desc.index, k) * nc + host_index(m.cols, m.desc.index, k);
-    increasing = increasing && (k == 0 || keys[k - 1] < keys[k]);
-  }
+  const auto read = [&](auto index) {  // the index type switched once, not once an entry
+    using I = decltype(index);
+    const I* rows = static_cast<const I*>(m.rows);
+    const I* cols = static_cast<const I*>(m.cols);
+    for (std::int64_t k = 0; k < n; ++k) {
+      keys[k] = static_cast<std::int64_t>(rows[k]) * nc + cols[k];
+      increasing = increasing && (k == 0 || keys[k - 1] < keys[k]);
+    }
+  };
+  if (m.desc.index == IndexType::i32) read(std::int32_t{});
+  else read(std::int64_t{});
   Summed<C> out;
   if (increasing) {
     out.keys = std::move(keys);

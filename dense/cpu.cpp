@@ -104,13 +104,35 @@ template <> struct Storage<DType::u64> { using type = std::uint64_t; };
 template <DType D>
 using StorageOf = typename Storage<D>::type;
 
+/// Calls f(std::integral_constant<DType, D>{}) with dtype d as the constant D (the loaders and
+/// storers are instantiated per dtype and chosen once a call).
+template <class F>
+decltype(auto) with_dtype_constant(DType d, F&& f) {
+  switch (d) {
+    case DType::f16: return f(std::integral_constant<DType, DType::f16>{});
+    case DType::bf16: return f(std::integral_constant<DType, DType::bf16>{});
+    case DType::f32: return f(std::integral_constant<DType, DType::f32>{});
+    case DType::f64: return f(std::integral_constant<DType, DType::f64>{});
+    case DType::i32: return f(std::integral_constant<DType, DType::i32>{});
+    case DType::i64: return f(std::integral_constant<DType, DType::i64>{});
+    case DType::b8: return f(std::integral_constant<DType, DType::b8>{});
+    case DType::i8: return f(std::integral_constant<DType, DType::i8>{});
+    case DType::u8: return f(std::integral_constant<DType, DType::u8>{});
+    case DType::i16: return f(std::integral_constant<DType, DType::i16>{});
+    case DType::u16: return f(std::integral_constant<DType, DType::u16>{});
+    case DType::u32: return f(std::integral_constant<DType, DType::u32>{});
+    case DType::u64: return f(std::integral_constant<DType, DType::u64>{});
+  }
+  throw_unknown_dtype(d);
+}
+
 /// The stored value of a floating result: the canonical NaN for a NaN (ops.hpp), else v.
 template <class T>
 T canonical(T v) {
   if constexpr (std::is_floating_point_v<T>) {
     if (v != v) {
       T c;
-      const std::uint64_t bits = sizeof(T) == 4 ? 0x7FFFFFFFull : 0x7FFFFFFFFFFFFFFFull;
+      const std::uint64_t bits = canonical_nan_bits(sizeof(T) == 4 ? DType::f32 : DType::f64);
       std::memcpy(&c, &bits, sizeof c);
       return c;
     }
@@ -180,22 +202,7 @@ using Loader = void (*)(const std::byte*, std::int64_t, std::int64_t, C*);
 
 template <class C>
 Loader<C> loader(DType d) {
-  switch (d) {
-    case DType::f16: return load_chunk<C, DType::f16>;
-    case DType::bf16: return load_chunk<C, DType::bf16>;
-    case DType::f32: return load_chunk<C, DType::f32>;
-    case DType::f64: return load_chunk<C, DType::f64>;
-    case DType::i32: return load_chunk<C, DType::i32>;
-    case DType::i64: return load_chunk<C, DType::i64>;
-    case DType::b8: return load_chunk<C, DType::b8>;
-    case DType::i8: return load_chunk<C, DType::i8>;
-    case DType::u8: return load_chunk<C, DType::u8>;
-    case DType::i16: return load_chunk<C, DType::i16>;
-    case DType::u16: return load_chunk<C, DType::u16>;
-    case DType::u32: return load_chunk<C, DType::u32>;
-    case DType::u64: return load_chunk<C, DType::u64>;
-  }
-  throw_unknown_dtype(d);
+  return with_dtype_constant(d, [](auto D) -> Loader<C> { return load_chunk<C, D.value>; });
 }
 
 /// m results v rounded to the result dtype Result, then cast into dtype Out at p (element
@@ -229,22 +236,8 @@ using Storer = void (*)(const V*, std::int64_t, std::byte*, std::int64_t);
 
 template <class V, DType Result>
 Storer<V> storer_into(DType out) {
-  switch (out) {
-    case DType::f16: return store_chunk<V, Result, DType::f16>;
-    case DType::bf16: return store_chunk<V, Result, DType::bf16>;
-    case DType::f32: return store_chunk<V, Result, DType::f32>;
-    case DType::f64: return store_chunk<V, Result, DType::f64>;
-    case DType::i32: return store_chunk<V, Result, DType::i32>;
-    case DType::i64: return store_chunk<V, Result, DType::i64>;
-    case DType::b8: return store_chunk<V, Result, DType::b8>;
-    case DType::i8: return store_chunk<V, Result, DType::i8>;
-    case DType::u8: return store_chunk<V, Result, DType::u8>;
-    case DType::i16: return store_chunk<V, Result, DType::i16>;
-    case DType::u16: return store_chunk<V, Result, DType::u16>;
-    case DType::u32: return store_chunk<V, Result, DType::u32>;
-    case DType::u64: return store_chunk<V, Result, DType::u64>;
-  }
-  throw_unknown_dtype(out);
+  return with_dtype_constant(out,
+                             [](auto D) -> Storer<V> { return store_chunk<V, Result, D.value>; });
 }
 
 /// The storer of results V of dtype `result` into dtype `out`: a 16-bit result cast into

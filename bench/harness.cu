@@ -133,14 +133,14 @@ Param param(const std::string& key, const Dims& v) {
 }
 
 Arena::Arena(DType dtype, std::int64_t elems, int sets, bool fill, std::uint64_t seed,
-             cudaStream_t stream)
+             cudaStream_t stream, const verify::GenOptions& gen)
     : elem_(dtype_size(dtype)), sets_(sets) {
   EWISE_EXPECTS(sets >= 1 && elems >= 0, "arena of ", sets, " sets of ", elems, " elements");
   const auto align = static_cast<std::int64_t>(256 / elem_);
   stride_ = (elems + align - 1) / align * align;
   buf_ = DeviceTensor(dtype, {std::max<std::int64_t>(stride_ * sets, 1)}, stream);
   base_ = static_cast<std::byte*>(buf_.data());
-  if (fill) verify::fill_random(buf_.view(), seed, {}, stream);
+  if (fill) verify::fill_random(buf_.view(), seed, gen, stream);
 }
 
 Bench::Bench(const Options& options)

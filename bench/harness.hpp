@@ -32,6 +32,7 @@
 #include "ewise/buffer.hpp"
 #include "ewise/device.hpp"
 #include "ewise/tensor.hpp"
+#include "ewise/verify.hpp"
 
 namespace ewise::bench {
 
@@ -98,11 +99,11 @@ struct Options {
 };
 
 /// `sets` back-to-back copies of a buffer of `elems` elements, each starting on a 256-byte
-/// boundary; optionally filled with the harness's random values (no zeros).
+/// boundary; optionally filled with the harness's random values (`gen`: no zeros by default).
 class Arena {
  public:
   Arena(DType dtype, std::int64_t elems, int sets, bool fill, std::uint64_t seed,
-        cudaStream_t stream);
+        cudaStream_t stream, const verify::GenOptions& gen = {});
   int sets() const noexcept { return sets_; }
   /// Start of set i % sets.
   void* at(std::int64_t i) const noexcept {

@@ -26,16 +26,19 @@ struct MixedSpec {
   BForm form = BForm::tensor;
   Promotion rule = Promotion::numpy;
   bool in_place = false;  ///< out is a (of a's dtype)
+  double value = 0.5;     ///< a floating scalar's value (an integer one is 3)
+  bool positive_a = false;  ///< a's values in [1/16, 4] (power's bases), else [-4, 4]
 };
 
 const char* form_name(BForm f) {
   return f == BForm::tensor ? "tensor" : f == BForm::zero_dim ? "zero_dim" : "scalar";
 }
 
-/// The scalar of a case: 0.5 for floats (a weak Python float), 3 for integers, true for bool.
-Scalar scalar_of(DType t) {
-  if (t == DType::b8) return Scalar::weak_bool(true);
-  return is_floating(t) ? Scalar::weak_float(0.5) : Scalar::weak_int(3);
+/// The scalar of a case: its value for floats (a weak Python float), 3 for integers, true for
+/// bool.
+Scalar scalar_of(const MixedSpec& s) {
+  if (s.b == DType::b8) return Scalar::weak_bool(true);
+  return is_floating(s.b) ? Scalar::weak_float(s.value) : Scalar::weak_int(3);
 }
 
 /// Whether two contiguous device views hold the same bytes.
@@ -48,7 +51,7 @@ void run_case(Bench& bench, const MixedSpec& s, std::int64_t n) {
   const cudaStream_t stream = bench.stream();
   DenseOptions options;
   options.promotion = s.rule;
-  const OperandType bt = s.form == BForm::scalar ? scalar_of(s.b).type() : OperandType{s.b};
+  const OperandType bt = s.form == BForm::scalar ? scalar_of(s).type() : OperandType{s.b};
   const OpTypes types = op_types(s.op, s.rule, {s.a}, bt);
   const DType out_t = s.in_place ? s.a : types.result;
   const std::int64_t nb = s.form == BForm::tensor ? n : 1;
@@ -56,7 +59,8 @@ void run_case(Bench& bench, const MixedSpec& s, std::int64_t n) {
                        (s.form == BForm::scalar ? 0.0 : static_cast<double>(nb) * dtype_size(s.b)) +
                        static_cast<double>(n) * dtype_size(out_t);
   const int sets = bench.sets_for(static_cast<std::size_t>(bytes), 64);
-  const Arena a(s.a, n, sets, true, bench.next_seed(), stream);
+  const verify::GenOptions positive{0.0625, 4.0};
+  const Arena a(s.a, n, sets, true, bench.next_seed(), stream, s.positive_a ? positive : verify::GenOptions{});
   const Arena b(s.b, nb, sets, true, bench.next_seed(), stream);
   const Arena out(out_t, n, sets, false, 0, stream);
   const TensorDesc ad = TensorDesc::contiguous(s.a, {n});
@@ -67,7 +71,7 @@ void run_case(Bench& bench, const MixedSpec& s, std::int64_t n) {
     return TensorView{s.in_place ? a.at(i) : out.at(i), od, Memory::device};
   };
   const auto bop = [&](std::int64_t i) -> Operand {
-    if (s.form == BForm::scalar) return scalar_of(s.b);
+    if (s.form == BForm::scalar) return scalar_of(s);
     return ConstTensorView(b.at(i), bd, Memory::device);
   };
   Record r;
@@ -90,8 +94,8 @@ void run_case(Bench& bench, const MixedSpec& s, std::int64_t n) {
       r.verified = "in place == out of place";
     } else if (s.form == BForm::scalar) {  // the scalar form equals the 0-d tensor form
       const Arena zero(s.b, 1, 1, false, 0, stream);
-      const Scalar sc = scalar_of(s.b);
-      // The scalar as a 0-d tensor of b's dtype holds the same value (0.5, 3 and true are exact).
+      const Scalar sc = scalar_of(s);
+      // The scalar as a 0-d tensor of b's dtype holds the same value (the values here, 3 and true are exact).
       HostTensor h(s.b, {});
       std::memset(h.data(), 0, h.bytes());
       verify::fill_random(h.view(), 0, {sc.as_double(), sc.as_double(), true, 0});
@@ -153,6 +157,14 @@ std::vector<Case> mixed_suite(Bench& bench) {
     specs.push_back({tn + "*0-d", mul, t, t, BForm::zero_dim});
   }
   specs.push_back({"f32>scalar", BinaryOp::greater, D::f32, D::f64, BForm::scalar});
+  // power: the f32 compute type's evaluation (ops.hpp), tensor exponents and x ** 3, x ** 2
+  const BinaryOp pow = BinaryOp::power;
+  const Promotion np = Promotion::numpy;
+  specs.push_back({"f32**f32", pow, D::f32, D::f32, BForm::tensor, np, false, 0.5, true});
+  specs.push_back({"f32**3", pow, D::f32, D::f32, BForm::scalar, np, false, 3.0});
+  specs.push_back({"f32**2", pow, D::f32, D::f32, BForm::scalar, np, false, 2.0});
+  // (PyTorch's rule: under NumPy's a Python float makes bf16's result f32, a 0-d bf16 tensor not)
+  specs.push_back({"bf16**3", pow, D::bf16, D::bf16, BForm::scalar, Promotion::torch, false, 3.0});
   std::vector<Case> cases;
   for (const MixedSpec& s : specs)
     cases.push_back({s.name, [&bench, s, n] { run_case(bench, s, n); }});

@@ -60,6 +60,36 @@ DType smallest_int_holding(std::int64_t v) {
   return DType::i64;
 }
 
+bool is_signed_int(DType d) { return dtype_kind(d) == DTypeKind::signed_int; }
+
+/// A comparison op(x, s) or op(s, x) (scalar_first) of a signed integer tensor x with a typed
+/// u64 scalar s, or of a u64 tensor with a typed signed one, exactly, as NumPy 2 compares them
+/// (in their common dtype f64, 2^63 - 1 and 2^63 would be one value; tensor pairs run in
+/// ExactInt instead, CallTypes::exact). It runs in the tensor's 64-bit kind (sets `compute`):
+/// with s itself where that kind holds it; else s is above every signed value (a u64 over
+/// INT64_MAX) or below every u64 (a negative one), so every element has the same result, which
+/// `op` is replaced by an ordering against the kind's extreme (INT64_MAX, 0) that gives it.
+/// Returns the scalar to compare with.
+Scalar exact_scalar_comparison(BinaryOp& op, DType& compute, const Scalar& s, DType tensor,
+                               bool scalar_first) {
+  const bool signed_tensor = is_signed_int(tensor);
+  compute = signed_tensor ? DType::i64 : DType::u64;
+  if (signed_tensor && s.as_uint() <= static_cast<std::uint64_t>(INT64_MAX))
+    return Scalar::of_int(DType::i64, static_cast<std::int64_t>(s.as_uint()));
+  if (!signed_tensor && s.as_int() >= 0)
+    return Scalar::of_uint(DType::u64, static_cast<std::uint64_t>(s.as_int()));
+  // Whether the first operand is the smaller for every element, and the one result.
+  const bool first_less = scalar_first != signed_tensor;
+  const bool result = op == BinaryOp::not_equal ||
+                      ((op == BinaryOp::less || op == BinaryOp::less_equal) && first_less) ||
+                      ((op == BinaryOp::greater || op == BinaryOp::greater_equal) && !first_less);
+  // Against the extreme the order holds with equality possible: first <= second (first_less),
+  // else first >= second; the non-strict order is then always true, the strict reverse never.
+  op = first_less ? (result ? BinaryOp::less_equal : BinaryOp::greater)
+                  : (result ? BinaryOp::greater_equal : BinaryOp::less);
+  return signed_tensor ? Scalar::of_int(DType::i64, INT64_MAX) : Scalar::of_uint(DType::u64, 0);
+}
+
 constexpr DType kTypedDTypes[] = {DType::f16, DType::bf16, DType::f32,
                                   DType::f64, DType::i32,  DType::i64};
 
@@ -88,6 +118,16 @@ CallTypes check_types(BinaryOp op, const Operand& a, const Operand& b, DType out
           !fits(t.types.compute, s->scalar().as_int()))
         t.types.compute = result_type(Promotion::numpy, {other->view().desc.dtype},
                                       {smallest_int_holding(s->scalar().as_int())});
+  // NumPy 2 compares a signed integer with u64 exactly (exact_scalar_comparison, below for tensors).
+  Scalar sa = a.is_scalar() ? a.scalar() : Scalar{}, sb = b.is_scalar() ? b.scalar() : Scalar{};
+  if (op_family(op) == OpFamily::comparison && rule == Promotion::numpy &&
+      a.is_scalar() != b.is_scalar()) {
+    Scalar& s = a.is_scalar() ? sa : sb;
+    const DType x = (a.is_scalar() ? b : a).view().desc.dtype;
+    if (!s.weak() && ((s.dtype() == DType::u64 && is_signed_int(x)) ||
+                      (is_signed_int(s.dtype()) && x == DType::u64)))
+      s = exact_scalar_comparison(t.op, t.types.compute, s, x, a.is_scalar());
+  }
   t.out = out;
   t.a_scalar = a.is_scalar();
   t.b_scalar = b.is_scalar();
@@ -103,12 +143,11 @@ CallTypes check_types(BinaryOp op, const Operand& a, const Operand& b, DType out
     if (second && torch_mul_b) return false;
     return !o.is_scalar() || rule == Promotion::numpy || !o.scalar().weak();
   };
-  if (t.a_scalar) t.a_value = scalar_bits(a.scalar(), t.types.compute, rule, rounds(a, false));
-  if (t.b_scalar) t.b_value = scalar_bits(b.scalar(), t.types.compute, rule, rounds(b, true));
-  const auto signed_int = [](DType d) { return dtype_kind(d) == DTypeKind::signed_int; };
+  if (t.a_scalar) t.a_value = scalar_bits(sa, t.types.compute, rule, rounds(a, false));
+  if (t.b_scalar) t.b_value = scalar_bits(sb, t.types.compute, rule, rounds(b, true));
   t.exact = op_family(op) == OpFamily::comparison && rule == Promotion::numpy && !t.a_scalar &&
-            !t.b_scalar && ((t.a == DType::u64 && signed_int(t.b)) ||
-                            (t.b == DType::u64 && signed_int(t.a)));
+            !t.b_scalar && ((t.a == DType::u64 && is_signed_int(t.b)) ||
+                            (t.b == DType::u64 && is_signed_int(t.a)));
   const bool half = t.types.compute == DType::f16 || t.types.compute == DType::bf16;
   t.a_round = half && !t.a_scalar && t.a != t.types.compute;
   t.b_round = half && !t.b_scalar && t.b != t.types.compute && rounds(b, true);

@@ -497,6 +497,27 @@ TEST(OpSemantics, ComparisonsAndNaN) {
   EXPECT_ELEM(run(BinaryOp::equal, i32(-1), u64(UINT64_MAX)), b8(false));
   EXPECT_ELEM(run(BinaryOp::less, i8(-1), u8(255)), b8(true));
   EXPECT_ELEM(run(BinaryOp::greater, b8(true), b8(false)), b8(true));
+  // A typed scalar (a NumPy scalar from C++) compares exactly too, on either side: the same
+  // result as the 0-d tensor of its dtype, whether or not the tensor's kind holds its value.
+  EXPECT_ELEM(run(BinaryOp::less, view(i64(INT64_MAX)), Scalar::of_uint(DType::u64, two63), DType::b8),
+              b8(true));
+  EXPECT_ELEM(run(BinaryOp::equal, Scalar::of_int(DType::i64, -1), view(u64(UINT64_MAX)), DType::b8),
+              b8(false));
+  const BinaryOp comparisons[] = {BinaryOp::equal, BinaryOp::not_equal, BinaryOp::less,
+                                  BinaryOp::less_equal, BinaryOp::greater, BinaryOp::greater_equal};
+  const Elem signed_values[] = {i64(INT64_MIN), i64(-1), i64(0), i64(1), i64(INT64_MAX), i32(-5), i8(7)};
+  const Elem unsigned_values[] = {u64(0), u64(1), u64(INT64_MAX), u64(two63), u64(UINT64_MAX)};
+  for (const BinaryOp op : comparisons)
+    for (const Elem& x : signed_values)
+      for (const Elem& u : unsigned_values) {
+        const Scalar su = Scalar::of_uint(DType::u64, u.bits);
+        const Scalar sx = x.dtype == DType::i64 ? Scalar::of_int(DType::i64, static_cast<std::int64_t>(x.bits))
+                                                : Scalar::of_int(x.dtype, x.dtype == DType::i32 ? -5 : 7);
+        EXPECT_ELEM(run(op, view(x), su, DType::b8), run(op, x, u)) << op_name(op) << " " << elem_str(x) << " " << elem_str(u);
+        EXPECT_ELEM(run(op, su, view(x), DType::b8), run(op, u, x)) << op_name(op) << " " << elem_str(x) << " " << elem_str(u);
+        EXPECT_ELEM(run(op, view(u), sx, DType::b8), run(op, u, x)) << op_name(op) << " " << elem_str(x) << " " << elem_str(u);
+        EXPECT_ELEM(run(op, sx, view(u), DType::b8), run(op, x, u)) << op_name(op) << " " << elem_str(x) << " " << elem_str(u);
+      }
 }
 
 TEST(OpSemantics, LogicalAndBitwise) {

@@ -39,6 +39,53 @@ TEST(OpsFunctors, EdgeCasesOnTheHost) {
   EXPECT_TRUE(ops::LogicalXor{}(true, false));
 }
 
+// f32 power (ops.hpp: f64 pow's value, rounded to float) is evaluated by a fast series where the
+// rounding is certain (detail/pow_f32.hpp): it gives f64 pow's float bit for bit, on values that
+// reach every branch: typical data, integer and half-integer exponents of negative bases, zero
+// and subnormal bases, results that overflow, underflow or are subnormal, bases near 1 with
+// large exponents, squares at float's rounding midpoints, and random bit patterns.
+TEST(OpsFunctors, FloatPowerIsDoublePowRounded) {
+  std::mt19937_64 g(20261127);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::uniform_int_distribution<int> exponent(-40, 40);
+  const auto bits = [&] {
+    const auto r = static_cast<std::uint32_t>(g());
+    float f;
+    std::memcpy(&f, &r, sizeof f);
+    return f;
+  };
+  const float specials[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 1.0f, -1.0f, 2.0f, 0.5f,
+                            -3.0f, 0x1p-149f, -0x1p-140f, 0x1p127f, 3.0f, -2.5f};
+  const auto float_bits = [](float f) {
+    std::uint32_t u;
+    std::memcpy(&u, &f, sizeof u);
+    return u;
+  };
+  for (int i = 0; i < 1500000; ++i) {
+    float a = 0, b = 0;
+    switch (i % 8) {
+      case 0: a = normal(g), b = normal(g); break;
+      case 1: a = normal(g), b = static_cast<float>(exponent(g)); break;
+      case 2: a = normal(g), b = 0.5f * static_cast<float>(exponent(g)); break;
+      case 3: a = std::ldexp(normal(g), 4 * exponent(g)), b = 3 * normal(g); break;
+      case 4: a = 1.0f + 1e-3f * normal(g), b = 3e4f * normal(g); break;
+      case 5: a = static_cast<float>(g() % 8192 + 4096), b = 2.0f; break;  // 25-bit squares
+      case 6: a = specials[g() % std::size(specials)], b = specials[g() % std::size(specials)]; break;
+      default: a = bits(), b = bits(); break;
+    }
+    const float got = ops::Pow{}(a, b);
+    const float want = (b == 0.0f || a == 1.0f)
+                           ? 1.0f
+                           : static_cast<float>(std::pow(static_cast<double>(a), static_cast<double>(b)));
+    if (std::isnan(want)) {
+      ASSERT_TRUE(std::isnan(got)) << a << " ** " << b;
+    } else {
+      ASSERT_EQ(float_bits(got), float_bits(want))
+          << std::hexfloat << a << " ** " << b << ": " << got << ", f64 pow " << want;
+    }
+  }
+}
+
 TEST(ReferenceBinary, BroadcastOuterProductByHand) {
   const float a[3] = {1, 2, 3};        // (3,1)
   const float b[4] = {10, 20, 30, 40};  // (4,)

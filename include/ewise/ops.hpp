@@ -16,10 +16,13 @@
 //                             gives 0), MIN // -1 wraps to MIN. Floats: NumPy's npy_divmod
 //                             (x // 0 is x/0; x % 0 is NaN; a zero remainder takes the divisor's
 //                             sign).
-//   power                     floats: pow computed in f64 and rounded once to the result; x ** 0
-//                             and 1 ** y are 1 for every x and y, NaN included. libm's pow (the CPU reference, NumPy's powf) and
-//                             CUDA's differ in the last bit: the backends agree within 1 ulp of
-//                             an f32 or 16-bit result and 2 ulp of an f64 one.
+//   power                     floats: pow computed in f64 and rounded once to the result (for
+//                             f32 and 16-bit results a faster evaluation of the same value,
+//                             detail/pow_f32.hpp); x ** 0 and 1 ** y are 1 for every x and y, NaN
+//                             included. libm's pow (the CPU reference) and CUDA's differ in the
+//                             last bit: the backends agree within 1 ulp of an f32 or 16-bit
+//                             result (where the rounding is close enough to need f64 pow) and 2
+//                             ulp of an f64 one. NumPy's f32 power is libm's powf, up to 1 ulp.
 //                             Integers: exact, wrapping; a negative exponent, an error in NumPy,
 //                             gives PyTorch's answer (1 for base 1, ±1 for base -1, else 0).
 //   minimum, maximum          NaN propagating. Operands that compare equal (-0 and +0) give a
@@ -30,9 +33,8 @@
 //                             dtype that holds both (int8 < 300 is true), as NumPy 2 does. A
 //                             signed integer tensor with a u64 tensor compares exactly under
 //                             NumPy's rule, as NumPy 2 does (not in their common dtype f64, where
-//                             2^63 - 1 and 2^63 are equal; detail::CallTypes::exact). Known gap:
-//                             a typed u64 or i64 Scalar (C++; Python passes NumPy scalars as 0-d
-//                             arrays, which compare exactly) still compares in f64.
+//                             2^63 - 1 and 2^63 are equal; detail::CallTypes::exact), and so with
+//                             a typed u64 or signed Scalar (src/call_types.cpp).
 //   logical_and/or/xor        on each operand's truth (nonzero; NaN is true), result bool.
 //   bitwise_and/or/xor        integers and bool only.
 // NaN: every floating value an ewise operation writes (dense results, user functors' included;
@@ -43,7 +45,7 @@
 // PyTorch differs from NumPy in: the dtype of divide on integers (above), the promotion rules
 // (ewise/promotion.hpp), integer division by zero (PyTorch's CPU raises, its CUDA gives -1);
 // ewise gives NumPy's values for both. PyTorch's f32 power is CUDA's powf (up to a few ulp from
-// the correctly rounded result; 3 times faster than ewise's f64 pow on an H200), and its 16-bit
+// the correctly rounded result, which ewise's is in all but rare cases), and its 16-bit
 // floor_divide and division by a scalar (a multiplication by the reciprocal) may differ from
 // NumPy's in the last bit: ewise keeps NumPy's.
 // For the built-in operations every GPU kernel and the CPU reference give bit-identical results
@@ -61,6 +63,8 @@
 #endif
 
 #include <math.h>
+
+#include "ewise/detail/pow_f32.hpp"
 
 namespace ewise {
 
@@ -329,7 +333,8 @@ struct Pow {
       // C's pow: x ** 0 and 1 ** y are 1 for every x and y, signaling NaNs too (where glibc's
       // pow returns NaN and CUDA's 1).
       if (b == T(0) || a == T(1)) return T(1);
-      return static_cast<T>(::pow(static_cast<double>(a), static_cast<double>(b)));
+      if constexpr (std::is_same_v<T, float>) return detail::pow_f32(a, b);
+      else return ::pow(a, b);
     }
   }
 };

@@ -119,53 +119,70 @@ float pow_by_f64(float a, float b) {
   return static_cast<float>(::pow(static_cast<double>(a), static_cast<double>(b)));
 }
 
+/// a ** n for an integer n, 0 < |n| <= 16, as pow_f32 gives it: float's a * a, a, 1 / a for n = 2,
+/// 1, -1; else for a finite nonzero base |a| ** |n| by binary powering of Float2s (at most 8
+/// products, their errors doubled by each squaring after them; within 2^-43 of it, 1 / that for
+/// n < 0), its float where rounds_as_exact, with the sign of a for an odd n; a zero base as C's
+/// pow; else f64 pow's. Also the functor of a scalar exponent alone (PowSmallInt), whose kernel
+/// then holds none of pow_f32's other paths.
+EWISE_HD float pow_small_int(float a, int n) {
+  // Float's own operations are the correctly rounded power, which only a square meets at a
+  // rounding midpoint: f64 pow's float without an f64 operation or conversion (as
+  // float(double(a) * double(a)), a ** 2 took 20% longer than a * b on an H200).
+  if (n == 2) return a * a;
+  if (n == 1) return a;
+  if (n == -1) return 1.0f / a;
+  const float sign = (n & 1) != 0 ? ::copysignf(1.0f, a) : 1.0f;  // (-0's sign too)
+  if (::fabsf(a) < INFINITY) {  // (false for NaN)
+    if (a == 0.0f) return sign * (n < 0 ? INFINITY : 0.0f);
+    Float2 base{::fabsf(a), 0.0f}, v{1.0f, 0.0f};
+    for (int e = n < 0 ? -n : n;;) {
+      if (e & 1) v = mul2(v, base);
+      if ((e >>= 1) == 0) break;
+      base = mul2(base, base);  // (never past the power: squared only while bits remain)
+    }
+    if (n < 0) v = rcp2(v);
+    if (rounds_as_exact(v)) return sign * v.h;
+  }
+  return pow_by_f64(a, static_cast<float>(n));
+}
+
+/// Power of an f32 compute type by a scalar integer exponent n, 0 < |n| <= 16 (Pow's value).
+struct PowSmallInt {
+  int n;
+  EWISE_HD float operator()(float a, float) const { return pow_small_int(a, n); }
+};
+
 /// float(pow(double(a), double(b))) for b != 0 and a != 1 (Pow handles those), computed so that
 /// most elements cost a few f32 operations (integer exponents up to 16) or ~35 f64 ones (other
 /// exponents) instead of f64 pow's ~200 (with which f32 power took 3.4 times PyTorch's powf on
 /// an H200).
 ///
-/// For a finite nonzero base (negative only with an integer exponent: then |a| ** b, negated
-/// for an odd b) an approximation v of |a| ** b within 2^-40 is made: by products of Float2s for
-/// an integer |b| <= 16 (1 / that for b < 0), in f64 by exp_log_series for the rest. Where
-/// rounds_as_exact(v), the exact power and f64 pow (within 2^-52 of it) round to the float v
-/// does: v's is returned. Elsewhere (near a midpoint: about one element in 2^11; a subnormal
-/// result; a NaN or infinite operand) the result is f64 pow's, rounded; a result of the series
-/// far beyond float's range is ±inf or ±0. b = 2, 1, -1 and 1/2 are float's a * a, a, 1 / a and
-/// sqrt(a); a zero base and a negative base with a non-integer exponent follow C's pow.
+/// Integer |b| <= 16: pow_small_int. Otherwise, for a finite nonzero base (negative only with an
+/// integer exponent: then |a| ** b, negated for an odd b) an approximation v of |a| ** b within
+/// 2^-40 is made in f64 by exp_log_series. Where rounds_as_exact(v), the exact power and f64 pow
+/// (within 2^-52 of it) round to the float v does: v's is returned. Elsewhere (near a midpoint:
+/// about one element in 2^11; a subnormal result; a NaN or infinite operand) the result is f64
+/// pow's, rounded; a result far beyond float's range is ±inf or ±0. b = 1/2 is float's sqrt(a);
+/// a zero base and a negative base with a non-integer exponent follow C's pow.
 EWISE_HD float pow_f32(float a, float b) {
-  // Exponents whose float operation is the correctly rounded power, which no f32 power meets at
-  // a rounding midpoint but a square: the same float as f64 pow's, without an f64 operation or
-  // conversion (as float(double(a) * double(a)), a ** 2 took 20% longer than a * b on an H200).
-  if (b == 2.0f) return a * a;
-  if (b == 1.0f) return a;
-  if (b == -1.0f) return 1.0f / a;
-  if (b == 0.5f && a > 0.0f) return ::sqrtf(a);  // (sqrt(-0) and sqrt(-inf) are not pow's)
   const bool b_integer = ::truncf(b) == b;
+  if (b_integer && ::fabsf(b) <= 16.0f) return pow_small_int(a, static_cast<int>(b));
+  // sqrt is correctly rounded and never meets a midpoint (sqrt(-0) and sqrt(-inf) are not pow's)
+  if (b == 0.5f && a > 0.0f) return ::sqrtf(a);
   // b odd: |b| under 2^24 (every float from 2^24 up is even) and its low bit set.
   const bool b_odd = b_integer && ::fabsf(b) < 0x1p24f && (static_cast<std::int32_t>(b) & 1) != 0;
   const float sign = b_odd ? ::copysignf(1.0f, a) : 1.0f;  // (-0's sign too)
   if (::fabsf(b) < INFINITY && ::fabsf(a) < INFINITY) {  // (false for NaN)
     if (a == 0.0f) return sign * (b < 0.0f ? INFINITY : 0.0f);
     if (a < 0.0f && !b_integer) return NAN;
-    if (b_integer && ::fabsf(b) <= 16.0f) {
-      // binary powering: at most 8 products, their errors doubled by each squaring after them
-      Float2 base{::fabsf(a), 0.0f}, v{1.0f, 0.0f};
-      for (int e = static_cast<int>(::fabsf(b));;) {
-        if (e & 1) v = mul2(v, base);
-        if ((e >>= 1) == 0) break;
-        base = mul2(base, base);  // (never past the power: squared only while bits remain)
-      }
-      if (b < 0.0f) v = rcp2(v);
-      if (rounds_as_exact(v)) return sign * v.h;
-    } else {
-      double t;
-      const double v = exp_log_series(::fabs(static_cast<double>(a)), b, t);
-      // over float's largest value by more than half an ulp (its ln is 88.7228), or under half
-      // the smallest subnormal (2^-150: -103.97)
-      if (t > 88.73) return sign * INFINITY;
-      if (t < -104.0) return sign * 0.0f;
-      if (rounds_as_exact(v)) return sign * static_cast<float>(v);
-    }
+    double t;
+    const double v = exp_log_series(::fabs(static_cast<double>(a)), b, t);
+    // over float's largest value by more than half an ulp (its ln is 88.7228), or under half the
+    // smallest subnormal (2^-150: -103.97)
+    if (t > 88.73) return sign * INFINITY;
+    if (t < -104.0) return sign * 0.0f;
+    if (rounds_as_exact(v)) return sign * static_cast<float>(v);
   }
   return pow_by_f64(a, b);
 }

@@ -166,6 +166,8 @@ struct PowSmallInt {
 /// pow's, rounded; a result far beyond float's range is ±inf or ±0. b = 1/2 is float's sqrt(a);
 /// a zero base and a negative base with a non-integer exponent follow C's pow.
 EWISE_HD float pow_f32(float a, float b) {
+  if (b == 2.0f) return a * a;  // (pow_small_int's too; first here: x ** 2 took 8% longer after
+                                // the integer test)
   const bool b_integer = ::truncf(b) == b;
   if (b_integer && ::fabsf(b) <= 16.0f) return pow_small_int(a, static_cast<int>(b));
   // sqrt is correctly rounded and never meets a midpoint (sqrt(-0) and sqrt(-inf) are not pow's)

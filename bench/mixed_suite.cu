@@ -60,7 +60,8 @@ void run_case(Bench& bench, const MixedSpec& s, std::int64_t n) {
                        static_cast<double>(n) * dtype_size(out_t);
   const int sets = bench.sets_for(static_cast<std::size_t>(bytes), 64);
   const verify::GenOptions positive{0.0625, 4.0};
-  const Arena a(s.a, n, sets, true, bench.next_seed(), stream, s.positive_a ? positive : verify::GenOptions{});
+  const Arena a(s.a, n, sets, true, bench.next_seed(), stream,
+                s.positive_a ? positive : verify::GenOptions{});
   const Arena b(s.b, nb, sets, true, bench.next_seed(), stream);
   const Arena out(out_t, n, sets, false, 0, stream);
   const TensorDesc ad = TensorDesc::contiguous(s.a, {n});
@@ -95,7 +96,8 @@ void run_case(Bench& bench, const MixedSpec& s, std::int64_t n) {
     } else if (s.form == BForm::scalar) {  // the scalar form equals the 0-d tensor form
       const Arena zero(s.b, 1, 1, false, 0, stream);
       const Scalar sc = scalar_of(s);
-      // The scalar as a 0-d tensor of b's dtype holds the same value (the values here, 3 and true are exact).
+      // The scalar as a 0-d tensor of b's dtype holds the same value (the cases' values, 3 and
+      // true are exact).
       HostTensor h(s.b, {});
       std::memset(h.data(), 0, h.bytes());
       verify::fill_random(h.view(), 0, {sc.as_double(), sc.as_double(), true, 0});

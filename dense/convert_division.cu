@@ -9,7 +9,7 @@ void run_converting_division(const CallTypes& t, const DensePlan& plan, cudaStre
   // other paths' code (H200, x ** 3: 0.252 ms against 0.355 in the whole functor). Not for 2, 1
   // and -1, one float operation in either functor, which the whole one's shape ran faster
   // (x ** 2: 0.145 ms against 0.154).
-  if (t.op == BinaryOp::power && t.b_scalar && !t.exact &&
+  if (t.op == BinaryOp::power && t.b_scalar &&
       (t.types.compute == DType::f32 || t.types.compute == DType::f16 ||
        t.types.compute == DType::bf16)) {
     const float b = scalar_value<float>(t.b_value);

@@ -61,6 +61,10 @@ DType smallest_int_holding(std::int64_t v) {
 }
 
 bool is_signed_int(DType d) { return dtype_kind(d) == DTypeKind::signed_int; }
+/// A signed integer dtype with u64, either way round: the pairs NumPy 2 compares exactly.
+bool signed_with_u64(DType x, DType y) {
+  return (x == DType::u64 && is_signed_int(y)) || (y == DType::u64 && is_signed_int(x));
+}
 
 /// A comparison op(x, s) or op(s, x) (scalar_first) of a signed integer tensor x with a typed
 /// u64 scalar s, or of a u64 tensor with a typed signed one, exactly, as NumPy 2 compares them
@@ -124,8 +128,7 @@ CallTypes check_types(BinaryOp op, const Operand& a, const Operand& b, DType out
       a.is_scalar() != b.is_scalar()) {
     Scalar& s = a.is_scalar() ? sa : sb;
     const DType x = (a.is_scalar() ? b : a).view().desc.dtype;
-    if (!s.weak() && ((s.dtype() == DType::u64 && is_signed_int(x)) ||
-                      (is_signed_int(s.dtype()) && x == DType::u64)))
+    if (!s.weak() && signed_with_u64(s.dtype(), x))
       s = exact_scalar_comparison(t.op, t.types.compute, s, x, a.is_scalar());
   }
   t.out = out;
@@ -146,8 +149,7 @@ CallTypes check_types(BinaryOp op, const Operand& a, const Operand& b, DType out
   if (t.a_scalar) t.a_value = scalar_bits(sa, t.types.compute, rule, rounds(a, false));
   if (t.b_scalar) t.b_value = scalar_bits(sb, t.types.compute, rule, rounds(b, true));
   t.exact = op_family(op) == OpFamily::comparison && rule == Promotion::numpy && !t.a_scalar &&
-            !t.b_scalar && ((t.a == DType::u64 && is_signed_int(t.b)) ||
-                            (t.b == DType::u64 && is_signed_int(t.a)));
+            !t.b_scalar && signed_with_u64(t.a, t.b);
   const bool half = t.types.compute == DType::f16 || t.types.compute == DType::bf16;
   t.a_round = half && !t.a_scalar && t.a != t.types.compute;
   t.b_round = half && !t.b_scalar && t.b != t.types.compute && rounds(b, true);

@@ -159,12 +159,15 @@ std::vector<Case> mixed_suite(Bench& bench) {
     specs.push_back({tn + "*0-d", mul, t, t, BForm::zero_dim});
   }
   specs.push_back({"f32>scalar", BinaryOp::greater, D::f32, D::f64, BForm::scalar});
-  // power: the f32 compute type's evaluation (ops.hpp), tensor exponents and x ** 3, x ** 2
+  // power: the f32 compute type's evaluation (pow_f32.hpp): tensor exponents, small integer ones
+  // (x ** 3, x ** -2), x ** 2 and a fractional one
   const BinaryOp pow = BinaryOp::power;
   const Promotion np = Promotion::numpy;
   specs.push_back({"f32**f32", pow, D::f32, D::f32, BForm::tensor, np, false, 0.5, true});
   specs.push_back({"f32**3", pow, D::f32, D::f32, BForm::scalar, np, false, 3.0});
   specs.push_back({"f32**2", pow, D::f32, D::f32, BForm::scalar, np, false, 2.0});
+  specs.push_back({"f32**-2", pow, D::f32, D::f32, BForm::scalar, np, false, -2.0, true});
+  specs.push_back({"f32**0.7", pow, D::f32, D::f32, BForm::scalar, np, false, 0.7, true});
   // (PyTorch's rule: under NumPy's a Python float makes bf16's result f32, a 0-d bf16 tensor not)
   specs.push_back({"bf16**3", pow, D::bf16, D::bf16, BForm::scalar, Promotion::torch, false, 3.0});
   std::vector<Case> cases;

@@ -56,11 +56,44 @@ struct ConvertArgs {
   Index head = 0, tiles = 0;            ///< per-element head, then tiles, then the tail
 };
 
+/// Whether F has a fast path for compute type C: `bool f.fast(x, y, r)`, false where only
+/// f(x, y) gives r (ops::Pow, pow_f32.hpp's PowSmallInt).
+template <class F, class C, class = void>
+inline constexpr bool kHasFast = false;
+template <class F, class C>
+inline constexpr bool kHasFast<
+    F, C, std::void_t<decltype(std::declval<const F&>().fast(C{}, C{}, std::declval<C&>()))>> =
+    true;
+
+/// r[e] = f(x[e], y[e]) for a chunk of S elements. A functor with a fast path runs it for all S
+/// first and f itself only for the elements it refused, after the chunk: its rare path's code
+/// (f64 pow, ~200 instructions) sits once outside the unrolled loop instead of in every
+/// element's sequence, where it took the registers of the common path.
+template <class F, class C, class R, int S>
+__device__ __forceinline__ void apply_chunk(const F& f, const C (&x)[S], const C (&y)[S],
+                                            R (&r)[S]) {
+  if constexpr (kHasFast<F, C>) {
+    unsigned refused = 0;
+#pragma unroll
+    for (int e = 0; e < S; ++e)
+      if (!f.fast(x[e], y[e], r[e])) refused |= 1u << e;
+    if (refused != 0) {
+#pragma unroll
+      for (int e = 0; e < S; ++e)
+        if (refused >> e & 1u) r[e] = f(x[e], y[e]);
+    }
+  } else {
+#pragma unroll
+    for (int e = 0; e < S; ++e) r[e] = f(x[e], y[e]);
+  }
+}
+
 /// The operations whose functor is a long sequence (a libm call, divmod's steps): at 40
 /// registers a thread they spilled.
 template <class F>
 inline constexpr bool kLongOp = std::is_same_v<F, ops::Pow> || std::is_same_v<F, ops::FloorDiv> ||
-                                std::is_same_v<F, ops::Remainder>;
+                                std::is_same_v<F, ops::Remainder> ||
+                                std::is_same_v<F, ops::detail::PowSmallInt>;
 
 /// The flat kernel's shape for operation F in compute type C, widest dtype W bytes. Each lane
 /// takes `groups` groups of G = 16 / W elements a tile and converts, combines and packs them
@@ -153,8 +186,7 @@ __global__ void __launch_bounds__(Shape::threads, Shape::blocks)
           for (int e = 0; e < S; ++e) y[e] = round16(p.compute, y[e]);
       }
       R r[S];
-#pragma unroll
-      for (int e = 0; e < S; ++e) r[e] = f(x[e], y[e]);
+      apply_chunk(f, x, y, r);
       if (p.result_round)
 #pragma unroll
         for (int e = 0; e < S; ++e) r[e] = round16(p.tresult, r[e]);
@@ -188,18 +220,21 @@ __global__ void __launch_bounds__(kConvertThreads)
         if (!p.b_scalar) y[u] = load_bits(p.wb, p.b, off[2]);
       }
     }
+    C xa[U], yb[U];  // (past n: the loads' zero bits, computed and not stored)
 #pragma unroll
     for (int u = 0; u < U; ++u) {
-      const Index i = base + static_cast<Index>(u) * blockDim.x;
-      if (i < p.n) {
-        C xa = a0, yb = b0;
-        if (!p.a_scalar) xa = bits_as<C>(p.ta, x[u]);
-        if (!p.b_scalar) yb = bits_as<C>(p.tb, y[u]);
-        if (p.a_round) xa = round16(p.compute, xa);  // a_round: not a scalar
-        if (p.b_round) yb = round16(p.compute, yb);
-        R r = f(xa, yb);
-        if (p.result_round) r = round16(p.tresult, r);
-        store_cast(p.tout, p.out, at[u], r);
+      xa[u] = p.a_scalar ? a0 : bits_as<C>(p.ta, x[u]);
+      yb[u] = p.b_scalar ? b0 : bits_as<C>(p.tb, y[u]);
+      if (p.a_round) xa[u] = round16(p.compute, xa[u]);  // a_round: not a scalar
+      if (p.b_round) yb[u] = round16(p.compute, yb[u]);
+    }
+    R r[U];
+    apply_chunk(f, xa, yb, r);
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      if (base + static_cast<Index>(u) * blockDim.x < p.n) {
+        if (p.result_round) r[u] = round16(p.tresult, r[u]);
+        store_cast(p.tout, p.out, at[u], r[u]);
       }
     }
   }

@@ -5,15 +5,18 @@
 namespace ewise::detail {
 void run_converting_division(const CallTypes& t, const DensePlan& plan, cudaStream_t stream) {
   // Power in the f32 compute type by a scalar integer exponent up to 16 (x ** 3, x ** -2): a
-  // functor of that path alone (pow_f32.hpp; the same values), whose kernel holds none of the
-  // other paths' code (H200, x ** 3: 0.252 ms against 0.355 in the whole functor). Not for 2, 1
-  // and -1, one float operation in either functor, which the whole one's shape ran faster
-  // (x ** 2: 0.145 ms against 0.154).
+  // functor of that path alone (pow_f32.hpp; the same values), f64 products instead of Pow's
+  // series (H200 test kernel, x ** 3: 0.142 ms against 0.340); x ** 2 one of its own, a * a, in
+  // the short operations' kernel shape.
   if (t.op == BinaryOp::power && t.b_scalar &&
       (t.types.compute == DType::f32 || t.types.compute == DType::f16 ||
        t.types.compute == DType::bf16)) {
     const float b = scalar_value<float>(t.b_value);
-    if (::truncf(b) == b && ::fabsf(b) <= 16.0f && b != 0.0f && b != 2.0f && ::fabsf(b) != 1.0f) {
+    if (b == 2.0f) {
+      launch_converting<ops::detail::PowSquare, float>({}, t, plan, stream);
+      return;
+    }
+    if (::truncf(b) == b && ::fabsf(b) <= 16.0f && b != 0.0f) {
       launch_converting<ops::detail::PowSmallInt, float>({static_cast<int>(b)}, t, plan, stream);
       return;
     }

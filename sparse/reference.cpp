@@ -175,13 +175,34 @@ HostCoo to_coo(const CooDesc& like, const Summed<typename E::compute>& entries, 
   return out;
 }
 
+/// A canonical result written entry by entry straight into a HostCoo of `capacity` entries at
+/// most (no key or value vectors, no per-row divisions): put(r, c, v) stores v rounded to the
+/// dtype and leaves the entry out when drop_zeros and it rounded to zero, as to_coo does.
+template <class E, class I>
+struct CanonicalOut {
+  HostCoo coo;
+  bool drop_zeros;
+  std::int64_t n = 0;
+  CanonicalOut(const CooDesc& like, std::int64_t capacity, bool drop)
+      : coo(sparse_detail::result_desc(like, capacity)), drop_zeros(drop) {}
+  void put(I r, I c, typename E::compute v) {
+    E::store(coo.vals(), n, v);
+    if (drop_zeros && E::load(coo.vals(), n) == 0) return;
+    static_cast<I*>(coo.rows())[n] = r;
+    static_cast<I*>(coo.cols())[n] = c;
+    ++n;
+  }
+  HostCoo finish() {
+    coo.set_nnz(n);
+    return std::move(coo);
+  }
+};
+
 /// The merge of two canonical operands (their promise checked by api.cpp's check_indices_host),
-/// read in place: coordinates compared as (row, col) and each result entry written straight
-/// into the HostCoo, `capacity` entries at most, without summed()'s key and value vectors or
-/// to_coo's per-row divisions (with them COO ⊙ COO of two 4096² 10% matrices took 3 times
-/// SciPy's time on the host). value(x, y) for a coordinate both store; unions also a_only(x)
-/// and b_only(y) (an intersection passes nullptr for both). The same entries, values and
-/// roundings as summed() and to_coo give, which the tests hold it to.
+/// read in place into a CanonicalOut (with summed()'s vectors and to_coo, COO ⊙ COO of two
+/// 4096² 10% matrices took 3 times SciPy's time on the host). value(x, y) for a coordinate both
+/// store; unions also a_only(x) and b_only(y) (an intersection passes nullptr for both). The
+/// same entries, values and roundings as summed() and to_coo give, which the tests hold it to.
 template <class E, class I, class Both, class AOnly, class BOnly>
 HostCoo merge_canonical(const CooView& a, const CooView& b, std::int64_t capacity,
                         bool drop_zeros, Both both, AOnly a_only, BOnly b_only) {
@@ -191,17 +212,8 @@ HostCoo merge_canonical(const CooView& a, const CooView& b, std::int64_t capacit
   const I* br = static_cast<const I*>(b.rows);
   const I* bc = static_cast<const I*>(b.cols);
   const std::int64_t na = a.desc.nnz, nb = b.desc.nnz;
-  HostCoo out(sparse_detail::result_desc(a.desc, capacity));
-  I* orow = static_cast<I*>(out.rows());
-  I* ocol = static_cast<I*>(out.cols());
-  std::int64_t n = 0, i = 0, j = 0;
-  const auto put = [&](I r, I c, typename E::compute v) {
-    E::store(out.vals(), n, v);
-    if (drop_zeros && E::load(out.vals(), n) == 0) return;
-    orow[n] = r;
-    ocol[n] = c;
-    ++n;
-  };
+  CanonicalOut<E, I> out(a.desc, capacity, drop_zeros);
+  std::int64_t i = 0, j = 0;
   // Keys row * ncols + col (they fit: CooDesc::validate). Only a coordinate both store takes a
   // branch; the others advance i or j by the comparison's value and a union's entry is selected,
   // not branched to (the order of two random patterns is what a branch predictor misses).
@@ -210,7 +222,7 @@ HostCoo merge_canonical(const CooView& a, const CooView& b, std::int64_t capacit
     const std::int64_t ka = static_cast<std::int64_t>(ar[i]) * nc + ac[i];
     const std::int64_t kb = static_cast<std::int64_t>(br[j]) * nc + bc[j];
     if (ka == kb) {
-      put(ar[i], ac[i], both(E::load(a.vals, i), E::load(b.vals, j)));
+      out.put(ar[i], ac[i], both(E::load(a.vals, i), E::load(b.vals, j)));
       ++i;
       ++j;
       continue;
@@ -218,25 +230,42 @@ HostCoo merge_canonical(const CooView& a, const CooView& b, std::int64_t capacit
     const bool a_first = ka < kb;
     if constexpr (kUnion) {
       const auto va = a_only(E::load(a.vals, i)), vb = b_only(E::load(b.vals, j));
-      put(a_first ? ar[i] : br[j], a_first ? ac[i] : bc[j], a_first ? va : vb);
+      out.put(a_first ? ar[i] : br[j], a_first ? ac[i] : bc[j], a_first ? va : vb);
     }
     i += a_first;
     j += !a_first;
   }
   if constexpr (kUnion) {
-    for (; i < na; ++i) put(ar[i], ac[i], a_only(E::load(a.vals, i)));
-    for (; j < nb; ++j) put(br[j], bc[j], b_only(E::load(b.vals, j)));
+    for (; i < na; ++i) out.put(ar[i], ac[i], a_only(E::load(a.vals, i)));
+    for (; j < nb; ++j) out.put(br[j], bc[j], b_only(E::load(b.vals, j)));
   }
-  out.set_nnz(n);
-  return out;
+  return out.finish();
 }
 
-/// merge_canonical for a's index type.
+/// a ⊙ a dense or scalar operand for a canonical a, read in place into a CanonicalOut (the
+/// same entries and values as summed() and to_coo give).
+template <class E, class I>
+HostCoo scale_canonical(const CooView& a, const sparse_detail::DenseOperand& d, bool drop_zeros) {
+  const I* ar = static_cast<const I*>(a.rows);
+  const I* ac = static_cast<const I*>(a.cols);
+  CanonicalOut<E, I> out(a.desc, a.desc.nnz, drop_zeros);
+  for (std::int64_t k = 0; k < a.desc.nnz; ++k)
+    out.put(ar[k], ac[k], ops::Mul{}(E::load(a.vals, k), factor_at<E>(d, ar[k], ac[k])));
+  return out.finish();
+}
+
+/// merge_canonical and scale_canonical for a's index type.
 template <class E, class... Args>
 HostCoo merge_canonical_of(const CooView& a, Args&&... args) {
   if (a.desc.index == IndexType::i32)
     return merge_canonical<E, std::int32_t>(a, std::forward<Args>(args)...);
   return merge_canonical<E, std::int64_t>(a, std::forward<Args>(args)...);
+}
+template <class E>
+HostCoo scale_canonical_of(const CooView& a, const sparse_detail::DenseOperand& d,
+                           bool drop_zeros) {
+  if (a.desc.index == IndexType::i32) return scale_canonical<E, std::int32_t>(a, d, drop_zeros);
+  return scale_canonical<E, std::int64_t>(a, d, drop_zeros);
 }
 
 }  // namespace
@@ -271,6 +300,7 @@ HostCoo host_multiply(const CooView& a, const CooView& b, const SparseOptions& o
 HostCoo host_multiply_dense(const CooView& a, const DenseOperand& d, const SparseOptions& options) {
   return with_elem(a.desc.dtype, [&](auto e) {
     using E = decltype(e);
+    if (a.desc.canonical) return scale_canonical_of<E>(a, d, options.drop_zeros);
     auto out = summed<E>(a);
     for_each_coord(out.keys, a.desc.ncols, [&](std::size_t i, std::int64_t r, std::int64_t c) {
       out.vals[i] = ops::Mul{}(out.vals[i], factor_at<E>(d, r, c));

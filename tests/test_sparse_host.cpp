@@ -269,11 +269,11 @@ TEST_F(SparseReferenceRandom, MultiplyAgreesWithDenseReference) {
   }
 }
 
-// The CPU backend merges two operands marked canonical in place (reference.cpp's
-// merge_canonical); the same data not marked canonical goes through the general path (a stable
+// The CPU backend reads operands marked canonical in place (reference.cpp's merge_canonical and
+// scale_canonical); the same data not marked canonical goes through the general path (a stable
 // sort, duplicates summed, the merge of the summed vectors). Both give the same matrix, bit for
 // bit: every dtype and index type, NaN, zeros (stored and dropped), an empty operand, the union
-// operations with fills.
+// operations with fills, products with a dense matrix, row and column.
 TEST_F(SparseReferenceRandom, CanonicalMergeIsTheGeneralPath) {
   std::mt19937_64 rng(seed_);
   const auto same = [](const HostCoo& x, const HostCoo& y, const std::string& what) {
@@ -316,6 +316,12 @@ TEST_F(SparseReferenceRandom, CanonicalMergeIsTheGeneralPath) {
              "multiply " + w);
         same(multiply<HostCoo>(a, empty, so), multiply<HostCoo>(general(a), general(empty), so),
              "multiply by empty " + w);
+        for (const Dims& shape : {Dims{41, 67}, Dims{67}, Dims{41, 1}}) {  // a ⊙ dense, in place
+          HostTensor d = verify::random_tensor(t, shape, seed_ + 3);
+          if (t == DType::f32) test::sprinkle_nans(t, d.data(), d.numel(), 0.1, rng);
+          same(multiply<HostCoo>(a, d.view(), so), multiply<HostCoo>(general(a), d.view(), so),
+               "multiply by dense " + shape.str() + " " + w);
+        }
         for (const BinaryOp op : {BinaryOp::add, BinaryOp::sub, BinaryOp::min, BinaryOp::max}) {
           same(combine<HostCoo>(op, a, b, so), combine<HostCoo>(op, general(a), general(b), so),
                std::string(op_name(op)) + " " + w);

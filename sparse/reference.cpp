@@ -175,31 +175,23 @@ HostCoo to_coo(const CooDesc& like, const Summed<typename E::compute>& entries, 
   return out;
 }
 
-/// A canonical result written entry by entry straight into a HostCoo of `capacity` entries at
-/// most (no key or value vectors, no per-row divisions): put(r, c, v) stores v rounded to the
-/// dtype and leaves the entry out when drop_zeros and it rounded to zero, as to_coo does.
+/// Entry n of a canonical result written straight into its arrays (no key or value vectors,
+/// no per-row divisions): v rounded to the dtype, the entry left out when drop_zeros and it
+/// rounded to zero, as to_coo does; returns the next entry's place. Its callers keep the
+/// pointers and n in locals (as members of a struct they were reloaded from memory after each
+/// value's store, a byte store that may alias them).
 template <class E, class I>
-struct CanonicalOut {
-  HostCoo coo;
-  bool drop_zeros;
-  std::int64_t n = 0;
-  CanonicalOut(const CooDesc& like, std::int64_t capacity, bool drop)
-      : coo(sparse_detail::result_desc(like, capacity)), drop_zeros(drop) {}
-  void put(I r, I c, typename E::compute v) {
-    E::store(coo.vals(), n, v);
-    if (drop_zeros && E::load(coo.vals(), n) == 0) return;
-    static_cast<I*>(coo.rows())[n] = r;
-    static_cast<I*>(coo.cols())[n] = c;
-    ++n;
-  }
-  HostCoo finish() {
-    coo.set_nnz(n);
-    return std::move(coo);
-  }
-};
+std::int64_t put_entry(I* rows, I* cols, void* vals, std::int64_t n, I r, I c,
+                       typename E::compute v, bool drop_zeros) {
+  E::store(vals, n, v);
+  if (drop_zeros && E::load(vals, n) == 0) return n;
+  rows[n] = r;
+  cols[n] = c;
+  return n + 1;
+}
 
 /// The merge of two canonical operands (their promise checked by api.cpp's check_indices_host),
-/// read in place into a CanonicalOut (with summed()'s vectors and to_coo, COO ⊙ COO of two
+/// read in place, each entry put_entry's (with summed()'s vectors and to_coo, COO ⊙ COO of two
 /// 4096² 10% matrices took 3 times SciPy's time on the host). value(x, y) for a coordinate both
 /// store; unions also a_only(x) and b_only(y) (an intersection passes nullptr for both). The
 /// same entries, values and roundings as summed() and to_coo give, which the tests hold it to.
@@ -211,9 +203,17 @@ HostCoo merge_canonical(const CooView& a, const CooView& b, std::int64_t capacit
   const I* ac = static_cast<const I*>(a.cols);
   const I* br = static_cast<const I*>(b.rows);
   const I* bc = static_cast<const I*>(b.cols);
+  const void* const av = a.vals;  // (locals: no store to the result can change them)
+  const void* const bv = b.vals;
   const std::int64_t na = a.desc.nnz, nb = b.desc.nnz;
-  CanonicalOut<E, I> out(a.desc, capacity, drop_zeros);
-  std::int64_t i = 0, j = 0;
+  HostCoo out(sparse_detail::result_desc(a.desc, capacity));
+  I* const orow = static_cast<I*>(out.rows());
+  I* const ocol = static_cast<I*>(out.cols());
+  void* const oval = out.vals();
+  std::int64_t n = 0, i = 0, j = 0;
+  const auto put = [&](I r, I c, typename E::compute v) {
+    n = put_entry<E>(orow, ocol, oval, n, r, c, v, drop_zeros);
+  };
   // Keys row * ncols + col (they fit: CooDesc::validate). Only a coordinate both store takes a
   // branch; the others advance i or j by the comparison's value and a union's entry is selected,
   // not branched to (the order of two random patterns is what a branch predictor misses).
@@ -222,36 +222,43 @@ HostCoo merge_canonical(const CooView& a, const CooView& b, std::int64_t capacit
     const std::int64_t ka = static_cast<std::int64_t>(ar[i]) * nc + ac[i];
     const std::int64_t kb = static_cast<std::int64_t>(br[j]) * nc + bc[j];
     if (ka == kb) {
-      out.put(ar[i], ac[i], both(E::load(a.vals, i), E::load(b.vals, j)));
+      put(ar[i], ac[i], both(E::load(av, i), E::load(bv, j)));
       ++i;
       ++j;
       continue;
     }
     const bool a_first = ka < kb;
     if constexpr (kUnion) {
-      const auto va = a_only(E::load(a.vals, i)), vb = b_only(E::load(b.vals, j));
-      out.put(a_first ? ar[i] : br[j], a_first ? ac[i] : bc[j], a_first ? va : vb);
+      const auto va = a_only(E::load(av, i)), vb = b_only(E::load(bv, j));
+      put(a_first ? ar[i] : br[j], a_first ? ac[i] : bc[j], a_first ? va : vb);
     }
     i += a_first;
     j += !a_first;
   }
   if constexpr (kUnion) {
-    for (; i < na; ++i) out.put(ar[i], ac[i], a_only(E::load(a.vals, i)));
-    for (; j < nb; ++j) out.put(br[j], bc[j], b_only(E::load(b.vals, j)));
+    for (; i < na; ++i) put(ar[i], ac[i], a_only(E::load(av, i)));
+    for (; j < nb; ++j) put(br[j], bc[j], b_only(E::load(bv, j)));
   }
-  return out.finish();
+  out.set_nnz(n);
+  return out;
 }
 
-/// a ⊙ a dense or scalar operand for a canonical a, read in place into a CanonicalOut (the
+/// a ⊙ a dense or scalar operand for a canonical a, read in place, each entry put_entry's (the
 /// same entries and values as summed() and to_coo give).
 template <class E, class I>
 HostCoo scale_canonical(const CooView& a, const sparse_detail::DenseOperand& d, bool drop_zeros) {
   const I* ar = static_cast<const I*>(a.rows);
   const I* ac = static_cast<const I*>(a.cols);
-  CanonicalOut<E, I> out(a.desc, a.desc.nnz, drop_zeros);
+  HostCoo out(sparse_detail::result_desc(a.desc, a.desc.nnz));
+  I* const orow = static_cast<I*>(out.rows());
+  I* const ocol = static_cast<I*>(out.cols());
+  void* const oval = out.vals();
+  std::int64_t n = 0;
   for (std::int64_t k = 0; k < a.desc.nnz; ++k)
-    out.put(ar[k], ac[k], ops::Mul{}(E::load(a.vals, k), factor_at<E>(d, ar[k], ac[k])));
-  return out.finish();
+    n = put_entry<E>(orow, ocol, oval, n, ar[k], ac[k],
+                     ops::Mul{}(E::load(a.vals, k), factor_at<E>(d, ar[k], ac[k])), drop_zeros);
+  out.set_nnz(n);
+  return out;
 }
 
 /// merge_canonical and scale_canonical for a's index type.

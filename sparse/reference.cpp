@@ -1,9 +1,9 @@
-// sparse/reference.cpp — the CPU reference of the sparse operations (see
-// ewise/sparse_reference.hpp): each operand's entries as sorted (key, summed value) vectors, the
-// key row * ncols + col; a sorted operand read in one pass, any other stably sorted first. Two
-// operands marked canonical are merged in place instead (merge_canonical), which gives the same
-// matrix (tests/test_sparse_host.cpp).
-#include "ewise/sparse_reference.hpp"
+// sparse/reference.cpp — the sparse operations' CPU backend on checked arguments (internal.hpp;
+// the public reference over it: sparse_reference.cpp): each operand's entries as sorted (key,
+// summed value) vectors, the key row * ncols + col; a sorted operand read in one pass, any other
+// stably sorted first. Two operands marked canonical are merged in place instead
+// (merge_canonical), which gives the same matrix (tests/test_sparse_host.cpp).
+#include "internal.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -15,7 +15,6 @@
 #include "ewise/half.hpp"
 #include "ewise/ops.hpp"
 #include "element.hpp"
-#include "internal.hpp"
 
 namespace ewise {
 namespace {
@@ -88,12 +87,6 @@ void for_each_coord(const std::vector<std::int64_t>& keys, std::int64_t ncols, F
     }
     f(i, row, keys[i] - row_begin);
   }
-}
-
-/// Throws unless m is a host view (the reference's operands; the others must share its memory).
-void require_host(const CooView& m, const char* what) {
-  EWISE_EXPECTS(m.memory == Memory::host, "the CPU reference needs host views; ", what,
-                " is in device memory");
 }
 
 /// Each coordinate's values summed in storage order, in the compute type: in one pass where the
@@ -452,64 +445,5 @@ HostTensor host_csr_row_offsets(const CooView& a) {
 }
 
 }  // namespace sparse_detail
-
-// ---- the public reference (ewise/sparse_reference.hpp): the host forms of ewise/sparse.hpp
-// (api.cpp: each check once, the operands promoted, then the functions above), on host views
-
-HostCoo reference_multiply(const CooView& a, const CooView& b, const SparseOptions& options) {
-  require_host(a, "a");  // b must share a's memory
-  return multiply<HostCoo>(a, b, options);
-}
-
-HostCoo reference_multiply(const CooView& a, const ConstTensorView& dense,
-                           const SparseOptions& options) {
-  require_host(a, "a");
-  return multiply<HostCoo>(a, dense, options);
-}
-
-void reference_multiply_values(const CooView& a, const ConstTensorView& dense,
-                               const TensorView& out_vals, const SparseOptions& options) {
-  require_host(a, "a");
-  multiply_values(a, dense, out_vals, options);
-}
-
-HostCoo reference_combine(BinaryOp op, const CooView& a, const CooView& b,
-                          const SparseOptions& options) {
-  require_host(a, "a");
-  return combine<HostCoo>(op, a, b, options);
-}
-
-void reference_combine(BinaryOp op, const CooView& a, const ConstTensorView& dense,
-                       const TensorView& out, const SparseOptions& options) {
-  require_host(a, "a");
-  combine(op, a, dense, out, options);
-}
-
-void reference_accumulate(BinaryOp op, const TensorView& dense, const CooView& a,
-                          const SparseOptions& options) {
-  require_host(a, "a");
-  accumulate(op, dense, a, options);
-}
-
-HostCoo reference_coalesce(const CooView& a, const SparseOptions& options) {
-  require_host(a, "a");
-  return coalesce<HostCoo>(a, options);
-}
-
-HostCoo reference_dense_to_coo(const ConstTensorView& dense, IndexType index) {
-  EWISE_EXPECTS(dense.memory == Memory::host, "the CPU reference needs host views; dense is in ",
-                "device memory");
-  return dense_to_coo<HostCoo>(dense, index);
-}
-
-HostTensor reference_coo_to_dense(const CooView& a) {
-  require_host(a, "a");
-  return coo_to_dense<HostTensor>(a);
-}
-
-HostTensor reference_coo_to_csr_row_offsets(const CooView& a) {
-  require_host(a, "a");
-  return coo_to_csr_row_offsets<HostTensor>(a);
-}
 
 }  // namespace ewise

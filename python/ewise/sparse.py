@@ -10,9 +10,10 @@ duplicates) and of the first operand's kind and format: for SciPy and cupyx a CS
 operand gives a CSR or CSC result, any other format a COO (coo_array for sparse arrays,
 coo_matrix for matrices; has_canonical_format set); for PyTorch a sparse_csr or sparse_csc
 tensor gives that layout, a sparse_coo one a coalesced sparse_coo tensor (built with
-is_coalesced=True, indices stacked into one (2, nnz) tensor). The CSR and CSC results are the
-framework's own conversion of the canonical COO (row offsets without a sort for CSR; a sort by
-column for CSC).
+is_coalesced=True, indices stacked into one (2, nnz) tensor). A SciPy CSR result shares the
+canonical COO's columns and values (its row offsets found by binary search); the other CSR and
+CSC results are the framework's own conversion of the canonical COO (row offsets without a sort
+for CSR; a sort by column for CSC).
 
     multiply(a, b)        a ⊙ b over the coordinates stored in both              -> COO
     multiply(a, dense)    a ⊙ dense in a's pattern (dense broadcasts: (n, m), (m,), (n, 1),

@@ -147,6 +147,27 @@ def test_formats_and_kinds(fmt, other):
             np.testing.assert_array_equal(c.toarray(), want.toarray())
 
 
+def test_csr_results_row_offsets():
+    """A CSR result's row offsets (found from the canonical result's rows): empty rows at
+    either end and inside, an empty result, both index dtypes, SciPy's own checks passing."""
+    rng = np.random.default_rng(SEED)
+    for index in (np.int32, np.int64):
+        a = sp.coo_matrix((np.arange(1.0, 5.0), (np.array([1, 1, 4, 6], index),
+                                                  np.array([0, 3, 2, 5], index))), shape=(8, 6))
+        for b in (a.tocsr(), sp.random(8, 6, density=0.5, format="csr", random_state=1),
+                  sp.csr_matrix((8, 6))):
+            c = ewise.sparse.add(a.tocsr(), b)
+            c.check_format(full_check=True)
+            assert c.format == "csr" and c.has_canonical_format and c.indptr.size == 9
+            np.testing.assert_array_equal(c.toarray(), a.toarray() + b.toarray())
+            d = ewise.sparse.multiply(a.tocsr(), b)
+            d.check_format(full_check=True)
+            np.testing.assert_array_equal(d.toarray(), a.toarray() * b.toarray())
+    empty = ewise.sparse.multiply(sp.csr_matrix((3, 4)),
+                                  random_coo(rng, np.float64, shape=(3, 4)).tocsr())
+    assert empty.format == "csr" and empty.nnz == 0 and list(empty.indptr) == [0, 0, 0, 0]
+
+
 @pytest.mark.parametrize("sorted_indices", [True, False])
 def test_csr_read_as_canonical_when_scipy_says_so(sorted_indices):
     """A CSR matrix with has_canonical_format is read as canonical (nothing sorted; the promise

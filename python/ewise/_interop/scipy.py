@@ -20,12 +20,17 @@ def coo_operand(adapter, x, xp, canonical=False):
     return Operand(adapter, rows, cols, vals, coo.shape, canonical)
 
 
-def coo_kind(module, like):
-    """The COO class of like's kind in a SciPy-API sparse module: coo_array for sparse arrays,
-    coo_matrix for matrices."""
+def sparse_kind(module, like, fmt):
+    """The class of format fmt of like's kind in a SciPy-API sparse module: <fmt>_array for
+    sparse arrays, <fmt>_matrix for matrices."""
     sparray = getattr(module, "sparray", None)
-    return module.coo_array if sparray is not None and isinstance(like, sparray) \
-        else module.coo_matrix
+    array = sparray is not None and isinstance(like, sparray)
+    return getattr(module, fmt + ("_array" if array else "_matrix"))
+
+
+def coo_kind(module, like):
+    """The COO class of like's kind (sparse_kind)."""
+    return sparse_kind(module, like, "coo")
 
 
 class SciPy(Adapter):
@@ -41,13 +46,26 @@ class SciPy(Adapter):
         return coo_operand(self, x, numpy, x.format == "csr" and bool(x.has_canonical_format))
 
     def coo_result(self, like, op, arrays, device):
-        """NumPy arrays over ewise's result, without a copy."""
+        """NumPy arrays over ewise's result, without a copy: a CSR's column indices and values
+        are the canonical COO's own, its row offsets found by a binary search of the sorted
+        rows for each row's start (nrows searches, against SciPy's compression, which copies
+        every entry: 15 ms of a 3.2M-entry union's 66 on the 2-core CI machine)."""
         import scipy.sparse
         rows, cols, vals = arrays
+        if like.format == "csr":
+            nrows = op.shape[0]
+            offsets = numpy.searchsorted(rows, numpy.arange(nrows + 1))
+            # SciPy keeps one index dtype for both arrays, wide enough for nnz
+            index = rows.dtype if vals.size <= numpy.iinfo(rows.dtype).max else numpy.int64
+            result = sparse_kind(scipy.sparse, like, "csr")(
+                (vals, cols.astype(index, copy=False), offsets.astype(index, copy=False)),
+                shape=op.shape, copy=False)
+            result.has_canonical_format = True
+            return result
         result = coo_kind(scipy.sparse, like)((vals, (rows, cols)), shape=op.shape, copy=False)
         result.has_canonical_format = True
-        # To CSR or CSC: SciPy's compression of a canonical COO, one counting pass (no sort:
-        # the entries are row-major sorted, so each row's and each column's come in order).
+        # To CSC: SciPy's compression of a canonical COO, one counting pass (no sort: each
+        # column's entries come in row order).
         return result.asformat(like.format) if like.format in KEPT_FORMATS else result
 
 

@@ -1,8 +1,9 @@
 // sparse/reference.cpp — the sparse operations' CPU backend on checked arguments (internal.hpp;
 // the public reference over it: sparse_reference.cpp): each operand's entries as sorted (key,
 // summed value) vectors, the key row * ncols + col; a sorted operand read in one pass, any other
-// stably sorted first. Two operands marked canonical are merged in place instead
-// (merge_canonical), which gives the same matrix (tests/test_sparse_host.cpp).
+// stably sorted first. Two canonical operands (marked so, or found sorted without duplicates)
+// are merged in place instead (merge_canonical), which gives the same matrix
+// (tests/test_sparse_host.cpp).
 #include "internal.hpp"
 
 #include <algorithm>
@@ -254,6 +255,33 @@ HostCoo scale_canonical(const CooView& a, const sparse_detail::DenseOperand& d, 
   return out;
 }
 
+/// Whether m's keys strictly increase (sorted, no duplicates): an operand not marked canonical
+/// may still be so (a SciPy COO is never marked, its flag not relied on), and then takes the
+/// in-place paths too. Blocks of keys compared without a branch; false at the first block that
+/// fails (an unsorted operand costs a block, not a pass).
+template <class I>
+bool keys_increase_of(const CooView& m) {
+  const I* rows = static_cast<const I*>(m.rows);
+  const I* cols = static_cast<const I*>(m.cols);
+  const std::int64_t nc = m.desc.ncols;
+  const auto key = [&](std::int64_t k) {
+    return static_cast<std::int64_t>(rows[k]) * nc + cols[k];
+  };
+  constexpr std::int64_t kBlock = 4096;
+  for (std::int64_t lo = 1; lo < m.desc.nnz; lo += kBlock) {
+    bool bad = false;
+    const std::int64_t hi = std::min(m.desc.nnz, lo + kBlock);
+    for (std::int64_t k = lo; k < hi; ++k) bad |= key(k) <= key(k - 1);
+    if (bad) return false;
+  }
+  return true;
+}
+bool canonical_data(const CooView& m) {
+  if (m.desc.canonical) return true;
+  return m.desc.index == IndexType::i32 ? keys_increase_of<std::int32_t>(m)
+                                        : keys_increase_of<std::int64_t>(m);
+}
+
 /// merge_canonical and scale_canonical for a's index type.
 template <class E, class... Args>
 HostCoo merge_canonical_of(const CooView& a, Args&&... args) {
@@ -278,7 +306,7 @@ HostCoo host_multiply(const CooView& a, const CooView& b, const SparseOptions& o
   return with_elem(a.desc.dtype, [&](auto e) {
     using E = decltype(e);
     using C = typename E::compute;
-    if (a.desc.canonical && b.desc.canonical)
+    if (canonical_data(a) && canonical_data(b))
       return merge_canonical_of<E>(a, b, std::min(a.desc.nnz, b.desc.nnz), options.drop_zeros,
                                    [](C x, C y) { return ops::Mul{}(x, y); }, nullptr, nullptr);
     const auto sa = summed<E>(a), sb = summed<E>(b);
@@ -300,7 +328,7 @@ HostCoo host_multiply(const CooView& a, const CooView& b, const SparseOptions& o
 HostCoo host_multiply_dense(const CooView& a, const DenseOperand& d, const SparseOptions& options) {
   return with_elem(a.desc.dtype, [&](auto e) {
     using E = decltype(e);
-    if (a.desc.canonical) return scale_canonical_of<E>(a, d, options.drop_zeros);
+    if (canonical_data(a)) return scale_canonical_of<E>(a, d, options.drop_zeros);
     auto out = summed<E>(a);
     for_each_coord(out.keys, a.desc.ncols, [&](std::size_t i, std::int64_t r, std::int64_t c) {
       out.vals[i] = ops::Mul{}(out.vals[i], factor_at<E>(d, r, c));
@@ -325,7 +353,7 @@ HostCoo host_combine(const CooView& a, const CooView& b, const UnionArgs& u,
   return with_elem(a.desc.dtype, [&](auto e) {
     using E = decltype(e);
     using C = typename E::compute;
-    if (a.desc.canonical && b.desc.canonical) {
+    if (canonical_data(a) && canonical_data(b)) {
       return with_union_op(u.op, [&](auto f) {
         const auto fill_a = static_cast<C>(u.fill_a), fill_b = static_cast<C>(u.fill_b);
         return merge_canonical_of<E>(

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <numeric>
 #include <random>
 #include <string>
 #include <utility>
@@ -269,11 +270,12 @@ TEST_F(SparseReferenceRandom, MultiplyAgreesWithDenseReference) {
   }
 }
 
-// The CPU backend reads operands marked canonical in place (reference.cpp's merge_canonical and
-// scale_canonical); the same data not marked canonical goes through the general path (a stable
+// The CPU backend reads canonical operands in place (reference.cpp's merge_canonical and
+// scale_canonical); the same entries in a random order go through the general path (a stable
 // sort, duplicates summed, the merge of the summed vectors). Both give the same matrix, bit for
 // bit: every dtype and index type, NaN, zeros (stored and dropped), an empty operand, the union
-// operations with fills, products with a dense matrix, row and column.
+// operations with fills, products with a dense matrix, row and column. Sorted entries not
+// marked canonical take the in-place paths too.
 TEST_F(SparseReferenceRandom, CanonicalMergeIsTheGeneralPath) {
   std::mt19937_64 rng(seed_);
   const auto same = [](const HostCoo& x, const HostCoo& y, const std::string& what) {
@@ -300,10 +302,25 @@ TEST_F(SparseReferenceRandom, CanonicalMergeIsTheGeneralPath) {
         test::sprinkle_nans(t, b.vals(), b.nnz(), 0.1, rng);
       }
       ASSERT_TRUE(a.desc().canonical && b.desc().canonical && empty.desc().canonical);
-      const auto general = [](const HostCoo& m) {
-        CooView v = m.view();
-        v.desc.canonical = false;
-        return v;
+      // the same entries in a random order, not marked canonical: the general path
+      const auto general = [&rng](const HostCoo& m) {
+        CooDesc d = m.desc();
+        d.canonical = false;
+        HostCoo g(d);
+        std::vector<std::int64_t> order(static_cast<std::size_t>(m.nnz()));
+        std::iota(order.begin(), order.end(), std::int64_t{0});
+        std::shuffle(order.begin(), order.end(), rng);
+        const std::size_t ib = index_size(d.index), vb = dtype_size(d.dtype);
+        for (std::size_t k = 0; k < order.size(); ++k) {
+          const auto from = static_cast<std::size_t>(order[k]);
+          std::memcpy(static_cast<char*>(g.rows()) + k * ib,
+                      static_cast<const char*>(m.rows()) + from * ib, ib);
+          std::memcpy(static_cast<char*>(g.cols()) + k * ib,
+                      static_cast<const char*>(m.cols()) + from * ib, ib);
+          std::memcpy(static_cast<char*>(g.vals()) + k * vb,
+                      static_cast<const char*>(m.vals()) + from * vb, vb);
+        }
+        return g;
       };
       const std::string name = std::string(dtype_name(t)) + " " + index_name(index);
       for (const bool drop : {false, true}) {
@@ -316,6 +333,10 @@ TEST_F(SparseReferenceRandom, CanonicalMergeIsTheGeneralPath) {
              "multiply " + w);
         same(multiply<HostCoo>(a, empty, so), multiply<HostCoo>(general(a), general(empty), so),
              "multiply by empty " + w);
+        CooView unmarked = a.view();  // sorted, not marked canonical
+        unmarked.desc.canonical = false;
+        same(combine<HostCoo>(BinaryOp::add, unmarked, b, so), combine<HostCoo>(BinaryOp::add, a, b, so),
+             "add, sorted but unmarked " + w);
         for (const Dims& shape : {Dims{41, 67}, Dims{67}, Dims{41, 1}}) {  // a ⊙ dense, in place
           HostTensor d = verify::random_tensor(t, shape, seed_ + 3);
           if (t == DType::f32) test::sprinkle_nans(t, d.data(), d.numel(), 0.1, rng);

@@ -199,11 +199,31 @@ void throw_first_bad(const CooView& m, const char* what, std::int64_t lo, std::i
   }
 }
 
-/// check_indices_host for index type I: blocks of entries tested without a branch (indices as
-/// unsigned against the extents, so a negative one is out too; canonical: each key r * ncols + c
-/// above the one before, keys in range fitting int64 by CooDesc::validate), the first bad entry
-/// found again for the message (per entry, with a branch each, the checks took as long as
-/// the CPU backend's merge of the two operands).
+/// Blocks of entries checked without a branch (the first bad entry found again for the message;
+/// per entry, with a branch each, the checks took as long as the CPU backend's merge of the two
+/// operands).
+constexpr std::int64_t kCheckBlock = 4096;
+
+/// keys_increase for index type I.
+template <class I>
+bool keys_increase_of(const CooView& m, std::int64_t lo, std::int64_t hi) {
+  const I* rows = static_cast<const I*>(m.rows);
+  const I* cols = static_cast<const I*>(m.cols);
+  const std::int64_t nc = m.desc.ncols;
+  const auto key = [&](std::int64_t k) {
+    return static_cast<std::int64_t>(rows[k]) * nc + cols[k];
+  };
+  for (std::int64_t b = std::max<std::int64_t>(lo, 1); b < hi; b += kCheckBlock) {
+    bool bad = false;
+    const std::int64_t e = std::min(hi, b + kCheckBlock);
+    for (std::int64_t k = b; k < e; ++k) bad |= key(k) <= key(k - 1);
+    if (bad) return false;
+  }
+  return true;
+}
+
+/// check_indices_host for index type I: a block's indices as unsigned against the extents (so
+/// a negative one is out too), then, marked canonical, its keys (keys_increase).
 template <class I>
 void check_indices_of(const CooView& m, const char* what) {
   const CooDesc& d = m.desc;
@@ -211,14 +231,11 @@ void check_indices_of(const CooView& m, const char* what) {
   const I* cols = static_cast<const I*>(m.cols);
   const auto nr = static_cast<std::uint64_t>(d.nrows), nc = static_cast<std::uint64_t>(d.ncols);
   const auto u = [](I x) { return static_cast<std::uint64_t>(static_cast<std::int64_t>(x)); };
-  constexpr std::int64_t kBlock = 4096;
-  for (std::int64_t lo = 0; lo < d.nnz; lo += kBlock) {
-    const std::int64_t hi = std::min(d.nnz, lo + kBlock);
+  for (std::int64_t lo = 0; lo < d.nnz; lo += kCheckBlock) {
+    const std::int64_t hi = std::min(d.nnz, lo + kCheckBlock);
     bool bad = false;
     for (std::int64_t k = lo; k < hi; ++k) bad |= (u(rows[k]) >= nr) | (u(cols[k]) >= nc);
-    if (d.canonical && !bad)
-      for (std::int64_t k = std::max<std::int64_t>(lo, 1); k < hi; ++k)
-        bad |= u(rows[k]) * nc + u(cols[k]) <= u(rows[k - 1]) * nc + u(cols[k - 1]);
+    if (d.canonical && !bad) bad = !keys_increase_of<I>(m, lo, hi);
     if (bad) throw_first_bad(m, what, lo, hi);
   }
 }
@@ -228,6 +245,11 @@ void check_indices_of(const CooView& m, const char* what) {
 void check_indices_host(const CooView& m, const char* what) {
   if (m.desc.index == IndexType::i32) check_indices_of<std::int32_t>(m, what);
   else check_indices_of<std::int64_t>(m, what);
+}
+
+bool keys_increase(const CooView& m, std::int64_t lo, std::int64_t hi) {
+  return m.desc.index == IndexType::i32 ? keys_increase_of<std::int32_t>(m, lo, hi)
+                                        : keys_increase_of<std::int64_t>(m, lo, hi);
 }
 
 void check_canonical_for_csr(const CooView& a) {

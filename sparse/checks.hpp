@@ -63,6 +63,11 @@ void check_result_memory(Memory inputs, Memory result, const char* op);
 /// check_indices on a host view.
 void check_indices_host(const CooView& m, const char* what);
 
+/// Whether each key row * ncols + col of host entries [lo, hi) exceeds the one before (entry
+/// lo - 1 included): sorted without duplicates, for indices within the shape (checked). Blocks
+/// of keys compared without a branch; false at the first block that fails.
+bool keys_increase(const CooView& m, std::int64_t lo, std::int64_t hi);
+
 /// Row or column index k of a host array of index type t.
 std::int64_t host_index(const void* p, IndexType t, std::int64_t k);
 

@@ -2,8 +2,8 @@
 // what both backends share. Host-compilable.
 //
 // Every check runs once per public call: the public entry points (api.cpp for ewise/sparse.hpp,
-// reference.cpp for ewise/sparse_reference.hpp) run the argument checks (checks.hpp) and pass
-// what they computed (DenseOperand, UnionArgs, the resolved algorithm) down; the functions
+// sparse_reference.cpp for ewise/sparse_reference.hpp) run the argument checks (checks.hpp) and
+// pass what they computed (DenseOperand, UnionArgs, the resolved algorithm) down; the functions
 // declared here take checked arguments and check nothing again. The index checks are the
 // backends' own: the CPU backend's functions take operands whose indices the caller checked
 // (check_indices_host); the GPU backend's run them in their pipelines (validate_indices).

@@ -255,31 +255,10 @@ HostCoo scale_canonical(const CooView& a, const sparse_detail::DenseOperand& d, 
   return out;
 }
 
-/// Whether m's keys strictly increase (sorted, no duplicates): an operand not marked canonical
-/// may still be so (a SciPy COO is never marked, its flag not relied on), and then takes the
-/// in-place paths too. Blocks of keys compared without a branch; false at the first block that
-/// fails (an unsorted operand costs a block, not a pass).
-template <class I>
-bool keys_increase_of(const CooView& m) {
-  const I* rows = static_cast<const I*>(m.rows);
-  const I* cols = static_cast<const I*>(m.cols);
-  const std::int64_t nc = m.desc.ncols;
-  const auto key = [&](std::int64_t k) {
-    return static_cast<std::int64_t>(rows[k]) * nc + cols[k];
-  };
-  constexpr std::int64_t kBlock = 4096;
-  for (std::int64_t lo = 1; lo < m.desc.nnz; lo += kBlock) {
-    bool bad = false;
-    const std::int64_t hi = std::min(m.desc.nnz, lo + kBlock);
-    for (std::int64_t k = lo; k < hi; ++k) bad |= key(k) <= key(k - 1);
-    if (bad) return false;
-  }
-  return true;
-}
+/// Whether m is canonical: marked so, or its entries found sorted without duplicates (a SciPy
+/// COO is never marked, its flag not relied on); then it takes the in-place paths.
 bool canonical_data(const CooView& m) {
-  if (m.desc.canonical) return true;
-  return m.desc.index == IndexType::i32 ? keys_increase_of<std::int32_t>(m)
-                                        : keys_increase_of<std::int64_t>(m);
+  return m.desc.canonical || sparse_detail::keys_increase(m, 0, m.desc.nnz);
 }
 
 /// merge_canonical and scale_canonical for a's index type.

@@ -146,19 +146,37 @@ float pow_by_f64(float a, float b) {
   return static_cast<float>(::pow(static_cast<double>(a), static_cast<double>(b)));
 }
 
-/// 1 / v within 2^-44 of it for v within float's normal range (else a value rounds_as_exact
-/// refuses): float's reciprocal (the hardware's approximation on the device) refined by one
-/// Newton step in f64.
-EWISE_HD double reciprocal(double v) {
-  const float f = static_cast<float>(v);
+/// 1 / f within about an ulp: the hardware's approximation on the device (flushing subnormals),
+/// the division on the host. Only ever an approximation whose certainty is tested after.
+EWISE_HD float reciprocal_approx(float f) {
 #if defined(__CUDA_ARCH__)
   float g;
   asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(g) : "f"(f));
+  return g;
 #else
-  const float g = 1.0f / f;
+  return 1.0f / f;
 #endif
-  const double q = g;
+}
+
+/// 1 / v within 2^-44 of it for v within float's normal range (else a value rounds_as_exact
+/// refuses): float's reciprocal_approx refined by one Newton step in f64.
+EWISE_HD double reciprocal(double v) {
+  const double q = reciprocal_approx(static_cast<float>(v));
   return ::fma(q, ::fma(-v, q, 1.0), q);
+}
+
+/// x ** e for 0 <= e <= 31 by binary powering (x, x^2, x^4, x^8 squared in turn), every product
+/// made and the ones e's bits do not ask for dropped by a select, without a branch (see
+/// pow_small_int_fast); in double (PowSmallInt) or float (PowSmallInt16).
+template <class T>
+EWISE_HD T power_by_bits(T x, unsigned e) {
+  T v = (e & 1) ? x : T(1), p = x * x;
+  v = (e & 2) ? v * p : v;
+  p *= p;
+  v = (e & 4) ? v * p : v;
+  p *= p;
+  v = (e & 8) ? v * p : v;
+  return (e & 16) ? v * (p * p) : v;
 }
 
 /// a ** n's float for an integer n, 0 < |n| <= 16, n != 2 (PowSquare's), where it is certain
@@ -171,14 +189,7 @@ EWISE_HD double reciprocal(double v) {
 /// 0.207 ms against 0.142, a copy's 0.140).
 EWISE_HD bool pow_small_int_fast(float a, int n, float& r) {
   const unsigned e = static_cast<unsigned>(n < 0 ? -n : n);
-  const double x = ::fabsf(a);
-  double v = (e & 1) ? x : 1.0, p = x * x;
-  v = (e & 2) ? v * p : v;
-  p *= p;
-  v = (e & 4) ? v * p : v;
-  p *= p;
-  v = (e & 8) ? v * p : v;
-  v = (e & 16) ? v * (p * p) : v;
+  double v = power_by_bits<double>(::fabsf(a), e);
   v = n < 0 ? reciprocal(v) : v;
   const bool ok = rounds_as_exact(v);
   r = static_cast<float>(ok ? v : 0.0);
@@ -217,21 +228,8 @@ struct PowSmallInt16 {
   bool exact;        ///< every product of the base's values is exact in float
   EWISE_HD bool fast(float a, float, float& r) const {
     const unsigned e = static_cast<unsigned>(n < 0 ? -n : n);
-    const float x = ::fabsf(a);
-    float v = (e & 1) ? x : 1.0f, p = x * x;
-    v = (e & 2) ? v * p : v;
-    p *= p;
-    v = (e & 4) ? v * p : v;
-    p *= p;
-    v = (e & 8) ? v * p : v;
-    v = (e & 16) ? v * (p * p) : v;
-#if defined(__CUDA_ARCH__)
-    float inv;
-    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(inv) : "f"(v));
-#else
-    const float inv = 1.0f / v;
-#endif
-    v = n < 0 ? inv : v;
+    float v = power_by_bits<float>(::fabsf(a), e);
+    v = n < 0 ? reciprocal_approx(v) : v;
     std::uint32_t bits;
     std::memcpy(&bits, &v, sizeof bits);
     const std::uint32_t low = bits & ((1u << low_bits) - 1u), half = 1u << (low_bits - 1);

@@ -13,7 +13,9 @@
     keeps up); on the CPU it includes the computation. The second column times the same
     calls in batches of --batch (default 200) with a synchronization between batches, outside
     the timed part (the host's cost with an idle queue);
-  * throughput: a large dense broadcast add ((8192, 8192) + (8192,) float32), COO ⊙ dense and
+  * throughput: an embedding table's sparse gradient into the table (2^20 x 64 float32,
+    262,144 log-uniform ids; ewise.sparse.accumulate against table.add_(grad), uncoalesced and
+    coalesced), a large dense broadcast add ((8192, 8192) + (8192,) float32), COO ⊙ dense and
     COO + COO (canonical 16384 x 16384 matrices at 1% density, float32, as coalesced
     torch.sparse_coo tensors; PyTorch's sparse * dense and (A + B) on the same tensors), as
     the median of --runs samples, each timed with CUDA events (time.perf_counter on the CPU),
@@ -167,7 +169,31 @@ def main():
     mul_bytes = 20 * nnz_a * 2 + 4 * nnz_a  # a read, a's pattern written, dense gathered
     union = ewise.sparse.add(sa, sb)._nnz()
     add_bytes = 20 * (nnz_a + nnz_b + union)
+    # An embedding table's sparse gradient (PyTorch's hybrid sparse_coo: one sparse dimension,
+    # rows of 64): 262,144 ids over 2^20 rows, log-uniform (Zipf-like: a few hot ids stored
+    # thousands of times) and scattered over the table; uncoalesced as backward makes it, and
+    # coalesced. Bytes: the values and ids read once, each distinct row of the table read and
+    # written once.
+    rows_n, width, ids_n = 2**20 // scale, 64, 262_144 // scale
+    hot = torch.exp(torch.rand(ids_n, generator=g) * torch.log(torch.tensor(float(rows_n))))
+    ids = torch.randperm(rows_n, generator=g)[(hot.long() - 1).clamp(0, rows_n - 1)]
+    grad = torch.sparse_coo_tensor(ids[None], torch.randn(ids_n, width, generator=g),
+                                   (rows_n, width)).to(device)
+    coalesced = grad.coalesce()
+    table = torch.zeros(rows_n, width).to(device)
+    check = table.clone()
+    ewise.sparse.accumulate("add", check, grad)
+    torch.testing.assert_close(check, table.clone().add_(grad), rtol=1e-5, atol=1e-4)
+    distinct = coalesced._nnz()
+    grad_bytes = 4 * ids_n * width + 8 * ids_n + 2 * 4 * distinct * width
+    coalesced_bytes = 4 * distinct * width + 8 * distinct + 2 * 4 * distinct * width
     cases = [
+        (f"embedding grad {rows_n}x{width}, {ids_n} ids ({distinct} distinct) into table",
+         grad_bytes, lambda: ewise.sparse.accumulate("add", table, grad),
+         lambda: table.add_(grad)),
+        ("the same, coalesced", coalesced_bytes,
+         lambda: ewise.sparse.accumulate("add", table, coalesced),
+         lambda: table.add_(coalesced)),
         (f"dense ({n}, {n}) + ({n},)", dense_bytes,
          lambda: ewise.add(x, bias, out=out), lambda: torch.add(x, bias, out=out)),
         (f"COO * dense {sn}^2, nnz {nnz_a}", mul_bytes,

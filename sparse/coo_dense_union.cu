@@ -20,16 +20,6 @@
 namespace ewise::sparse_detail {
 namespace {
 
-/// A rank-2 strided tensor: element (r, c) at data[r * row_stride + c * col_stride].
-template <class T>
-struct Strided2 {
-  T* data = nullptr;
-  std::int64_t row_stride = 0, col_stride = 0;
-  __device__ __forceinline__ T& at(std::int64_t r, std::int64_t c) const {
-    return data[r * row_stride + c * col_stride];
-  }
-};
-
 /// Calls f(I{}, V{}) with m's index type I and its value type V: T, or T's compute type when
 /// m is CanonicalOperand's coalesced copy of an f16 or bf16 matrix (sums kept in f32, which its
 /// dtype says).

@@ -59,6 +59,8 @@ void host_combine_dense(BinaryOp op, double fill_a, const CooView& a, const Dens
                         const TensorView& out);
 void host_accumulate(BinaryOp op, const TensorView& dense, const CooView& a);
 HostCoo host_coalesce(const CooView& a, const SparseOptions& options);
+/// accumulate(op, dense, row-sparse a) of a's dtype (rows.cpp).
+void host_accumulate_rows(BinaryOp op, const TensorView& dense, const RowSparseView& a);
 /// desc: check_dense_to_coo's descriptor of the result.
 HostCoo host_dense_to_coo(const ConstTensorView& dense, const CooDesc& desc);
 HostTensor host_coo_to_dense(const CooView& a);
@@ -93,5 +95,17 @@ void device_combine_dense(const CooView& a, const DenseOperand& dense, const Ten
 void device_accumulate(const TensorView& dense, const CooView& a, BinaryOp op,
                        const SparseOptions& options, cudaStream_t stream);  // coo_dense_union.cu
 void device_check_indices(const CooView& m, const char* what, cudaStream_t stream);  // status.cu
+/// accumulate(op, dense, row-sparse a) of a's dtype; checks a's row indices (validate_indices).
+void device_accumulate_rows(const TensorView& dense, const RowSparseView& a, BinaryOp op,
+                            const SparseOptions& options, cudaStream_t stream);  // rows.cu
+
+// ---- row-sparse index checks (rows.cpp) ----------------------------------------------------
+/// Throws naming the first stored row whose index is outside [0, nrows), or, for a view marked
+/// canonical, the first not after its predecessor.
+void check_row_indices_host(const RowSparseView& a, const char* what);
+[[noreturn]] void throw_row_out_of_range(const char* what, const CooDesc& d, std::int64_t k,
+                                         std::int64_t row);
+[[noreturn]] void throw_rows_not_increasing(const char* what, std::int64_t k, std::int64_t prev,
+                                            std::int64_t row);
 
 }  // namespace ewise::sparse_detail

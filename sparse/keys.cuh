@@ -34,6 +34,16 @@ using WordArray = VarArray<std::uint32_t, std::uint64_t>;  ///< sort keys and pe
 
 inline IndexArray index_array(const void* p, IndexType t) { return {p, t == IndexType::i64}; }
 
+/// A rank-2 strided tensor: element (r, c) at data[r * row_stride + c * col_stride].
+template <class T>
+struct Strided2 {
+  T* data = nullptr;
+  std::int64_t row_stride = 0, col_stride = 0;
+  __device__ __forceinline__ T& at(std::int64_t r, std::int64_t c) const {
+    return data[r * row_stride + c * col_stride];
+  }
+};
+
 /// Absolute indices of a sequence of entries: stored (sorted keys) or computed from indices.
 struct KeySeq {
   WordArray keys;  ///< when keys.p is null, key(k) = rows[k] * ncols + cols[k]

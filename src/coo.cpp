@@ -57,6 +57,24 @@ void check_view(const CooView& v, const char* what) {
                   arrays[k].first, " is not aligned to its ", arrays[k].second, "-byte elements");
 }
 
+void check_view(const RowSparseView& v, const char* what) {
+  v.desc.validate();
+  std::int64_t values = 0;
+  EWISE_EXPECTS(!detail::mul_overflows(v.desc.nnz, v.desc.ncols, &values) &&
+                    !detail::mul_overflows(values, 8, &values),
+                what, " (", v.desc.str(), "): nnz * ncols values overflow int64 bytes");
+  EWISE_EXPECTS(v.desc.nnz == 0 || (v.rows && (v.vals || v.desc.ncols == 0)), what, " (",
+                v.desc.str(), ") has a null rows or vals array");
+  if (v.memory != Memory::device || v.desc.nnz == 0) return;
+  const std::pair<const void*, std::size_t> arrays[] = {{v.rows, index_size(v.desc.index)},
+                                                        {v.vals, dtype_size(v.desc.dtype)}};
+  const char* names[] = {"rows", "vals"};
+  for (int k = 0; k < 2; ++k)
+    EWISE_EXPECTS(reinterpret_cast<std::uintptr_t>(arrays[k].first) % arrays[k].second == 0,
+                  what, " (", v.desc.str(), "): device array ", names[k], " at ",
+                  arrays[k].first, " is not aligned to its ", arrays[k].second, "-byte elements");
+}
+
 namespace {
 
 template <class Dst>

@@ -67,6 +67,24 @@ struct MutableCooView {
 /// the process's CUDA context).
 void check_view(const CooView& v, const char* what);
 
+/// Read-only view of a row-sparse matrix (PyTorch's hybrid COO with one sparse dimension,
+/// TensorFlow's IndexedSlices, an embedding table's gradient): desc.nnz stored rows of an
+/// nrows × ncols matrix, stored row k at row index rows[k] (of desc.index) with its ncols values
+/// vals[k * ncols + c], c < ncols (a contiguous row-major nnz × ncols block of desc.dtype). The
+/// same descriptor as COO's, read so: ncols is the row width, nnz the count of stored rows.
+/// A row index stored more than once stands for the sum of its rows, summed in storage order as
+/// a COO matrix's duplicates are. desc.canonical promises rows strictly increasing.
+struct RowSparseView {
+  const void* rows = nullptr;
+  const void* vals = nullptr;
+  CooDesc desc;
+  Memory memory = Memory::device;
+};
+
+/// Throws InvalidArgument unless desc is valid, nnz * ncols fits int64, the arrays are non-null
+/// when there are values, and device arrays are aligned to their element size.
+void check_view(const RowSparseView& v, const char* what);
+
 /// A COO matrix that owns its three arrays.
 template <class Buffer>
 class BasicCoo {

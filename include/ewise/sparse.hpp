@@ -289,6 +289,28 @@ void combine(BinaryOp op, const CooView& a, const ConstTensorView& dense, const 
 void accumulate(BinaryOp op, const TensorView& dense, const CooView& a,
                 const SparseOptions& options = {}, cudaStream_t stream = nullptr);
 
+/// A row-sparse view over two tensors (ewise/coo.hpp): rows, a contiguous 1-D tensor of nnz row
+/// indices (i32 or i64), and vals, a contiguous (nnz, ncols) tensor of a sparse dtype (or 1-D
+/// (nnz,): ncols 1), both in one memory, of a matrix of `nrows` rows. Throws InvalidArgument
+/// naming the tensors when they do not fit together.
+RowSparseView row_sparse_view(const ConstTensorView& rows, const ConstTensorView& vals,
+                              std::int64_t nrows, bool canonical = false);
+
+/// dense[r, :] = op(dense[r, :], Σ rows of a stored at r) for every row index r a stores, in
+/// place: accumulate's semantics above with a's entries the (rows[k], c) of its stored rows, so
+/// a stored row's duplicates are summed in storage order in the compute type and op is applied
+/// once; rows a does not store are not touched. dense: a rank-2 (nrows, ncols) tensor of the
+/// result dtype (op_types under options.promotion) in a's memory, any strides that do not
+/// revisit an element, overlapping none of a's arrays; drop_zeros must be false.
+/// GPU (sparse/rows.cu): a canonical a is one pass over its values, no atomics (after a
+/// checking pass with validate_indices: one synchronization). Otherwise its row indices (not its
+/// nnz * ncols coordinates) are radix-sorted over the bits nrows needs, stably, with their
+/// positions, and each distinct row's stored rows summed in storage order (one synchronization,
+/// which also reads the index check). Throws before writing anything for bad input: a row index
+/// outside [0, nrows), or, for a view marked canonical, rows not strictly increasing.
+void accumulate(BinaryOp op, const TensorView& dense, const RowSparseView& a,
+                const SparseOptions& options = {}, cudaStream_t stream = nullptr);
+
 /// The canonical form of a: sorted, duplicates summed. A matrix marked canonical is copied.
 /// Result: DeviceCoo or HostCoo (a DeviceCoo's arrays as for COO ⊙ dense: a.nnz entries).
 template <class Result = DeviceCoo>

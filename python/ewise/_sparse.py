@@ -30,7 +30,12 @@ def _coo(run, op):
 
 def _promotion(op):
     """The promotion rule of a sparse operand's framework."""
-    return "torch" if type(op.vals).__module__.split(".")[0] == "torch" else "numpy"
+    return _promotion_of(op.vals)
+
+
+def _promotion_of(vals):
+    """The promotion rule of the framework of a sparse operand's values."""
+    return "torch" if type(vals).__module__.split(".")[0] == "torch" else "numpy"
 
 
 def _options(op, drop_zeros=False, algorithm="automatic", fill_a=0.0, fill_b=0.0,
@@ -132,9 +137,74 @@ def union(op, a, b, out, drop_zeros, fill_a, fill_b, validate_indices):
     return out
 
 
+class RowSparse:
+    """A row-sparse operand (see ewise.sparse.RowSparse)."""
+
+    def __init__(self, rows, values, nrows, canonical=False):
+        self.rows, self.values, self.nrows, self.canonical = rows, values, int(nrows), canonical
+
+    def __repr__(self):
+        return (f"RowSparse({self.values.shape[0]} stored rows of shape "
+                f"{tuple(self.values.shape[1:])}, nrows={self.nrows}, "
+                f"canonical={self.canonical})")
+
+
+def _row_sparse(a):
+    """a as (rows, values, nrows, canonical) when it is row-sparse: a RowSparse, or its
+    framework's own row-sparse form (a torch sparse_coo tensor with one sparse dimension); else
+    None."""
+    if isinstance(a, RowSparse):
+        return a.rows, a.values, a.nrows, bool(a.canonical)
+    return adapter(a).row_sparse(a)
+
+
+def _rows_table(dense, nrows, row_shape):
+    """dense, of shape (nrows, *row_shape), as the (nrows, width) table it is (a view: written
+    through). ValueError for another shape or for trailing dimensions that are not one block of
+    memory (their product is then no single stride)."""
+    if tuple(dense.shape) != (nrows, *row_shape):
+        raise ValueError(f"ewise: accumulate: dense has shape {tuple(dense.shape)} but the "
+                         f"row-sparse operand's {nrows} rows of shape {tuple(row_shape)} need "
+                         f"{(nrows, *row_shape)}")
+    width = 1
+    for extent in row_shape:
+        width *= int(extent)
+    if len(row_shape) > 1:
+        shape, strides = list(dense.shape[1:]), list(dense.stride() if callable(
+            getattr(dense, "stride", None)) else dense.strides)[1:]
+        kept = [(e, st) for e, st in zip(shape, strides) if e != 1]
+        if any(kept[i][1] != kept[i + 1][1] * kept[i + 1][0] for i in range(len(kept) - 1)):
+            raise ValueError(f"ewise: accumulate: dense's row dimensions {tuple(row_shape)} are "
+                             "not one block of memory (strides "
+                             f"{tuple(strides)}): pass a table whose rows are")
+    return dense.reshape(nrows, width)
+
+
+def _accumulate_rows(op, dense, rows, vals, nrows, canonical, validate_indices):
+    """dense = op(dense, a) at the rows a stores, a row-sparse operand."""
+    if rows.ndim != 1 or vals.ndim < 1 or vals.shape[0] != rows.shape[0]:
+        raise ValueError(f"ewise: accumulate: a row-sparse operand needs 1-D rows and values "
+                         f"of shape (nnz, ...) with nnz = len(rows); got rows of shape "
+                         f"{tuple(rows.shape)}, values of shape {tuple(vals.shape)}")
+    table = _rows_table(dense, nrows, tuple(vals.shape[1:]))
+    vals = vals.reshape(vals.shape[0], table.shape[1])
+    device = check_devices(dense=dense, rows=rows, values=vals)
+    check_writable(dense, "dense")
+    o = _ewise.SparseOptions()
+    o.validate_indices = bool(validate_indices)
+    o.promotion = _promotion_of(vals)
+    with Call(dense, device) as run:
+        _ewise.accumulate_rows(op, run.array(table), run.array(rows), run.array(vals), nrows,
+                               canonical, o, run.stream)
+    return dense
+
+
 def accumulate(op, dense, a, validate_indices):
     """dense = op(dense, a) at a's coordinates (see ewise.sparse.accumulate)."""
     op = _op(op)
+    row_sparse = _row_sparse(a)
+    if row_sparse is not None:
+        return _accumulate_rows(op, dense, *row_sparse, validate_indices)
     oa = _sparse_operand(a, "a")
     device = check_devices(dense=dense, a=oa.vals)
     check_writable(dense, "dense")

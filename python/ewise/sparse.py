@@ -26,6 +26,10 @@ for CSR; a sort by column for CSC).
                           refuses it (it would store a value at every coordinate)
     accumulate(op, dense, a)             dense = op(dense, a) at a's coordinates only, in place
                           (a sparse gradient into a weight: accumulate("add", w, g))
+    accumulate(op, table, rows)          table[r] = op(table[r], Σ stored rows at r) for a
+                          row-sparse operand: a torch sparse_coo tensor with one sparse
+                          dimension (torch.nn.Embedding(sparse=True)'s gradient, read without a
+                          copy) or RowSparse(rows, values, nrows) of any framework's arrays
 
 Dtypes: values are float16, bfloat16, float32, float64, int32 or int64; operands of different
 dtypes give the dtype the sparse operand's framework gives (NumPy 2's rules, which SciPy follows,
@@ -62,7 +66,16 @@ operand and to the sparse operand's values.
 """
 from . import _sparse
 
-__all__ = ["multiply", "add", "subtract", "sub", "minimum", "maximum", "accumulate"]
+__all__ = ["multiply", "add", "subtract", "sub", "minimum", "maximum", "accumulate",
+           "RowSparse"]
+
+# A row-sparse operand: RowSparse(rows, values, nrows, canonical=False), rows a 1-D int32 or
+# int64 array of nnz row indices, values an (nnz, *row_shape) array of the same framework and
+# device, of a matrix of nrows rows of shape row_shape (TensorFlow's IndexedSlices, the update
+# of a JAX scatter-add). A row index stored more than once stands for the sum of its rows, in
+# storage order; canonical=True promises rows strictly increasing (checked unless
+# validate_indices=False).
+RowSparse = _sparse.RowSparse
 
 
 def _differentiable(a, b, drop_zeros, validate_indices):
@@ -111,5 +124,8 @@ max = maximum
 def accumulate(op, dense, a, *, validate_indices=True):
     """dense = op(dense, a) at the coordinates a stores (duplicates summed first), in place;
     the rest of dense is not touched. op: "add", "sub", "minimum" ("min"), "maximum" ("max").
-    Runs on the current stream of dense's framework for CUDA operands. Returns dense."""
+    a row-sparse (RowSparse, or a torch sparse_coo tensor with one sparse dimension): dense of
+    shape (nrows, *row_shape), each stored row index's rows summed in storage order, then op
+    applied once (torch: table.add_(grad) for "add"). Runs on the current stream of dense's
+    framework for CUDA operands. Returns dense."""
     return _sparse.accumulate(op, dense, a, validate_indices)

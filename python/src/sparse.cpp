@@ -236,6 +236,18 @@ void bind_sparse(nb::module_& m) {
     accumulate(parsed, vd, va, o, as_stream(stream));
   }, nb::arg("op"), nb::arg("dense"), nb::arg("a"), nb::arg("options"), nb::arg("stream"),
      "dense = op(dense, a) at a's coordinates, in place");
+  m.def("accumulate_rows", [](const std::string& op, const OutArray& dense, const InArray& rows,
+                              const InArray& vals, std::int64_t nrows, bool canonical,
+                              const SparseOptions& o, std::uintptr_t stream) {
+    const BinaryOp parsed = parse_op(op);
+    const TensorView vd = view(dense);
+    const RowSparseView va = row_sparse_view(const_view(rows), const_view(vals), nrows, canonical);
+    nb::gil_scoped_release release;
+    accumulate(parsed, vd, va, o, as_stream(stream));
+  }, nb::arg("op"), nb::arg("dense"), nb::arg("rows"), nb::arg("vals"), nb::arg("nrows"),
+     nb::arg("canonical"), nb::arg("options"), nb::arg("stream"),
+     "dense[rows[k], :] = op(dense[rows[k], :], vals[k, :]) per row index (duplicates summed "
+     "first), in place");
 }
 
 }  // namespace ewise::python

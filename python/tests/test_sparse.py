@@ -330,3 +330,55 @@ def test_python_scalars_are_weak_and_keep_the_pattern():
         ewise.sparse.multiply(i, 2**70)
     with pytest.raises(ValueError, match="out="):
         ewise.sparse.add(a, 0, out=np.zeros(SHAPE, np.float32))
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "minimum", "maximum"])
+@pytest.mark.parametrize("row_shape", [(6,), (), (2, 3)], ids=str)
+def test_accumulate_row_sparse(op, row_shape):
+    """A RowSparse of NumPy arrays: each stored row index's rows summed in storage order (f32,
+    as np.add.at sums them), then op applied once; rows not stored untouched."""
+    rng = np.random.default_rng(SEED)
+    nrows, nnz = 50, 40
+    rows = rng.integers(0, nrows // 4, size=nnz)  # many duplicates
+    vals = rng.standard_normal((nnz, *row_shape)).astype(np.float32)
+    table = rng.standard_normal((nrows, *row_shape)).astype(np.float32)
+    sums = np.zeros((nrows, *row_shape), np.float32)
+    np.add.at(sums, rows, vals)
+    stored = np.zeros(nrows, bool)
+    stored[rows] = True
+    fn = {"add": np.add, "sub": np.subtract, "minimum": np.minimum, "maximum": np.maximum}[op]
+    want = table.copy()
+    want[stored] = fn(table[stored], sums[stored])
+    got = table.copy()
+    a = ewise.sparse.RowSparse(rows, vals, nrows)
+    assert ewise.sparse.accumulate(op, got, a) is got
+    np.testing.assert_array_equal(got, want)
+    # canonical: the distinct rows in order
+    distinct = np.unique(rows)
+    got = table.copy()
+    ewise.sparse.accumulate(op, got, ewise.sparse.RowSparse(distinct, sums[distinct], nrows,
+                                                            canonical=True))
+    np.testing.assert_array_equal(got, want)
+
+
+def test_accumulate_row_sparse_mixed_and_errors():
+    rng = np.random.default_rng(SEED)
+    rows = np.array([3, 1, 3], np.int32)
+    vals = rng.standard_normal((3, 4)).astype(np.float32)
+    table = np.zeros((5, 4), np.float64)  # f64 += f32: f64, the values converted, then summed
+    ewise.sparse.accumulate("add", table, ewise.sparse.RowSparse(rows, vals, 5))
+    np.testing.assert_array_equal(table[3], vals[0].astype(np.float64) + vals[2])
+    np.testing.assert_array_equal(table[[0, 2, 4]], 0)
+    with pytest.raises(ValueError, match="dense has shape"):
+        ewise.sparse.accumulate("add", np.zeros((5, 3)), ewise.sparse.RowSparse(rows, vals, 5))
+    with pytest.raises(ValueError, match="row index 3, outside"):
+        ewise.sparse.accumulate("add", np.zeros((3, 4)), ewise.sparse.RowSparse(rows, vals, 3))
+    with pytest.raises(ValueError, match="marked canonical"):
+        ewise.sparse.accumulate("add", table, ewise.sparse.RowSparse(rows, vals, 5, True))
+    with pytest.raises(ValueError, match="dense is float32|needs that dtype|f32"):
+        ewise.sparse.accumulate("add", np.zeros((5, 4), np.float32),
+                                ewise.sparse.RowSparse(rows, vals.astype(np.float64), 5))
+    split = np.zeros((5, 3, 2), np.float32).transpose(0, 2, 1)  # rows of (2, 3), not one block
+    with pytest.raises(ValueError, match="not one block"):
+        ewise.sparse.accumulate("add", split, ewise.sparse.RowSparse(
+            rows, np.zeros((3, 2, 3), np.float32), 5))

@@ -290,6 +290,40 @@ def test_sparse_torch_layouts_and_errors():
         ewise.torch.sparse_multiply(a.to_dense(), a.to_dense())
 
 
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_accumulate_embedding_gradient(device):
+    """torch.nn.Embedding(sparse=True)'s gradient (a hybrid sparse_coo tensor, uncoalesced,
+    duplicate ids) into a table, read without a copy: PyTorch's table.add_(grad) within
+    rounding (its CPU kernel adds each occurrence in turn, ewise sums a row's occurrences first),
+    and the same bits on both of ewise's backends."""
+    if device == "cuda" and not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    torch.manual_seed(SEED)
+    emb = torch.nn.Embedding(1000, 16, sparse=True).to(device)
+    ids = torch.randint(0, 1000, (64, 20), device=device) % 97  # repeated ids
+    (emb(ids) ** 2).sum().backward()
+    grad = emb.weight.grad
+    assert grad.is_sparse and grad.sparse_dim() == 1 and not grad.is_coalesced()
+    table = torch.randn(1000, 16, device=device)
+    got = table.clone()
+    assert ewise.sparse.accumulate("add", got, grad) is got
+    torch.testing.assert_close(got, table.clone().add_(grad), rtol=1e-6, atol=1e-5)
+    cpu = table.cpu()
+    ewise.sparse.accumulate("add", cpu, grad.cpu())
+    assert torch.equal(got.cpu(), cpu)
+    # coalesced: canonical, read in place; and a sparse vector (no dense dimension)
+    again = table.clone()
+    ewise.sparse.accumulate("add", again, grad.coalesce())
+    torch.testing.assert_close(again, got, rtol=1e-6, atol=1e-5)
+    vec = torch.sparse_coo_tensor(torch.tensor([[4, 2, 4]]), torch.tensor([1.0, 2.0, 3.0]),
+                                  (10,)).to(device)
+    dense = torch.zeros(10, device=device)
+    ewise.sparse.accumulate("max", dense, vec)
+    assert dense.tolist() == [0, 0, 2, 0, 4, 0, 0, 0, 0, 0]
+    with pytest.raises(ValueError, match="dense has shape"):
+        ewise.sparse.accumulate("add", torch.zeros(1000, 8, device=device), grad)
+
+
 @pytest.mark.parametrize("dense_shape", [(5, 7), (7,), (5, 1), ()], ids=str)
 def test_sparse_multiply_gradcheck(dense_shape):
     g = torch.Generator().manual_seed(SEED)

@@ -114,6 +114,12 @@ class Adapter:
         """True for a sparse matrix of this framework that ewise takes."""
         return False
 
+    def row_sparse(self, x):
+        """x as (rows, values, nrows, canonical) when it is this framework's row-sparse form
+        (rows: a 1-D array of row indices; values: (nnz, *row_shape)), read without a copy;
+        None otherwise."""
+        return None
+
     def shares_pattern(self, x, op):
         """True when x ⊙ dense may keep x's own indices (op: x's Operand): only the values are
         computed, into values_like(op), and with_values makes the result."""

@@ -90,13 +90,22 @@ class Torch(Adapter):
         if x.sparse_dim() != 2 or x.dense_dim() != 0:
             raise ValueError(f"ewise: {what} has {x.sparse_dim()} sparse and {x.dense_dim()} "
                              "dense dimensions: ewise takes 2-D sparse matrices with scalar "
-                             "values")
+                             "values (and, in accumulate, tensors with one sparse dimension)")
         indices = x._indices()
         # rows = indices[0], cols = indices[1]: 1-D views of stride 1 when indices is
         # contiguous, as torch makes it (no copy); .contiguous() copies only otherwise.
         rows, cols = indices[0].contiguous(), indices[1].contiguous()
         return Operand(self, rows, cols, self.operand(x._values()).contiguous(), tuple(x.shape),
                        x.is_coalesced())
+
+    def row_sparse(self, x):
+        """A sparse_coo tensor with one sparse dimension (a hybrid tensor such as
+        torch.nn.Embedding(sparse=True)'s gradient, or a sparse vector): its row indices
+        (indices[0], a 1-D view of the (1, nnz) indices) and its values (nnz, *dense dims), no
+        copy; coalesced ones taken as canonical."""
+        if x.layout is not torch.sparse_coo or x.sparse_dim() != 1:
+            return None
+        return x._indices()[0].contiguous(), x._values(), int(x.shape[0]), x.is_coalesced()
 
     def coo_result(self, like, op, arrays, device):
         """A coalesced sparse_coo tensor over ewise's arrays (host: NumPy arrays, device:

@@ -1,0 +1,182 @@
+// sparse/rows.cpp — row-sparse operands (ewise/coo.hpp's RowSparseView): the view over tensors,
+// the public accumulate (checks, the values converted to the result dtype, the backend where
+// the inputs live), the index checks' messages, and the CPU backend's accumulate. The GPU
+// backend's is rows.cu.
+#include <algorithm>
+#include <numeric>
+#include <vector>
+
+#include "ewise/broadcast.hpp"
+#include "ewise/error.hpp"
+#include "ewise/sparse.hpp"
+#include "host_elem.hpp"
+#include "internal.hpp"
+#include "promote.hpp"
+#include "residency.hpp"
+
+namespace ewise {
+
+using namespace sparse_detail;
+
+namespace {
+
+DType index_dtype(IndexType t) { return t == IndexType::i32 ? DType::i32 : DType::i64; }
+
+/// a's row indices and values as 1-D tensors (for the overlap and residency checks and the
+/// values' conversion).
+ConstTensorView rows_tensor(const RowSparseView& a) {
+  return {a.rows, TensorDesc::contiguous(index_dtype(a.desc.index), Dims{a.desc.nnz}), a.memory};
+}
+ConstTensorView vals_tensor(const RowSparseView& a) {
+  return {a.vals, TensorDesc::contiguous(a.desc.dtype, Dims{a.desc.nnz * a.desc.ncols}),
+          a.memory};
+}
+
+/// accumulate's checks of dense (check_view accepted it) against a and the result dtype.
+void check_rows_target(const RowSparseView& a, const TensorView& dense, DType result) {
+  const CooDesc& d = a.desc;
+  EWISE_EXPECTS(dense.desc.dtype == result, "accumulate: dense is ", dtype_name(dense.desc.dtype),
+                " but the result of dense and a (", dtype_name(d.dtype), ") is ",
+                dtype_name(result), "; dense needs that dtype");
+  EWISE_EXPECTS(dense.desc.rank() == 2 && dense.desc.shape[0] == d.nrows &&
+                    dense.desc.shape[1] == d.ncols,
+                "accumulate: dense must be a (", d.nrows, ",", d.ncols,
+                ") tensor for row-sparse a (", d.str(), "); got ", dense.desc.str());
+  EWISE_EXPECTS(dense.memory == a.memory, "accumulate: a is in ", memory_name(a.memory),
+                " memory but dense is in ", memory_name(dense.memory), " memory");
+  const std::size_t elem = dtype_size(result);
+  EWISE_EXPECTS(dense.memory != Memory::device || dense.desc.numel() == 0 ||
+                    reinterpret_cast<std::uintptr_t>(dense.data) % elem == 0,
+                "accumulate: dense data ", dense.data, " is not aligned to its ", elem, "-byte ",
+                dtype_name(result), " elements");
+  EWISE_EXPECTS(dense.desc.is_non_overlapping(), "accumulate: dense ", dense.desc.str(),
+                " revisits elements (a stride of 0 or strides that overlap); it is written");
+  // a's arrays are 1-D and dense 2-D: any overlap is a partial one.
+  check_no_partial_overlap(dense, vals_tensor(a), "a.vals");
+  check_no_partial_overlap(dense, rows_tensor(a), "a.rows");
+}
+
+/// Calls f(rows) with a host view's row indices as a typed pointer (the type switched once).
+template <class F>
+void with_host_rows(const RowSparseView& a, F&& f) {
+  if (a.desc.index == IndexType::i32) f(static_cast<const std::int32_t*>(a.rows));
+  else f(static_cast<const std::int64_t*>(a.rows));
+}
+
+}  // namespace
+
+namespace sparse_detail {
+
+void throw_row_out_of_range(const char* what, const CooDesc& d, std::int64_t k, std::int64_t row) {
+  detail::throw_invalid(__FILE__, __LINE__,
+                        detail::concat(what, ": stored row ", k, " has row index ", row,
+                                       ", outside [0, ", d.nrows, ")"));
+}
+
+void throw_rows_not_increasing(const char* what, std::int64_t k, std::int64_t prev,
+                               std::int64_t row) {
+  detail::throw_invalid(__FILE__, __LINE__,
+                        detail::concat(what, " is marked canonical but stored row ", k,
+                                       " (row index ", row, ") does not come after stored row ",
+                                       k - 1, " (row index ", prev,
+                                       ") (canonical: row indices strictly increasing)"));
+}
+
+void check_row_indices_host(const RowSparseView& a, const char* what) {
+  with_host_rows(a, [&](const auto* rows) {
+    for (std::int64_t k = 0; k < a.desc.nnz; ++k) {
+      const std::int64_t r = rows[k];
+      if (r < 0 || r >= a.desc.nrows) throw_row_out_of_range(what, a.desc, k, r);
+      if (a.desc.canonical && k > 0 && rows[k - 1] >= r)
+        throw_rows_not_increasing(what, k, rows[k - 1], r);
+    }
+  });
+}
+
+void host_accumulate_rows(BinaryOp op, const TensorView& dense, const RowSparseView& a) {
+  const std::int64_t n = a.desc.nnz, w = a.desc.ncols;
+  if (n == 0 || w == 0) return;
+  std::vector<std::int64_t> rows(static_cast<std::size_t>(n));
+  with_host_rows(a, [&](const auto* r) { std::copy(r, r + n, rows.begin()); });
+  // The stored rows in the order they are summed: storage order, stably sorted by row index
+  // unless already increasing (so each row's duplicates stay in storage order).
+  std::vector<std::int64_t> order(static_cast<std::size_t>(n));
+  std::iota(order.begin(), order.end(), std::int64_t{0});
+  if (!std::is_sorted(rows.begin(), rows.end()))
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::int64_t x, std::int64_t y) { return rows[x] < rows[y]; });
+  const std::int64_t rs = dense.desc.strides[0], cs = dense.desc.strides[1];
+  with_elem(a.desc.dtype, [&](auto e) {
+    using E = decltype(e);
+    using C = typename E::compute;
+    std::vector<C> sum(static_cast<std::size_t>(w));
+    with_union_op(op, [&](auto f) {
+      for (std::int64_t i = 0; i < n;) {
+        const std::int64_t r = rows[order[i]];
+        for (std::int64_t c = 0; c < w; ++c) sum[c] = E::load(a.vals, order[i] * w + c);
+        for (++i; i < n && rows[order[i]] == r; ++i)
+          for (std::int64_t c = 0; c < w; ++c)
+            sum[c] = ops::Add{}(sum[c], E::load(a.vals, order[i] * w + c));
+        for (std::int64_t c = 0; c < w; ++c) {
+          const std::int64_t at = r * rs + c * cs;
+          E::store(dense.data, at, f(E::load(dense.data, at), sum[c]));
+        }
+      }
+    });
+  });
+}
+
+}  // namespace sparse_detail
+
+RowSparseView row_sparse_view(const ConstTensorView& rows, const ConstTensorView& vals,
+                              std::int64_t nrows, bool canonical) {
+  check_view(rows, "rows");
+  check_view(vals, "vals");
+  EWISE_EXPECTS(rows.desc.rank() == 1 && rows.desc.is_contiguous() &&
+                    (rows.desc.dtype == DType::i32 || rows.desc.dtype == DType::i64),
+                "row_sparse_view: rows must be a contiguous 1-D i32 or i64 tensor; got ",
+                rows.desc.str());
+  EWISE_EXPECTS((vals.desc.rank() == 1 || vals.desc.rank() == 2) && vals.desc.is_contiguous() &&
+                    vals.desc.shape[0] == rows.desc.shape[0],
+                "row_sparse_view: vals must be a contiguous (nnz, ncols) or (nnz,) tensor with "
+                "nnz = ", rows.desc.shape[0], " (the length of rows); got ", vals.desc.str());
+  EWISE_EXPECTS(rows.memory == vals.memory, "row_sparse_view: rows are in ",
+                memory_name(rows.memory), " memory but vals in ", memory_name(vals.memory));
+  const std::int64_t ncols = vals.desc.rank() == 2 ? vals.desc.shape[1] : 1;
+  const RowSparseView v{rows.data, vals.data,
+                        CooDesc{nrows, ncols, rows.desc.shape[0],
+                                rows.desc.dtype == DType::i32 ? IndexType::i32 : IndexType::i64,
+                                vals.desc.dtype, canonical},
+                        rows.memory};
+  check_view(v, "row_sparse_view");
+  return v;
+}
+
+void accumulate(BinaryOp op, const TensorView& dense, const RowSparseView& a,
+                const SparseOptions& options, cudaStream_t stream) {
+  check_union_op(op, "accumulate");
+  check_view(a, "a");
+  check_view(dense, "dense");
+  check_dense_result_options(options.drop_zeros, "accumulate");
+  const DType r = result_dtype(op, options.promotion, dense.desc.dtype,
+                               {a.desc.dtype, Weight::tensor});
+  check_rows_target(a, dense, r);
+  if (a.memory == Memory::device)
+    detail::DeviceOperands().add(rows_tensor(a), "a.rows").add(vals_tensor(a), "a.vals")
+        .add(dense, "dense").check(stream);
+  else
+    check_row_indices_host(a, "a");
+  // a's values in the result dtype (converted in one pass when they are of another).
+  Promoted p(r, options.memory, stream);
+  RowSparseView m = a;
+  m.vals = p.dense(vals_tensor(a)).data;
+  m.desc.dtype = r;
+  if (a.memory == Memory::host) {
+    host_accumulate_rows(op, dense, m);
+  } else {
+    const detail::CallMemory memory(options.memory);
+    device_accumulate_rows(dense, m, op, options, stream);
+  }
+}
+
+}  // namespace ewise

@@ -1,0 +1,169 @@
+// GPU tests of row-sparse accumulate (sparse/rows.cu): bit for bit against the CPU backend
+// (itself checked against the expanded COO form in test_rows_host.cpp) over random shapes,
+// dtypes, index types, operations, duplicates with hot rows, strided tables, both paths
+// (canonical in place, sorted runs); the refusals of bad indices with the table untouched.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ewise/device.hpp"
+#include "ewise/error.hpp"
+#include "ewise/sparse.hpp"
+#include "ewise/verify.hpp"
+#include "testing/expect_invalid.hpp"
+#include "testing/gpu_test.hpp"
+#include "testing/row_sparse.hpp"
+
+namespace ewise {
+namespace {
+
+using test::expect_invalid;
+using test::RowCase;
+
+/// A row-sparse operand copied to the device.
+struct DeviceRows {
+  DeviceTensor rows, vals;
+  RowSparseView view;
+  explicit DeviceRows(const RowCase& a, cudaStream_t stream = nullptr)
+      : rows(to_device(a.rows.view(), stream)), vals(to_device(a.vals.view(), stream)),
+        view(row_sparse_view(rows.view(), vals.view(), a.nrows, a.canonical)) {}
+};
+
+/// The table's (nrows, width) view into a buffer: row stride width + 3, or column-major.
+template <class Tensor>
+TensorView table_view(Tensor& buffer, std::int64_t nrows, std::int64_t width, bool transposed,
+                      Memory memory) {
+  const Dims strides = transposed ? Dims{1, nrows} : Dims{width + 3, 1};
+  return {buffer.data(), TensorDesc::strided(buffer.dtype(), Dims{nrows, width}, strides),
+          memory};
+}
+
+bool same_bytes(const HostTensor& x, const HostTensor& y) {
+  return x.bytes() == y.bytes() && std::memcmp(x.data(), y.data(), x.bytes()) == 0;
+}
+
+/// accumulate(op) of a into a random table on both backends; the whole buffers compared (the
+/// gaps of a strided table must stay as they were).
+void check_case(const RowCase& a, DType table_dtype, BinaryOp op, bool transposed,
+                const SparseOptions& options, cudaStream_t stream, std::mt19937_64& rng,
+                const std::string& what) {
+  const std::int64_t nrows = a.nrows, width = a.vals.desc().rank() == 2 ? a.vals.shape()[1] : 1;
+  HostTensor start(table_dtype, Dims{std::max<std::int64_t>(1, nrows * (width + 3))});
+  test::fill_values(table_dtype, start.data(), start.numel(), rng);
+  HostTensor want = to_host(start.view());
+  accumulate(op, table_view(want, nrows, width, transposed, Memory::host), a.view());
+  DeviceTensor table = to_device(start.view(), stream);
+  const DeviceRows d(a, stream);
+  accumulate(op, table_view(table, nrows, width, transposed, Memory::device), d.view, options,
+             stream);
+  EXPECT_TRUE(same_bytes(to_host(table.view(), stream), want)) << what;
+}
+
+TEST(RowSparseGpu, MatchesTheCpuBackend) {
+  EWISE_REQUIRE_GPU();
+  std::mt19937_64 rng(verify::seed_from_env_or_random());
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  struct Shape {
+    std::int64_t nrows, width, nnz;
+  };
+  const Shape shapes[] = {{1, 1, 1},      {17, 3, 40},   {300, 64, 200},
+                          {1000, 65, 900}, {64, 300, 50}, {5, 0, 4},
+                          {7, 5, 0}};
+  const bool small = test::sanitizer_sizes();
+  for (const Shape& s : shapes)
+    for (const DType t : test::sweep_dtypes())
+      for (const IndexType index : {IndexType::i32, IndexType::i64})
+        for (const bool canonical : {false, true})
+          for (const BinaryOp op : {BinaryOp::add, BinaryOp::sub, BinaryOp::min, BinaryOp::max}) {
+            if (small && op != BinaryOp::add && op != BinaryOp::max) continue;
+            const std::int64_t nnz = canonical ? std::min(s.nnz, s.nrows) : s.nnz;
+            const RowCase a = test::random_rows(rng, s.nrows, s.width, nnz, t, index, canonical);
+            const bool transposed = rng() % 2 == 0;
+            SparseOptions options;
+            options.validate_indices = rng() % 4 != 0;
+            check_case(a, t, op, transposed, options, stream, rng,
+                       std::string(dtype_name(t)) + " " + op_name(op) + " " +
+                           std::to_string(s.nrows) + "x" + std::to_string(s.width) + " nnz " +
+                           std::to_string(nnz) + (canonical ? " canonical" : "") +
+                           (transposed ? " transposed " : " ") + index_name(index));
+          }
+  ASSERT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+}
+
+TEST(RowSparseGpu, LongRunsKeepStorageOrder) {
+  EWISE_REQUIRE_GPU();
+  // One hot row stored 20001 times among others (a frequent embedding id), values whose f32
+  // sum depends on the order: large and small magnitudes alternating.
+  std::mt19937_64 rng(verify::seed_from_env_or_random());
+  const std::int64_t n = 30001, width = 33, nrows = 100;
+  RowCase a{HostTensor(DType::i64, Dims{n}), HostTensor(DType::f32, Dims{n, width}), nrows, false};
+  for (std::int64_t k = 0; k < n; ++k) {
+    a.rows.data_as<std::int64_t>()[k] = k % 3 == 2 ? static_cast<std::int64_t>(rng() % nrows) : 7;
+    for (std::int64_t c = 0; c < width; ++c)
+      a.vals.data_as<float>()[k * width + c] =
+          static_cast<float>((k % 2 ? 1e7 : 1.0) * (static_cast<double>(rng() % 2001) - 1000));
+  }
+  for (const DType table : {DType::f32, DType::f64})
+    check_case(a, table, BinaryOp::add, false, {}, nullptr, rng,
+               std::string("hot row into ") + dtype_name(table));
+}
+
+TEST(RowSparseGpu, MixedDTypes) {
+  EWISE_REQUIRE_GPU();
+  std::mt19937_64 rng(verify::seed_from_env_or_random());
+  struct Pair {
+    DType table, vals;
+  };
+  for (const Pair p : {Pair{DType::f64, DType::f32}, Pair{DType::f32, DType::bf16},
+                       Pair{DType::f32, DType::f16}, Pair{DType::i64, DType::i32}})
+    for (const bool canonical : {false, true}) {
+      const RowCase a = test::random_rows(rng, 400, 24, 300, p.vals, IndexType::i64, canonical);
+      check_case(a, p.table, BinaryOp::add, false, {}, nullptr, rng,
+                 std::string(dtype_name(p.table)) + " += " + dtype_name(p.vals));
+    }
+}
+
+TEST(RowSparseGpu, RefusesBadIndicesBeforeWriting) {
+  EWISE_REQUIRE_GPU();
+  std::mt19937_64 rng(verify::seed_from_env_or_random());
+  const HostTensor start = test::random_table(rng, DType::f32, 50, 8);
+  DeviceTensor table = to_device(start.view());
+  const auto run = [&](const std::vector<std::int32_t>& rows, bool canonical) {
+    RowCase a{HostTensor(DType::i32, Dims{static_cast<std::int64_t>(rows.size())}),
+              HostTensor(DType::f32, Dims{static_cast<std::int64_t>(rows.size()), 8}), 50,
+              canonical};
+    std::memcpy(a.rows.data(), rows.data(), rows.size() * 4);
+    test::fill_values(DType::f32, a.vals.data(), a.vals.numel(), rng);
+    const DeviceRows d(a);
+    accumulate(BinaryOp::add, table.view(), d.view);
+  };
+  const auto unchanged = [&] { EXPECT_TRUE(same_bytes(to_host(table.view()), start)); };
+  // The sorted path (checked in the pass that makes its keys) and the canonical one (a pass of
+  // its own): the first bad stored row named, nothing written.
+  expect_invalid([&] { run({3, 1, 50, 2, 60}, false); }, {"stored row 2", "row index 50", "[0, 50)"});
+  unchanged();
+  expect_invalid([&] { run({3, -4, 1}, false); }, {"stored row 1", "row index -4"});
+  unchanged();
+  expect_invalid([&] { run({1, 3, 49, 50}, true); }, {"stored row 3", "row index 50"});
+  unchanged();
+  expect_invalid([&] { run({1, 3, 3, 9}, true); },
+                 {"marked canonical", "stored row 2", "row index 3", "row index 3"});
+  unchanged();
+  // Misaligned device values: refused before anything is launched.
+  DeviceTensor rows = to_device(HostTensor(DType::i32, Dims{2}).view());
+  DeviceBuffer raw(2 * 8 * 4 + 4);
+  const ConstTensorView misaligned{static_cast<std::byte*>(raw.data()) + 2,
+                                   TensorDesc::contiguous(DType::f32, Dims{2, 8}), Memory::device};
+  expect_invalid([&] {
+    accumulate(BinaryOp::add, table.view(), row_sparse_view(rows.view(), misaligned, 50));
+  }, {"vals", "not aligned"});
+  unchanged();
+}
+
+}  // namespace
+}  // namespace ewise

@@ -1,0 +1,186 @@
+// Host tests of row-sparse operands (ewise/coo.hpp's RowSparseView) on the CPU backend:
+// accumulate against the expanded COO matrix's accumulate (testing/row_sparse.hpp) over random
+// shapes, dtypes, index types, operations, duplicates and strided tables; mixed dtypes; every
+// argument check, with the table untouched after a refusal.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ewise/error.hpp"
+#include "ewise/sparse.hpp"
+#include "ewise/verify.hpp"
+#include "testing/expect_invalid.hpp"
+#include "testing/row_sparse.hpp"
+
+namespace ewise {
+namespace {
+
+using test::expect_invalid;
+using test::RowCase;
+
+constexpr BinaryOp kUnionOps[] = {BinaryOp::add, BinaryOp::sub, BinaryOp::min, BinaryOp::max};
+constexpr DType kValueDTypes[] = {DType::f16, DType::bf16, DType::f32,
+                                  DType::f64, DType::i32,  DType::i64};
+
+/// A (nrows, width) view into `buffer` at row stride `row_stride` (>= width; the gap is never
+/// written) or, with transposed, column-major (row stride 1, column stride nrows).
+TensorView table_view(HostTensor& buffer, std::int64_t nrows, std::int64_t width,
+                      std::int64_t row_stride, bool transposed) {
+  const Dims strides = transposed ? Dims{1, nrows} : Dims{row_stride, 1};
+  return {buffer.data(), TensorDesc::strided(buffer.dtype(), Dims{nrows, width}, strides),
+          Memory::host};
+}
+
+bool same_bytes(const HostTensor& x, const HostTensor& y) {
+  return x.bytes() == y.bytes() && std::memcmp(x.data(), y.data(), x.bytes()) == 0;
+}
+
+TEST(RowSparseHost, MatchesTheExpandedCoo) {
+  std::mt19937_64 rng(verify::seed_from_env_or_random());
+  struct Shape {
+    std::int64_t nrows, width, nnz;
+  };
+  const Shape shapes[] = {{1, 1, 1}, {9, 7, 5}, {40, 64, 33}, {300, 3, 250}, {5, 0, 3}, {6, 4, 0}};
+  for (const Shape& s : shapes)
+    for (const DType t : kValueDTypes)
+      for (const IndexType index : {IndexType::i32, IndexType::i64})
+        for (const bool canonical : {false, true})
+          for (const BinaryOp op : kUnionOps)
+            for (const bool transposed : {false, true}) {
+              const std::int64_t nnz = canonical ? std::min(s.nnz, s.nrows) : s.nnz;
+              const RowCase a = test::random_rows(rng, s.nrows, s.width, nnz, t, index, canonical);
+              const std::int64_t stride = s.width + 2;
+              HostTensor start(t, Dims{std::max(s.nrows * stride, s.nrows * s.width)});
+              test::fill_values(t, start.data(), start.numel(), rng);
+              HostTensor got = to_host(start.view()), want = to_host(start.view());
+              const HostCoo coo = test::expanded(a.view());
+              accumulate(op, table_view(want, s.nrows, s.width, stride, transposed), coo.view());
+              accumulate(op, table_view(got, s.nrows, s.width, stride, transposed), a.view());
+              EXPECT_TRUE(same_bytes(got, want))
+                  << dtype_name(t) << " " << op_name(op) << " " << s.nrows << "x" << s.width
+                  << " nnz " << nnz << (canonical ? " canonical" : "")
+                  << (transposed ? " transposed" : "") << " " << index_name(index);
+            }
+}
+
+TEST(RowSparseHost, DuplicatesAreSummedInStorageOrderThenApplied) {
+  // Rows 1, 0, 1, 1 of width 2. Row 1, column 0, in storage order in f32: 1e8 + 1 rounds to
+  // 1e8 (its spacing is 8), then - 1e8 gives 0 (the exact sum is 1); op is applied once.
+  HostTensor rows(DType::i64, Dims{4}), vals(DType::f32, Dims{4, 2});
+  const std::int64_t r[] = {1, 0, 1, 1};
+  const float v[] = {1e8f, 1, 3, 4, 1, 0, -1e8f, 2};
+  std::memcpy(rows.data(), r, sizeof r);
+  std::memcpy(vals.data(), v, sizeof v);
+  HostTensor table(DType::f32, Dims{2, 2});
+  const float t0[] = {10, 20, 10, 20};
+  std::memcpy(table.data(), t0, sizeof t0);
+  accumulate(BinaryOp::sub, table.view(), row_sparse_view(rows.view(), vals.view(), 2));
+  const float* t = table.data_as<float>();
+  EXPECT_EQ(t[0], 10 - 3.0f);
+  EXPECT_EQ(t[1], 20 - 4.0f);
+  EXPECT_EQ(t[2], 10.0f);
+  EXPECT_EQ(t[3], 20 - 3.0f);
+}
+
+TEST(RowSparseHost, MixedDTypesPromoteAsTheCooForm) {
+  std::mt19937_64 rng(verify::seed_from_env_or_random());
+  struct Pair {
+    DType table, vals;
+  };
+  for (const Pair p : {Pair{DType::f64, DType::f32}, Pair{DType::f32, DType::bf16},
+                       Pair{DType::i64, DType::i32}, Pair{DType::f64, DType::i32}})
+    for (const bool canonical : {false, true}) {
+      const RowCase a = test::random_rows(rng, 50, 6, 20, p.vals, IndexType::i32, canonical);
+      const HostTensor start = test::random_table(rng, p.table, 50, 6);
+      HostTensor got = to_host(start.view()), want = to_host(start.view());
+      const HostCoo coo = test::expanded(a.view());
+      accumulate(BinaryOp::add, want.view(), coo.view());
+      accumulate(BinaryOp::add, got.view(), a.view());
+      EXPECT_TRUE(same_bytes(got, want)) << dtype_name(p.table) << " += " << dtype_name(p.vals);
+    }
+}
+
+TEST(RowSparseHost, OneDimensionalValuesAreRowsOfOne) {
+  HostTensor rows(DType::i32, Dims{3}), vals(DType::f64, Dims{3});
+  const std::int32_t r[] = {2, 0, 2};
+  const double v[] = {1.5, 2, 4};
+  std::memcpy(rows.data(), r, sizeof r);
+  std::memcpy(vals.data(), v, sizeof v);
+  const RowSparseView a = row_sparse_view(rows.view(), vals.view(), 4);
+  EXPECT_EQ(a.desc.ncols, 1);
+  HostTensor table(DType::f64, Dims{4, 1});
+  std::memset(table.data(), 0, table.bytes());
+  accumulate(BinaryOp::max, table.view(), a);
+  const double* t = table.data_as<double>();
+  EXPECT_EQ(t[0], 2);
+  EXPECT_EQ(t[1], 0);
+  EXPECT_EQ(t[2], 5.5);
+  EXPECT_EQ(t[3], 0);
+}
+
+TEST(RowSparseHost, RefusesBadArgumentsBeforeWriting) {
+  HostTensor rows(DType::i32, Dims{3}), vals(DType::f32, Dims{3, 2});
+  const std::int32_t good[] = {0, 2, 3};
+  std::memcpy(rows.data(), good, sizeof good);
+  for (std::int64_t i = 0; i < 6; ++i) vals.data_as<float>()[i] = 1;
+  HostTensor table(DType::f32, Dims{4, 2});
+  std::memset(table.data(), 0, table.bytes());
+  const HostTensor before = to_host(table.view());
+  const auto a = [&](bool canonical = false) {
+    return row_sparse_view(rows.view(), vals.view(), 4, canonical);
+  };
+  const auto unchanged = [&] { EXPECT_TRUE(same_bytes(table, before)); };
+
+  expect_invalid([&] { accumulate(BinaryOp::mul, table.view(), a()); }, {"union operations", "mul"});
+  SparseOptions drop;
+  drop.drop_zeros = true;
+  expect_invalid([&] { accumulate(BinaryOp::add, table.view(), a(), drop); }, {"drop_zeros"});
+  HostTensor narrow(DType::f32, Dims{4, 3}), wide(DType::f16, Dims{4, 2});
+  expect_invalid([&] { accumulate(BinaryOp::add, narrow.view(), a()); }, {"(4,2)", "row-sparse"});
+  HostTensor f64_vals(DType::f64, Dims{3, 2});
+  expect_invalid([&] {
+    accumulate(BinaryOp::add, table.view(), row_sparse_view(rows.view(), f64_vals.view(), 4));
+  }, {"dense is f32", "f64", "needs that dtype"});
+  const TensorView revisiting{table.data(), TensorDesc::strided(DType::f32, Dims{4, 2}, Dims{0, 1}),
+                              Memory::host};
+  expect_invalid([&] { accumulate(BinaryOp::add, revisiting, a()); }, {"revisits"});
+  // The table over a's own values: 3 stored rows of 2 viewed as a (3, 2) table.
+  const TensorView over_vals{vals.data(), TensorDesc::contiguous(DType::f32, Dims{3, 2}),
+                             Memory::host};
+  expect_invalid([&] {
+    accumulate(BinaryOp::add, over_vals, row_sparse_view(rows.view(), vals.view(), 3));
+  }, {"a.vals"});
+
+  const std::int32_t out_of_range[] = {0, 2, 4};
+  std::memcpy(rows.data(), out_of_range, sizeof out_of_range);
+  expect_invalid([&] { accumulate(BinaryOp::add, table.view(), a()); },
+                 {"stored row 2", "row index 4", "[0, 4)"});
+  const std::int32_t negative[] = {0, -1, 3};
+  std::memcpy(rows.data(), negative, sizeof negative);
+  expect_invalid([&] { accumulate(BinaryOp::add, table.view(), a()); },
+                 {"stored row 1", "row index -1"});
+  const std::int32_t repeated[] = {0, 2, 2};
+  std::memcpy(rows.data(), repeated, sizeof repeated);
+  expect_invalid([&] { accumulate(BinaryOp::add, table.view(), a(true)); },
+                 {"marked canonical", "stored row 2", "row index 2"});
+  accumulate(BinaryOp::add, table.view(), a());  // the same rows not marked: duplicates
+  EXPECT_EQ(table.data_as<float>()[4], 2.0f);
+  std::memcpy(table.data(), before.data(), table.bytes());
+  unchanged();
+
+  HostTensor short_vals(DType::f32, Dims{2, 2}), rows2d(DType::i32, Dims{3, 1});
+  expect_invalid([&] { row_sparse_view(rows.view(), short_vals.view(), 4); },
+                 {"nnz = 3", "(2,2)"});
+  expect_invalid([&] { row_sparse_view(rows2d.view(), vals.view(), 4); }, {"1-D", "rows"});
+  HostTensor f32_rows(DType::f32, Dims{3});
+  expect_invalid([&] { row_sparse_view(f32_rows.view(), vals.view(), 4); }, {"i32 or i64"});
+  expect_invalid([&] { row_sparse_view(rows.view(), vals.view(), -1); }, {"negative"});
+  unchanged();
+}
+
+}  // namespace
+}  // namespace ewise

@@ -9,10 +9,17 @@
 //                positions are radix-sorted, stably, over the bits nrows needs (a pass that
 //                makes the keys checks the indices), the runs of equal rows found by CUB's
 //                DeviceSelect (compaction.cuh's RunHeads); one synchronization reads the check
-//                and the number of runs before anything is written.
+//                and the number of runs before anything is written. Runs longer than
+//                kLongRun (a frequent embedding id: thousands of rows) go to long_rows_kernel
+//                instead: a block a run and 32 columns, seven warps loading the next rows into
+//                shared memory while the eighth sums those loaded, so that the one sequential
+//                sum streams at a block's bandwidth instead of a thread's few loads at a time.
 #include <cstdint>
 #include <cstring>
 #include <optional>
+
+#include <cub/device/device_select.cuh>
+#include <thrust/iterator/counting_iterator.h>
 
 #include "compaction.cuh"
 #include "ewise/detail/fast_divmod.hpp"
@@ -24,6 +31,7 @@
 #include "keys.cuh"
 #include "policy.hpp"
 #include "sort.cuh"
+#include "workspace.hpp"
 
 namespace ewise::sparse_detail {
 namespace {
@@ -83,6 +91,15 @@ struct RowRuns {
   Op op;
 };
 
+/// Runs longer than this are long_rows_kernel's (sorted path). A thread's sum of such a run in
+/// rows_kernel has four loads in flight: a run of 13,000 rows (the hottest of 262,144
+/// log-uniform ids) took it about 4 ms (est.), one block of long_rows_kernel streams it.
+inline constexpr std::int64_t kLongRun = 64;
+/// long_rows_kernel's shape: kLongWarps warps, all but the first loading kLongRows rows each a
+/// chunk (f64: 28 KB of shared memory).
+inline constexpr int kLongWarps = 8, kLongRows = 16;
+inline constexpr int kLongChunk = (kLongWarps - 1) * kLongRows;
+
 template <class T, class Op>
 __global__ void __launch_bounds__(kBlock) rows_kernel(RowRuns<T, Op> a) {
   using C = detail::compute_t<T>;
@@ -96,6 +113,7 @@ __global__ void __launch_bounds__(kBlock) rows_kernel(RowRuns<T, Op> a) {
     if (l.heads) {
       start = l.heads[s];
       end = static_cast<std::int64_t>(s) + 1 < l.runs ? l.heads[s + 1] : l.n;
+      if (end - start > kLongRun) continue;  // long_rows_kernel's
       row = static_cast<std::int64_t>(l.keys[start]);
     } else {
       start = static_cast<std::int64_t>(s);
@@ -120,6 +138,72 @@ __global__ void __launch_bounds__(kBlock) rows_kernel(RowRuns<T, Op> a) {
   }
 }
 
+/// The long runs (sorted path), long[b / slabs] for block b, 32 columns each from
+/// (b % slabs) * 32: warps 1.. load a chunk of kLongChunk rows of the run (kLongRows each, all
+/// issued before any is stored) into shared memory, warp 0 sums it in storage order, lane =
+/// column; the loading warps issue the next chunk's loads while warp 0 sums.
+template <class T, class Op>
+__global__ void __launch_bounds__(kLongWarps * 32)
+    long_rows_kernel(RowRuns<T, Op> a, const std::int64_t* long_runs, std::int64_t slabs) {
+  using C = detail::compute_t<T>;
+  __shared__ C tile[kLongChunk][32];
+  const RunLayout& l = a.runs;
+  const int lane = static_cast<int>(threadIdx.x % 32), warp = static_cast<int>(threadIdx.x / 32);
+  const std::int64_t s = long_runs[blockIdx.x / slabs];
+  const std::uint64_t c = (blockIdx.x % slabs) * 32 + static_cast<std::uint64_t>(lane);
+  const bool active = c < a.width;
+  const std::int64_t start = l.heads[s], end = s + 1 < l.runs ? l.heads[s + 1] : l.n;
+  C sum{};
+  for (std::int64_t base = start; base < end; base += kLongChunk) {
+    C v[kLongRows];
+    if (warp > 0) {
+#pragma unroll
+      for (int u = 0; u < kLongRows; ++u) {
+        const std::int64_t j = base + (warp - 1) * kLongRows + u;
+        v[u] = active && j < end ? static_cast<C>(detail::to_compute(a.vals[l.pos[j] * a.width + c]))
+                                 : C{};
+      }
+    }
+    __syncthreads();  // warp 0 is done with the previous chunk
+    if (warp > 0) {
+#pragma unroll
+      for (int u = 0; u < kLongRows; ++u) tile[(warp - 1) * kLongRows + u][lane] = v[u];
+    }
+    __syncthreads();
+    if (warp == 0 && active) {
+      const int m = static_cast<int>(end - base < kLongChunk ? end - base : kLongChunk);
+      int r = 0;
+      if (base == start) sum = tile[r++][lane];  // from the first value, as rows_kernel
+      for (; r < m; ++r) sum = ops::Add{}(sum, tile[r][lane]);
+    }
+  }
+  if (warp == 0 && active) {
+    T& x = a.dense.at(static_cast<std::int64_t>(l.keys[start]), static_cast<std::int64_t>(c));
+    x = detail::from_compute<T>(a.op(static_cast<C>(detail::to_compute(x)), sum));
+  }
+}
+
+/// Run s (of *count, read on the device) is longer than kLongRun.
+struct IsLongRun {
+  const std::int64_t* heads;
+  const std::int64_t* count;
+  std::int64_t n;
+  __device__ bool operator()(std::int64_t s) const {
+    const std::int64_t runs = *count;
+    if (s >= runs) return false;
+    return (s + 1 < runs ? heads[s + 1] : n) - heads[s] > kLongRun;
+  }
+};
+
+/// The long runs' indices into long_runs (room for n), their number at *nlong; `temp ==
+/// nullptr` asks for the temporary size.
+void select_long_runs(void* temp, std::size_t& temp_bytes, const IsLongRun& is_long,
+                      std::int64_t* long_runs, std::int64_t* nlong, cudaStream_t stream) {
+  EWISE_CUDA_CHECK(cub::DeviceSelect::If(temp, temp_bytes,
+                                         thrust::counting_iterator<std::int64_t>(0), long_runs,
+                                         nlong, is_long.n, is_long, stream));
+}
+
 /// Bits a radix sort of row indices below nrows looks at (at least 1).
 int row_bits(std::int64_t nrows) {
   int bits = 1;
@@ -127,12 +211,15 @@ int row_bits(std::int64_t nrows) {
   return bits;
 }
 
-/// The check words and the run count, read back at once (synchronizes); throws for a failed
-/// check, naming the first bad stored row.
-std::int64_t read_words(const unsigned long long* device_words, const RowSparseView& a,
-                        cudaStream_t stream) {
-  std::int64_t w[3] = {};
-  EWISE_CUDA_CHECK(cudaMemcpyAsync(w, device_words, sizeof w, cudaMemcpyDeviceToHost, stream));
+/// The check words, the run count and the long runs' count, read back at once (synchronizes);
+/// throws for a failed check, naming the first bad stored row.
+struct Words {
+  std::int64_t check[2], runs, long_runs;
+};
+Words read_words(const unsigned long long* device_words, const RowSparseView& a,
+                 cudaStream_t stream) {
+  Words w{};
+  EWISE_CUDA_CHECK(cudaMemcpyAsync(&w, device_words, sizeof w, cudaMemcpyDeviceToHost, stream));
   EWISE_CUDA_CHECK(cudaStreamSynchronize(stream));
   const auto row_at = [&](std::int64_t k) {
     std::int64_t v = 0;
@@ -147,9 +234,10 @@ std::int64_t read_words(const unsigned long long* device_words, const RowSparseV
     }
     return v;
   };
-  if (w[0] >= 0) throw_row_out_of_range("a", a.desc, w[0], row_at(w[0]));
-  if (w[1] >= 0) throw_rows_not_increasing("a", w[1], row_at(w[1] - 1), row_at(w[1]));
-  return w[2];
+  if (w.check[0] >= 0) throw_row_out_of_range("a", a.desc, w.check[0], row_at(w.check[0]));
+  if (w.check[1] >= 0)
+    throw_rows_not_increasing("a", w.check[1], row_at(w.check[1] - 1), row_at(w.check[1]));
+  return w;
 }
 
 }  // namespace
@@ -160,8 +248,9 @@ void device_accumulate_rows(const TensorView& dense, const RowSparseView& a, Bin
   if (n == 0) return;
   const bool validate = options.validate_indices;
   const IndexArray rows = index_array(a.rows, a.desc.index);
-  // Three words: the two checks' first bad stored rows (all ones: none), the run count.
-  DeviceBuffer words(3 * sizeof(std::int64_t), stream);
+  // Four words (Words): the two checks' first bad stored rows (all ones: none), the run count,
+  // the long runs' count.
+  DeviceBuffer words(sizeof(Words), stream);
   auto* const w = static_cast<unsigned long long*>(words.data());
   EWISE_CUDA_CHECK(cudaMemsetAsync(w, 0xFF, 2 * sizeof(std::int64_t), stream));
   RowCheck check{rows, a.desc.nrows, a.desc.canonical, validate ? w : nullptr};
@@ -169,6 +258,8 @@ void device_accumulate_rows(const TensorView& dense, const RowSparseView& a, Bin
   // The sorted path's storage, kept until the kernel is queued.
   std::optional<SortScratch> sorted;
   std::optional<RunHeads> heads;
+  Workspace long_runs;
+  std::int64_t nlong = 0;
   if (a.desc.canonical) {
     if (validate) {
       detail::launch("sparse row_check", row_check_kernel, dim3(blocks_for(n)), dim3(kBlock), 0,
@@ -189,7 +280,16 @@ void device_accumulate_rows(const TensorView& dense, const RowSparseView& a, Bin
     keys.keys = layout.keys;
     heads.emplace(keys, n, reinterpret_cast<std::int64_t*>(w) + 2, stream);
     layout.heads = heads->positions();
-    layout.runs = read_words(w, a, stream);
+    auto* const counts = reinterpret_cast<std::int64_t*>(w) + 2;
+    const IsLongRun is_long{layout.heads, counts, n};
+    std::size_t temp_bytes = 0;
+    select_long_runs(nullptr, temp_bytes, is_long, nullptr, nullptr, stream);
+    long_runs = Workspace({static_cast<std::size_t>(n) * sizeof(std::int64_t), temp_bytes}, stream);
+    select_long_runs(long_runs.get(1), temp_bytes, is_long, long_runs.get<std::int64_t>(0),
+                     counts + 1, stream);
+    const Words read = read_words(w, a, stream);
+    layout.runs = read.runs;
+    nlong = read.long_runs;
   }
   if (width == 0) return;
   detail::dispatch_dtype(a.desc.dtype, [&](auto tag) {
@@ -205,6 +305,12 @@ void device_accumulate_rows(const TensorView& dense, const RowSparseView& a, Bin
                                 f};
       detail::launch("sparse rows", rows_kernel<T, Op>, dim3(blocks_for(layout.runs * width)),
                      dim3(kBlock), 0, stream, args);
+      if (nlong > 0) {
+        const std::int64_t slabs = (width + 31) / 32;
+        detail::launch("sparse long_rows", long_rows_kernel<T, Op>,
+                       dim3(static_cast<unsigned>(nlong * slabs)), dim3(kLongWarps * 32), 0,
+                       stream, args, long_runs.get<const std::int64_t>(0), slabs);
+      }
     });
   });
 }

@@ -11,7 +11,7 @@
 //                DeviceSelect (compaction.cuh's RunHeads); one synchronization reads the check
 //                and the number of runs before anything is written. Runs longer than
 //                kLongRun (a frequent embedding id: thousands of rows) go to long_rows_kernel
-//                instead: a block a run and 32 columns, seven warps loading the next rows into
+//                instead: a block a run and 8 columns, seven warps loading the next rows into
 //                shared memory while the eighth sums those loaded, so that the one sequential
 //                sum streams at a block's bandwidth instead of a thread's few loads at a time.
 #include <cstdint>
@@ -91,14 +91,15 @@ struct RowRuns {
   Op op;
 };
 
-/// Runs longer than this are long_rows_kernel's (sorted path). A thread's sum of such a run in
-/// rows_kernel has four loads in flight: a run of 13,000 rows (the hottest of 262,144
-/// log-uniform ids) took it about 4 ms (est.), one block of long_rows_kernel streams it.
-inline constexpr std::int64_t kLongRun = 64;
-/// long_rows_kernel's shape: kLongWarps warps, all but the first loading kLongRows rows each a
-/// chunk (f64: 28 KB of shared memory).
-inline constexpr int kLongWarps = 8, kLongRows = 16;
-inline constexpr int kLongChunk = (kLongWarps - 1) * kLongRows;
+/// Runs longer than this are long_rows_kernel's (sorted path): a thread of rows_kernel sums
+/// its run with four loads in flight, two dependent round trips each, so its longest run sets
+/// the kernel's time.
+inline constexpr std::int64_t kLongRun = 16;
+/// long_rows_kernel's shape: kLongWarps warps, all but the first loading kLongRows rows each
+/// per lane group a chunk; a warp's lanes are 4 rows of kSlab columns (32-byte segments of f32
+/// rows), so that a hot run of a 64-wide table is 8 blocks streaming in parallel.
+inline constexpr int kLongWarps = 8, kLongRows = 16, kSlab = 8;
+inline constexpr int kLongChunk = (kLongWarps - 1) * kLongRows * (32 / kSlab);  ///< 448 rows
 
 template <class T, class Op>
 __global__ void __launch_bounds__(kBlock) rows_kernel(RowRuns<T, Op> a) {
@@ -138,46 +139,61 @@ __global__ void __launch_bounds__(kBlock) rows_kernel(RowRuns<T, Op> a) {
   }
 }
 
-/// The long runs (sorted path), long[b / slabs] for block b, 32 columns each from
-/// (b % slabs) * 32: warps 1.. load a chunk of kLongChunk rows of the run (kLongRows each, all
-/// issued before any is stored) into shared memory, warp 0 sums it in storage order, lane =
-/// column; the loading warps issue the next chunk's loads while warp 0 sums.
+/// The long runs (sorted path): block b sums run long_runs[b / slabs] at the kSlab columns from
+/// (b % slabs) * kSlab. Warps 1.. load a chunk of kLongChunk rows (lane: row lane / kSlab of 4,
+/// column lane % kSlab; kLongRows rows each, all issued before any is stored, their positions
+/// loaded a chunk ahead) into shared memory; warp 0's first kSlab lanes sum it in storage order
+/// while the loaders issue the next chunk (f64: 28 KB of shared memory).
 template <class T, class Op>
 __global__ void __launch_bounds__(kLongWarps * 32)
     long_rows_kernel(RowRuns<T, Op> a, const std::int64_t* long_runs, std::int64_t slabs) {
   using C = detail::compute_t<T>;
-  __shared__ C tile[kLongChunk][32];
+  constexpr int kGroups = 32 / kSlab;  // rows a warp's load instruction reads
+  __shared__ C tile[kLongChunk][kSlab];
   const RunLayout& l = a.runs;
   const int lane = static_cast<int>(threadIdx.x % 32), warp = static_cast<int>(threadIdx.x / 32);
+  const int col = lane % kSlab, group = lane / kSlab;
   const std::int64_t s = long_runs[blockIdx.x / slabs];
-  const std::uint64_t c = (blockIdx.x % slabs) * 32 + static_cast<std::uint64_t>(lane);
+  const std::uint64_t c = (blockIdx.x % slabs) * kSlab + static_cast<std::uint64_t>(col);
   const bool active = c < a.width;
   const std::int64_t start = l.heads[s], end = s + 1 < l.runs ? l.heads[s + 1] : l.n;
+  // Row u of this thread in the chunk from `base`: (warp - 1) * kLongRows * kGroups + u *
+  // kGroups + group (consecutive rows across a warp's groups).
+  const auto chunk_row = [&](int u) { return ((warp - 1) * kLongRows + u) * kGroups + group; };
+  std::uint64_t pos[kLongRows];
+  const auto load_pos = [&](std::int64_t base) {
+#pragma unroll
+    for (int u = 0; u < kLongRows; ++u) {
+      const std::int64_t j = base + chunk_row(u);
+      pos[u] = j < end ? l.pos[j] : 0;
+    }
+  };
+  if (warp > 0) load_pos(start);
   C sum{};
   for (std::int64_t base = start; base < end; base += kLongChunk) {
     C v[kLongRows];
     if (warp > 0) {
 #pragma unroll
-      for (int u = 0; u < kLongRows; ++u) {
-        const std::int64_t j = base + (warp - 1) * kLongRows + u;
-        v[u] = active && j < end ? static_cast<C>(detail::to_compute(a.vals[l.pos[j] * a.width + c]))
-                                 : C{};
-      }
+      for (int u = 0; u < kLongRows; ++u)
+        v[u] = active && base + chunk_row(u) < end
+                   ? static_cast<C>(detail::to_compute(a.vals[pos[u] * a.width + c]))
+                   : C{};
+      load_pos(base + kLongChunk);
     }
     __syncthreads();  // warp 0 is done with the previous chunk
     if (warp > 0) {
 #pragma unroll
-      for (int u = 0; u < kLongRows; ++u) tile[(warp - 1) * kLongRows + u][lane] = v[u];
+      for (int u = 0; u < kLongRows; ++u) tile[chunk_row(u)][col] = v[u];
     }
     __syncthreads();
-    if (warp == 0 && active) {
+    if (warp == 0 && group == 0 && active) {
       const int m = static_cast<int>(end - base < kLongChunk ? end - base : kLongChunk);
       int r = 0;
-      if (base == start) sum = tile[r++][lane];  // from the first value, as rows_kernel
-      for (; r < m; ++r) sum = ops::Add{}(sum, tile[r][lane]);
+      if (base == start) sum = tile[r++][col];  // from the first value, as rows_kernel
+      for (; r < m; ++r) sum = ops::Add{}(sum, tile[r][col]);
     }
   }
-  if (warp == 0 && active) {
+  if (warp == 0 && group == 0 && active) {
     T& x = a.dense.at(static_cast<std::int64_t>(l.keys[start]), static_cast<std::int64_t>(c));
     x = detail::from_compute<T>(a.op(static_cast<C>(detail::to_compute(x)), sum));
   }
@@ -306,7 +322,7 @@ void device_accumulate_rows(const TensorView& dense, const RowSparseView& a, Bin
       detail::launch("sparse rows", rows_kernel<T, Op>, dim3(blocks_for(layout.runs * width)),
                      dim3(kBlock), 0, stream, args);
       if (nlong > 0) {
-        const std::int64_t slabs = (width + 31) / 32;
+        const std::int64_t slabs = (width + kSlab - 1) / kSlab;
         detail::launch("sparse long_rows", long_rows_kernel<T, Op>,
                        dim3(static_cast<unsigned>(nlong * slabs)), dim3(kLongWarps * 32), 0,
                        stream, args, long_runs.get<const std::int64_t>(0), slabs);

@@ -11,15 +11,17 @@
 //                DeviceSelect (compaction.cuh's RunHeads); one synchronization reads the check
 //                and the number of runs before anything is written. Runs longer than
 //                kLongRun (a frequent embedding id: thousands of rows) go to long_rows_kernel
-//                instead: a block a run and 8 columns, seven warps loading the next rows into
-//                shared memory while the eighth sums those loaded, so that the one sequential
-//                sum streams at a block's bandwidth instead of a thread's few loads at a time.
+//                instead (picked by a CUB DevicePartition, the longest first): a block a run
+//                and 8 columns, seven warps loading the next rows into shared memory while the
+//                eighth sums those loaded, so that the one sequential sum streams at a block's
+//                bandwidth instead of a thread's few loads at a time.
 #include <cstdint>
 #include <cstring>
 #include <optional>
 
-#include <cub/device/device_select.cuh>
+#include <cub/device/device_partition.cuh>
 #include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/discard_iterator.h>
 
 #include "compaction.cuh"
 #include "ewise/detail/fast_divmod.hpp"
@@ -100,6 +102,8 @@ inline constexpr std::int64_t kLongRun = 16;
 /// rows), so that a hot run of a 64-wide table is 8 blocks streaming in parallel.
 inline constexpr int kLongWarps = 8, kLongRows = 16, kSlab = 8;
 inline constexpr int kLongChunk = (kLongWarps - 1) * kLongRows * (32 / kSlab);  ///< 448 rows
+/// Runs of more than this many stored rows start first in long_rows_kernel.
+inline constexpr std::int64_t kVeryLong = 4 * kLongChunk;
 
 template <class T, class Op>
 __global__ void __launch_bounds__(kBlock) rows_kernel(RowRuns<T, Op> a) {
@@ -139,21 +143,25 @@ __global__ void __launch_bounds__(kBlock) rows_kernel(RowRuns<T, Op> a) {
   }
 }
 
-/// The long runs (sorted path): block b sums run long_runs[b / slabs] at the kSlab columns from
-/// (b % slabs) * kSlab. Warps 1.. load a chunk of kLongChunk rows (lane: row lane / kSlab of 4,
+/// The long runs (sorted path), the longest first (blocks start about in index order, and a
+/// run of thousands of rows started in the last wave set the kernel's time): block b < nfirst
+/// * slabs sums run first[b / slabs], a later one run second[b / slabs - nfirst], at the kSlab
+/// columns from (b % slabs) * kSlab. Warps 1.. load a chunk of kLongChunk rows (lane: row lane / kSlab of 4,
 /// column lane % kSlab; kLongRows rows each, all issued before any is stored, their positions
 /// loaded a chunk ahead) into shared memory; warp 0's first kSlab lanes sum it in storage order
 /// while the loaders issue the next chunk (f64: 28 KB of shared memory).
 template <class T, class Op>
 __global__ void __launch_bounds__(kLongWarps * 32)
-    long_rows_kernel(RowRuns<T, Op> a, const std::int64_t* long_runs, std::int64_t slabs) {
+    long_rows_kernel(RowRuns<T, Op> a, const std::int64_t* first, std::int64_t nfirst,
+                     const std::int64_t* second, std::int64_t slabs) {
   using C = detail::compute_t<T>;
   constexpr int kGroups = 32 / kSlab;  // rows a warp's load instruction reads
   __shared__ C tile[kLongChunk][kSlab];
   const RunLayout& l = a.runs;
   const int lane = static_cast<int>(threadIdx.x % 32), warp = static_cast<int>(threadIdx.x / 32);
   const int col = lane % kSlab, group = lane / kSlab;
-  const std::int64_t s = long_runs[blockIdx.x / slabs];
+  const std::int64_t b = blockIdx.x / slabs;
+  const std::int64_t s = b < nfirst ? first[b] : second[b - nfirst];
   const std::uint64_t c = (blockIdx.x % slabs) * kSlab + static_cast<std::uint64_t>(col);
   const bool active = c < a.width;
   const std::int64_t start = l.heads[s], end = s + 1 < l.runs ? l.heads[s + 1] : l.n;
@@ -208,25 +216,30 @@ __global__ void __launch_bounds__(kLongWarps * 32)
   }
 }
 
-/// Run s (of *count, read on the device) is longer than kLongRun.
-struct IsLongRun {
+/// Run s (of *count, read on the device) is longer than `above` stored rows and at most `upto`.
+struct RunLongerThan {
   const std::int64_t* heads;
   const std::int64_t* count;
-  std::int64_t n;
+  std::int64_t n, above, upto;
   __device__ bool operator()(std::int64_t s) const {
     const std::int64_t runs = *count;
     if (s >= runs) return false;
-    return (s + 1 < runs ? heads[s + 1] : n) - heads[s] > kLongRun;
+    const std::int64_t length = (s + 1 < runs ? heads[s + 1] : n) - heads[s];
+    return length > above && length <= upto;
   }
 };
 
-/// The long runs' indices into long_runs (room for n), their number at *nlong; `temp ==
-/// nullptr` asks for the temporary size.
-void select_long_runs(void* temp, std::size_t& temp_bytes, const IsLongRun& is_long,
-                      std::int64_t* long_runs, std::int64_t* nlong, cudaStream_t stream) {
-  EWISE_CUDA_CHECK(cub::DeviceSelect::If(temp, temp_bytes,
-                                         thrust::counting_iterator<std::int64_t>(0), long_runs,
-                                         nlong, is_long.n, is_long, stream));
+/// The runs of more than kVeryLong stored rows into first, the other runs of more than
+/// kLongRun into second (room for n each), their numbers at counts[0] and counts[1]: one CUB
+/// DevicePartition; `temp == nullptr` asks for the temporary size.
+void select_long_runs(void* temp, std::size_t& temp_bytes, const std::int64_t* heads,
+                      const std::int64_t* runs, std::int64_t n, std::int64_t* first,
+                      std::int64_t* second, std::int64_t* counts, cudaStream_t stream) {
+  const RunLongerThan very_long{heads, runs, n, kVeryLong, n};
+  const RunLongerThan long_run{heads, runs, n, kLongRun, kVeryLong};
+  EWISE_CUDA_CHECK(cub::DevicePartition::If(
+      temp, temp_bytes, thrust::counting_iterator<std::int64_t>(0), first, second,
+      thrust::make_discard_iterator(), counts, n, very_long, long_run, stream));
 }
 
 /// Bits a radix sort of row indices below nrows looks at (at least 1).
@@ -239,7 +252,7 @@ int row_bits(std::int64_t nrows) {
 /// The check words, the run count and the long runs' count, read back at once (synchronizes);
 /// throws for a failed check, naming the first bad stored row.
 struct Words {
-  std::int64_t check[2], runs, long_runs;
+  std::int64_t check[2], runs, long_runs[2];
 };
 Words read_words(const unsigned long long* device_words, const RowSparseView& a,
                  cudaStream_t stream) {
@@ -273,8 +286,8 @@ void device_accumulate_rows(const TensorView& dense, const RowSparseView& a, Bin
   if (n == 0) return;
   const bool validate = options.validate_indices;
   const IndexArray rows = index_array(a.rows, a.desc.index);
-  // Four words (Words): the two checks' first bad stored rows (all ones: none), the run count,
-  // the long runs' count.
+  // Five words (Words): the two checks' first bad stored rows (all ones: none), the run count,
+  // the very long and the long runs' counts.
   DeviceBuffer words(sizeof(Words), stream);
   auto* const w = static_cast<unsigned long long*>(words.data());
   EWISE_CUDA_CHECK(cudaMemsetAsync(w, 0xFF, 2 * sizeof(std::int64_t), stream));
@@ -284,7 +297,7 @@ void device_accumulate_rows(const TensorView& dense, const RowSparseView& a, Bin
   std::optional<SortScratch> sorted;
   std::optional<RunHeads> heads;
   Workspace long_runs;
-  std::int64_t nlong = 0;
+  std::int64_t nlong[2] = {};
   if (a.desc.canonical) {
     if (validate) {
       detail::launch("sparse row_check", row_check_kernel, dim3(blocks_for(n)), dim3(kBlock), 0,
@@ -306,15 +319,18 @@ void device_accumulate_rows(const TensorView& dense, const RowSparseView& a, Bin
     heads.emplace(keys, n, reinterpret_cast<std::int64_t*>(w) + 2, stream);
     layout.heads = heads->positions();
     auto* const counts = reinterpret_cast<std::int64_t*>(w) + 2;
-    const IsLongRun is_long{layout.heads, counts, n};
+    const auto room = static_cast<std::size_t>(n) * sizeof(std::int64_t);
     std::size_t temp_bytes = 0;
-    select_long_runs(nullptr, temp_bytes, is_long, nullptr, nullptr, stream);
-    long_runs = Workspace({static_cast<std::size_t>(n) * sizeof(std::int64_t), temp_bytes}, stream);
-    select_long_runs(long_runs.get(1), temp_bytes, is_long, long_runs.get<std::int64_t>(0),
-                     counts + 1, stream);
+    select_long_runs(nullptr, temp_bytes, layout.heads, counts, n, nullptr, nullptr, nullptr,
+                     stream);
+    long_runs = Workspace({room, room, temp_bytes}, stream);
+    select_long_runs(long_runs.get(2), temp_bytes, layout.heads, counts, n,
+                     long_runs.get<std::int64_t>(0), long_runs.get<std::int64_t>(1), counts + 1,
+                     stream);
     const Words read = read_words(w, a, stream);
     layout.runs = read.runs;
-    nlong = read.long_runs;
+    nlong[0] = read.long_runs[0];
+    nlong[1] = read.long_runs[1];
   }
   if (width == 0) return;
   detail::dispatch_dtype(a.desc.dtype, [&](auto tag) {
@@ -330,11 +346,13 @@ void device_accumulate_rows(const TensorView& dense, const RowSparseView& a, Bin
                                 f};
       detail::launch("sparse rows", rows_kernel<T, Op>, dim3(blocks_for(layout.runs * width)),
                      dim3(kBlock), 0, stream, args);
-      if (nlong > 0) {
+      if (nlong[0] + nlong[1] > 0) {
         const std::int64_t slabs = (width + kSlab - 1) / kSlab;
         detail::launch("sparse long_rows", long_rows_kernel<T, Op>,
-                       dim3(static_cast<unsigned>(nlong * slabs)), dim3(kLongWarps * 32), 0,
-                       stream, args, long_runs.get<const std::int64_t>(0), slabs);
+                       dim3(static_cast<unsigned>((nlong[0] + nlong[1]) * slabs)),
+                       dim3(kLongWarps * 32), 0, stream, args,
+                       long_runs.get<const std::int64_t>(0), nlong[0],
+                       long_runs.get<const std::int64_t>(1), slabs);
       }
     });
   });

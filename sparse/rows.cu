@@ -1,7 +1,7 @@
 // sparse/rows.cu — accumulate(op, dense, row-sparse a) on the GPU (sparse.hpp). One kernel,
-// rows_kernel, applies runs of stored rows to the table: thread i takes run s = i / ncols and
-// column c = i % ncols, sums the run's values at c in storage order in the compute type and
-// applies op once to dense(row, c). Distinct runs have distinct rows, so no two threads write
+// rows_kernel, applies runs of stored rows to the table: thread i takes a run and kRowCols of
+// its columns, sums the run's values at each in storage order in the compute type and applies
+// op once to dense(row, c). Distinct runs have distinct rows, so no two threads write
 // one element and no atomics are needed.
 //   canonical a  each stored row is a run of its own, read in place (after a checking pass
 //                when validate_indices: one synchronization);
@@ -83,11 +83,17 @@ struct RunLayout {
   std::int64_t runs = 0, n = 0;
 };
 
+/// Columns a thread of rows_kernel takes: their sums share each run lookup and position load,
+/// and a quarter as many threads run (the embedding case's short runs, H200: 71 us with one
+/// column a thread, its dependent loads a round trip each).
+inline constexpr int kRowCols = 4;
+
 template <class T, class Op>
 struct RowRuns {
   RunLayout runs;
-  std::uint64_t width = 0;  ///< ncols
-  detail::FastDivmod<std::uint64_t> by_width;
+  std::uint64_t width = 0;   ///< ncols
+  std::uint64_t groups = 0;  ///< groups of kRowCols columns: rows_kernel's threads a run
+  detail::FastDivmod<std::uint64_t> by_groups;
   const T* vals = nullptr;
   Strided2<T> dense;
   Op op;
@@ -109,11 +115,11 @@ template <class T, class Op>
 __global__ void __launch_bounds__(kBlock) rows_kernel(RowRuns<T, Op> a) {
   using C = detail::compute_t<T>;
   const RunLayout& l = a.runs;
-  const std::uint64_t total = static_cast<std::uint64_t>(l.runs) * a.width;
+  const std::uint64_t total = static_cast<std::uint64_t>(l.runs) * a.groups;
   for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < total;
        i += std::uint64_t{gridDim.x} * blockDim.x) {
-    std::uint64_t s, c;
-    a.by_width.divmod(i, s, c);
+    std::uint64_t s, g;
+    a.by_groups.divmod(i, s, g);
     std::int64_t row, start, end;
     if (l.heads) {
       start = l.heads[s];
@@ -125,21 +131,28 @@ __global__ void __launch_bounds__(kBlock) rows_kernel(RowRuns<T, Op> a) {
       end = start + 1;
       row = l.rows[start];
     }
-    const auto value = [&](std::int64_t j) {
+    const std::uint64_t c0 = g * kRowCols;
+    const int m = static_cast<int>(a.width - c0 < kRowCols ? a.width - c0 : kRowCols);
+    // In storage order, from the first value (so a lone -0 stays -0); the row's kRowCols
+    // columns are independent sums sharing each position's load.
+    C sum[kRowCols] = {};
+#pragma unroll 4
+    for (std::int64_t j = start; j < end; ++j) {
       const std::uint64_t k = l.heads ? l.pos[j] : static_cast<std::uint64_t>(j);
-      return static_cast<C>(detail::to_compute(a.vals[k * a.width + c]));
-    };
-    // In storage order, from the first value (so a lone -0 stays -0); four loads issued
-    // before their adds, so that a long run (a hot embedding row) is not one load at a time.
-    C sum = value(start);
-    std::int64_t j = start + 1;
-    for (; j + 4 <= end; j += 4) {
-      const C v0 = value(j), v1 = value(j + 1), v2 = value(j + 2), v3 = value(j + 3);
-      sum = ops::Add{}(ops::Add{}(ops::Add{}(ops::Add{}(sum, v0), v1), v2), v3);
+      const T* v = a.vals + k * a.width + c0;
+#pragma unroll
+      for (int q = 0; q < kRowCols; ++q) {
+        if (q >= m) break;
+        const C x = static_cast<C>(detail::to_compute(v[q]));
+        sum[q] = j == start ? x : ops::Add{}(sum[q], x);
+      }
     }
-    for (; j < end; ++j) sum = ops::Add{}(sum, value(j));
-    T& x = a.dense.at(row, static_cast<std::int64_t>(c));
-    x = detail::from_compute<T>(a.op(static_cast<C>(detail::to_compute(x)), sum));
+#pragma unroll
+    for (int q = 0; q < kRowCols; ++q) {
+      if (q >= m) break;
+      T& x = a.dense.at(row, static_cast<std::int64_t>(c0) + q);
+      x = detail::from_compute<T>(a.op(static_cast<C>(detail::to_compute(x)), sum[q]));
+    }
   }
 }
 
@@ -337,14 +350,17 @@ void device_accumulate_rows(const TensorView& dense, const RowSparseView& a, Bin
     using T = typename decltype(tag)::type;
     with_union_op(op, [&](auto f) {
       using Op = decltype(f);
+      const auto groups = static_cast<std::uint64_t>((width + kRowCols - 1) / kRowCols);
       const RowRuns<T, Op> args{layout,
                                 static_cast<std::uint64_t>(width),
-                                detail::FastDivmod<std::uint64_t>(static_cast<std::uint64_t>(width)),
+                                groups,
+                                detail::FastDivmod<std::uint64_t>(groups),
                                 static_cast<const T*>(a.vals),
                                 {static_cast<T*>(dense.data), dense.desc.strides[0],
                                  dense.desc.strides[1]},
                                 f};
-      detail::launch("sparse rows", rows_kernel<T, Op>, dim3(blocks_for(layout.runs * width)),
+      detail::launch("sparse rows", rows_kernel<T, Op>,
+                     dim3(blocks_for(layout.runs * static_cast<std::int64_t>(groups))),
                      dim3(kBlock), 0, stream, args);
       if (nlong[0] + nlong[1] > 0) {
         const std::int64_t slabs = (width + kSlab - 1) / kSlab;

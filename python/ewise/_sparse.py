@@ -182,6 +182,10 @@ def _rows_table(dense, nrows, row_shape):
 
 def _accumulate_rows(op, dense, rows, vals, nrows, canonical, validate_indices):
     """dense = op(dense, a) at the rows a stores, a row-sparse operand."""
+    for what, x in (("rows", rows), ("values", vals)):
+        if not hasattr(x, "ndim") or not hasattr(x, "shape"):
+            raise TypeError(f"ewise: accumulate: a row-sparse operand's {what} is a "
+                            f"{type(x).__name__}, not an array (NumPy, CuPy, PyTorch, JAX)")
     if rows.ndim != 1 or vals.ndim < 1 or vals.shape[0] != rows.shape[0]:
         raise ValueError(f"ewise: accumulate: a row-sparse operand needs 1-D rows and values "
                          f"of shape (nnz, ...) with nnz = len(rows); got rows of shape "

@@ -378,6 +378,10 @@ def test_accumulate_row_sparse_mixed_and_errors():
     with pytest.raises(ValueError, match="dense is float32|needs that dtype|f32"):
         ewise.sparse.accumulate("add", np.zeros((5, 4), np.float32),
                                 ewise.sparse.RowSparse(rows, vals.astype(np.float64), 5))
+    with pytest.raises(TypeError, match="rows is a list, not an array"):
+        ewise.sparse.accumulate("add", table, ewise.sparse.RowSparse([3, 1], vals[:2], 5))
+    with pytest.raises(ValueError, match="values of shape"):
+        ewise.sparse.accumulate("add", table, ewise.sparse.RowSparse(rows[:2], vals, 5))
     split = np.zeros((5, 3, 2), np.float32).transpose(0, 2, 1)  # rows of (2, 3), not one block
     with pytest.raises(ValueError, match="not one block"):
         ewise.sparse.accumulate("add", split, ewise.sparse.RowSparse(

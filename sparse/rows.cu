@@ -103,17 +103,13 @@ struct RowRuns {
 /// its run with four loads in flight, two dependent round trips each, so its longest run sets
 /// the kernel's time.
 inline constexpr std::int64_t kLongRun = 16;
-/// long_rows_kernel's shape: kLongWarps warps, all but the first loading long_rows<C> rows each
+/// long_rows_kernel's shape: kLongWarps warps, all but the first loading kLongRows rows each
 /// per lane group a chunk; a warp's lanes are 4 rows of kSlab columns (32-byte segments of f32
 /// rows), so that a hot run of a 64-wide table is 8 blocks streaming in parallel.
-inline constexpr int kLongWarps = 8, kSlab = 8;
-/// Rows a loading lane holds a chunk: the most whose chunk of compute type C fits 48 KB of
-/// shared memory (f32: 896 rows, 28 KB; f64: 448). The loads' round trips set the kernel's time
-/// (a sum reading ahead of its adds changed nothing), so a chunk is as many rows as fit.
-template <class C>
-inline constexpr int long_rows = sizeof(C) > 4 ? 16 : 32;
+inline constexpr int kLongWarps = 8, kLongRows = 16, kSlab = 8;
+inline constexpr int kLongChunk = (kLongWarps - 1) * kLongRows * (32 / kSlab);  ///< 448 rows
 /// Runs of more than this many stored rows start first in long_rows_kernel.
-inline constexpr std::int64_t kVeryLong = 1792;
+inline constexpr std::int64_t kVeryLong = 4 * kLongChunk;
 
 template <class T, class Op>
 __global__ void __launch_bounds__(kBlock) rows_kernel(RowRuns<T, Op> a) {
@@ -163,18 +159,17 @@ __global__ void __launch_bounds__(kBlock) rows_kernel(RowRuns<T, Op> a) {
 /// The long runs (sorted path), the longest first (blocks start about in index order, and a
 /// run of thousands of rows started in the last wave set the kernel's time): block b < nfirst
 /// * slabs sums run first[b / slabs], a later one run second[b / slabs - nfirst], at the kSlab
-/// columns from (b % slabs) * kSlab. Warps 1.. load a chunk of rows (lane: row lane / kSlab of
-/// 4, column lane % kSlab; long_rows<C> rows each, all issued before any is stored, their
-/// positions loaded a chunk ahead) into shared memory; warp 0's first kSlab lanes sum it in
-/// storage order while the loaders issue the next chunk.
+/// columns from (b % slabs) * kSlab. Warps 1.. load a chunk of kLongChunk rows (lane: row lane / kSlab of 4,
+/// column lane % kSlab; kLongRows rows each, all issued before any is stored, their positions
+/// loaded a chunk ahead) into shared memory; warp 0's first kSlab lanes sum it in storage order
+/// while the loaders issue the next chunk (f64: 28 KB of shared memory).
 template <class T, class Op>
 __global__ void __launch_bounds__(kLongWarps * 32)
     long_rows_kernel(RowRuns<T, Op> a, const std::int64_t* first, std::int64_t nfirst,
                      const std::int64_t* second, std::int64_t slabs) {
   using C = detail::compute_t<T>;
   constexpr int kGroups = 32 / kSlab;  // rows a warp's load instruction reads
-  constexpr int kRows = long_rows<C>, kChunk = (kLongWarps - 1) * kRows * kGroups;
-  __shared__ C tile[kChunk][kSlab];
+  __shared__ C tile[kLongChunk][kSlab];
   const RunLayout& l = a.runs;
   const int lane = static_cast<int>(threadIdx.x % 32), warp = static_cast<int>(threadIdx.x / 32);
   const int col = lane % kSlab, group = lane / kSlab;
@@ -183,37 +178,37 @@ __global__ void __launch_bounds__(kLongWarps * 32)
   const std::uint64_t c = (blockIdx.x % slabs) * kSlab + static_cast<std::uint64_t>(col);
   const bool active = c < a.width;
   const std::int64_t start = l.heads[s], end = s + 1 < l.runs ? l.heads[s + 1] : l.n;
-  // Row u of this thread in the chunk from `base`: (warp - 1) * kRows * kGroups + u *
+  // Row u of this thread in the chunk from `base`: (warp - 1) * kLongRows * kGroups + u *
   // kGroups + group (consecutive rows across a warp's groups).
-  const auto chunk_row = [&](int u) { return ((warp - 1) * kRows + u) * kGroups + group; };
-  std::uint64_t pos[kRows];
+  const auto chunk_row = [&](int u) { return ((warp - 1) * kLongRows + u) * kGroups + group; };
+  std::uint64_t pos[kLongRows];
   const auto load_pos = [&](std::int64_t base) {
 #pragma unroll
-    for (int u = 0; u < kRows; ++u) {
+    for (int u = 0; u < kLongRows; ++u) {
       const std::int64_t j = base + chunk_row(u);
       pos[u] = j < end ? l.pos[j] : 0;
     }
   };
   if (warp > 0) load_pos(start);
   C sum{};
-  for (std::int64_t base = start; base < end; base += kChunk) {
-    C v[kRows];
+  for (std::int64_t base = start; base < end; base += kLongChunk) {
+    C v[kLongRows];
     if (warp > 0) {
 #pragma unroll
-      for (int u = 0; u < kRows; ++u)
+      for (int u = 0; u < kLongRows; ++u)
         v[u] = active && base + chunk_row(u) < end
                    ? static_cast<C>(detail::to_compute(a.vals[pos[u] * a.width + c]))
                    : C{};
-      load_pos(base + kChunk);
+      load_pos(base + kLongChunk);
     }
     __syncthreads();  // warp 0 is done with the previous chunk
     if (warp > 0) {
 #pragma unroll
-      for (int u = 0; u < kRows; ++u) tile[chunk_row(u)][col] = v[u];
+      for (int u = 0; u < kLongRows; ++u) tile[chunk_row(u)][col] = v[u];
     }
     __syncthreads();
     if (warp == 0 && group == 0 && active) {
-      const int m = static_cast<int>(end - base < kChunk ? end - base : kChunk);
+      const int m = static_cast<int>(end - base < kLongChunk ? end - base : kLongChunk);
       int r = 0;
       if (base == start) sum = tile[r++][col];  // from the first value, as rows_kernel
       // Eight values read before their adds: one shared-memory latency per eight, not per add

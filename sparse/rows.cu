@@ -159,10 +159,11 @@ __global__ void __launch_bounds__(kBlock) rows_kernel(RowRuns<T, Op> a) {
 /// The long runs (sorted path), the longest first (blocks start about in index order, and a
 /// run of thousands of rows started in the last wave set the kernel's time): block b < nfirst
 /// * slabs sums run first[b / slabs], a later one run second[b / slabs - nfirst], at the kSlab
-/// columns from (b % slabs) * kSlab. Warps 1.. load a chunk of kLongChunk rows (lane: row lane / kSlab of 4,
-/// column lane % kSlab; kLongRows rows each, all issued before any is stored, their positions
-/// loaded a chunk ahead) into shared memory; warp 0's first kSlab lanes sum it in storage order
-/// while the loaders issue the next chunk (f64: 28 KB of shared memory).
+/// columns from (b % slabs) * kSlab. Warps 1.. load a chunk of kLongChunk rows (lane: row
+/// lane / kSlab of 4, column lane % kSlab; kLongRows rows each, all issued before any is
+/// stored, their positions loaded a chunk ahead) into shared memory; warp 0's first kSlab lanes
+/// sum it in storage order while the loaders issue the next chunk (f64: 28 KB of shared
+/// memory).
 template <class T, class Op>
 __global__ void __launch_bounds__(kLongWarps * 32)
     long_rows_kernel(RowRuns<T, Op> a, const std::int64_t* first, std::int64_t nfirst,
@@ -275,8 +276,8 @@ Words read_words(const unsigned long long* device_words, const RowSparseView& a,
   const auto row_at = [&](std::int64_t k) {
     std::int64_t v = 0;
     const std::size_t sz = index_size(a.desc.index);
-    EWISE_CUDA_CHECK(cudaMemcpyAsync(&v, static_cast<const std::byte*>(a.rows) + k * std::int64_t(sz),
-                                     sz, cudaMemcpyDeviceToHost, stream));
+    const std::byte* at = static_cast<const std::byte*>(a.rows) + k * static_cast<std::int64_t>(sz);
+    EWISE_CUDA_CHECK(cudaMemcpyAsync(&v, at, sz, cudaMemcpyDeviceToHost, stream));
     EWISE_CUDA_CHECK(cudaStreamSynchronize(stream));
     if (sz == 4) {
       std::int32_t v32;

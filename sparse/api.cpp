@@ -291,10 +291,7 @@ void accumulate(BinaryOp op, const TensorView& dense, const CooView& a,
                 const SparseOptions& options, cudaStream_t stream) {
   check_union_op(op, "accumulate");
   check_view(a, "a");
-  check_view(dense, "dense");
-  check_dense_result_options(options.drop_zeros, "accumulate");
-  const DType r = result_dtype(op, options.promotion, dense.desc.dtype,
-                               {a.desc.dtype, Weight::tensor});
+  const DType r = accumulate_dtype(op, dense, a.desc.dtype, options);
   check_union_output(a, nullptr, dense, r, "accumulate");
   Promoted p(r, options.memory, stream);
   if (a.memory == Memory::host) {

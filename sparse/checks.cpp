@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <string>
 
 #include "ewise/broadcast.hpp"
 #include "ewise/error.hpp"
@@ -123,19 +124,20 @@ void check_dense_result_options(bool drop_zeros, const char* fn) {
                 "false");
 }
 
-void check_union_output(const CooView& a, const ConstTensorView* dense, const TensorView& out,
-                        DType result, const char* fn) {
+void check_dense_output(const CooDesc& d, Memory memory, bool row_sparse,
+                        const ConstTensorView* dense, const TensorView& out, DType result,
+                        const char* fn) {
   const char* name = dense ? "out" : "dense";
-  const CooDesc& d = a.desc;
   // An output of another dtype would round the result a second time.
   EWISE_EXPECTS(out.desc.dtype == result, fn, ": ", name, " is ", dtype_name(out.desc.dtype),
                 " but the result of ", dense ? dtype_name(dense->desc.dtype) : name, " and a (",
                 dtype_name(d.dtype), ") is ", dtype_name(result), "; ", name, " needs that dtype");
   EWISE_EXPECTS(out.desc.rank() == 2 && out.desc.shape[0] == d.nrows &&
                     out.desc.shape[1] == d.ncols,
-                fn, ": ", name, " must be a (", d.nrows, ",", d.ncols, ") tensor; got ",
-                out.desc.str());
-  EWISE_EXPECTS(out.memory == a.memory, fn, ": a is in ", memory_name(a.memory), " memory but ",
+                fn, ": ", name, " must be a (", d.nrows, ",", d.ncols, ") tensor",
+                row_sparse ? detail::concat(" for row-sparse a (", d.str(), ")") : std::string(),
+                "; got ", out.desc.str());
+  EWISE_EXPECTS(out.memory == memory, fn, ": a is in ", memory_name(memory), " memory but ",
                 name, " is in ", memory_name(out.memory), " memory");
   const std::size_t elem = dtype_size(result);
   EWISE_EXPECTS(out.memory != Memory::device || out.desc.numel() == 0 ||
@@ -144,6 +146,11 @@ void check_union_output(const CooView& a, const ConstTensorView* dense, const Te
                 dtype_name(result), " elements");
   EWISE_EXPECTS(out.desc.is_non_overlapping(), fn, ": ", name, " ", out.desc.str(),
                 " revisits elements (a stride of 0 or strides that overlap); it is written");
+}
+
+void check_union_output(const CooView& a, const ConstTensorView* dense, const TensorView& out,
+                        DType result, const char* fn) {
+  check_dense_output(a.desc, a.memory, false, dense, out, result, fn);
   // a's arrays are 1-D and out is 2-D, so any overlap is one (none counts as exact).
   check_no_partial_overlap_with(a, out);
   if (dense) check_no_partial_overlap(out, *dense, "dense");

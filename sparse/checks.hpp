@@ -38,10 +38,19 @@ double union_fill(double fill, DType dtype, const char* what);
 /// Throws when drop_zeros is set for an operation with a dense result (`fn`: combine with a
 /// dense operand, accumulate).
 void check_dense_result_options(bool drop_zeros, const char* fn);
+/// The checks of a dense output shared by every sparse form (check_view accepted out): out a
+/// rank-2 (nrows, ncols) tensor of the call's result dtype in the sparse operand's memory (d,
+/// `memory`; `row_sparse`: a row-sparse operand, said in the shape's message), device data
+/// aligned, not revisiting an element. `dense`: combine's dense operand (out is then "out"),
+/// null for accumulate (out is "dense").
+void check_dense_output(const CooDesc& d, Memory memory, bool row_sparse,
+                        const ConstTensorView* dense, const TensorView& out, DType result,
+                        const char* fn);
 /// The checks of the dense outputs of combine (fn "combine", `dense` given: out may be exactly
 /// dense) and accumulate (fn "accumulate", `dense` null) on an out that check_view accepted:
 /// out a rank-2 (nrows, ncols) tensor of the call's result dtype in a's memory, device data
-/// aligned, not revisiting an element, overlapping none of a's arrays (nor dense, but exactly).
+/// aligned, not revisiting an element (check_dense_output), overlapping none of a's arrays (nor
+/// dense, but exactly).
 void check_union_output(const CooView& a, const ConstTensorView* dense, const TensorView& out,
                         DType result, const char* fn);
 

@@ -10,6 +10,13 @@ DType result_dtype(BinaryOp op, Promotion rule, DType a, OperandType b) {
   return op_types(op, rule, {a, Weight::tensor}, b).result;
 }
 
+DType accumulate_dtype(BinaryOp op, const TensorView& dense, DType a,
+                       const SparseOptions& options) {
+  check_view(dense, "dense");
+  check_dense_result_options(options.drop_zeros, "accumulate");
+  return result_dtype(op, options.promotion, dense.desc.dtype, {a, Weight::tensor});
+}
+
 namespace {
 
 /// The elements of v cast to out's dtype, into `out` (contiguous, v's shape): x · 1 computed in

@@ -13,6 +13,7 @@
 #include "ewise/memory.hpp"
 #include "ewise/ops.hpp"
 #include "ewise/promotion.hpp"
+#include "ewise/sparse.hpp"
 #include "ewise/tensor.hpp"
 
 namespace ewise::sparse_detail {
@@ -22,6 +23,12 @@ namespace ewise::sparse_detail {
 /// when the rule refuses them. For a sparse dtype and the sparse operations (multiply, add,
 /// subtract, minimum, maximum) it is a sparse dtype under both rules.
 DType result_dtype(BinaryOp op, Promotion rule, DType a, OperandType b);
+
+/// accumulate's checks of dense and the options, and its result dtype, for a sparse operand of
+/// dtype a (whose view the caller checked): dense a valid view, drop_zeros off, then
+/// result_dtype(op, options.promotion, dense's dtype, a).
+DType accumulate_dtype(BinaryOp op, const TensorView& dense, DType a,
+                       const SparseOptions& options);
 
 /// Operands with their values in one dtype: a view already of that dtype is used as it is; any
 /// other is converted (one pass over its elements: a COO's nnz values, a dense operand's

@@ -34,23 +34,7 @@ ConstTensorView vals_tensor(const RowSparseView& a) {
 
 /// accumulate's checks of dense (check_view accepted it) against a and the result dtype.
 void check_rows_target(const RowSparseView& a, const TensorView& dense, DType result) {
-  const CooDesc& d = a.desc;
-  EWISE_EXPECTS(dense.desc.dtype == result, "accumulate: dense is ", dtype_name(dense.desc.dtype),
-                " but the result of dense and a (", dtype_name(d.dtype), ") is ",
-                dtype_name(result), "; dense needs that dtype");
-  EWISE_EXPECTS(dense.desc.rank() == 2 && dense.desc.shape[0] == d.nrows &&
-                    dense.desc.shape[1] == d.ncols,
-                "accumulate: dense must be a (", d.nrows, ",", d.ncols,
-                ") tensor for row-sparse a (", d.str(), "); got ", dense.desc.str());
-  EWISE_EXPECTS(dense.memory == a.memory, "accumulate: a is in ", memory_name(a.memory),
-                " memory but dense is in ", memory_name(dense.memory), " memory");
-  const std::size_t elem = dtype_size(result);
-  EWISE_EXPECTS(dense.memory != Memory::device || dense.desc.numel() == 0 ||
-                    reinterpret_cast<std::uintptr_t>(dense.data) % elem == 0,
-                "accumulate: dense data ", dense.data, " is not aligned to its ", elem, "-byte ",
-                dtype_name(result), " elements");
-  EWISE_EXPECTS(dense.desc.is_non_overlapping(), "accumulate: dense ", dense.desc.str(),
-                " revisits elements (a stride of 0 or strides that overlap); it is written");
+  check_dense_output(a.desc, a.memory, true, nullptr, dense, result, "accumulate");
   // a's arrays are 1-D and dense 2-D: any overlap is a partial one.
   check_no_partial_overlap(dense, vals_tensor(a), "a.vals");
   check_no_partial_overlap(dense, rows_tensor(a), "a.rows");
@@ -156,10 +140,7 @@ void accumulate(BinaryOp op, const TensorView& dense, const RowSparseView& a,
                 const SparseOptions& options, cudaStream_t stream) {
   check_union_op(op, "accumulate");
   check_view(a, "a");
-  check_view(dense, "dense");
-  check_dense_result_options(options.drop_zeros, "accumulate");
-  const DType r = result_dtype(op, options.promotion, dense.desc.dtype,
-                               {a.desc.dtype, Weight::tensor});
+  const DType r = accumulate_dtype(op, dense, a.desc.dtype, options);
   check_rows_target(a, dense, r);
   if (a.memory == Memory::device)
     detail::DeviceOperands().add(rows_tensor(a), "a.rows").add(vals_tensor(a), "a.vals")

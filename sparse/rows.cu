@@ -16,7 +16,6 @@
 //                eighth sums those loaded, so that the one sequential sum streams at a block's
 //                bandwidth instead of a thread's few loads at a time.
 #include <cstdint>
-#include <cstring>
 #include <optional>
 
 #include <cub/device/device_partition.cuh>
@@ -33,6 +32,7 @@
 #include "keys.cuh"
 #include "policy.hpp"
 #include "sort.cuh"
+#include "status.cuh"
 #include "workspace.hpp"
 
 namespace ewise::sparse_detail {
@@ -256,13 +256,6 @@ void select_long_runs(void* temp, std::size_t& temp_bytes, const std::int64_t* h
       thrust::make_discard_iterator(), counts, n, very_long, long_run, stream));
 }
 
-/// Bits a radix sort of row indices below nrows looks at (at least 1).
-int row_bits(std::int64_t nrows) {
-  int bits = 1;
-  while (bits < 63 && (std::int64_t{1} << bits) < nrows) ++bits;
-  return bits;
-}
-
 /// The check words, the run count and the long runs' count, read back at once (synchronizes);
 /// throws for a failed check, naming the first bad stored row.
 struct Words {
@@ -273,19 +266,7 @@ Words read_words(const unsigned long long* device_words, const RowSparseView& a,
   Words w{};
   EWISE_CUDA_CHECK(cudaMemcpyAsync(&w, device_words, sizeof w, cudaMemcpyDeviceToHost, stream));
   EWISE_CUDA_CHECK(cudaStreamSynchronize(stream));
-  const auto row_at = [&](std::int64_t k) {
-    std::int64_t v = 0;
-    const std::size_t sz = index_size(a.desc.index);
-    const std::byte* at = static_cast<const std::byte*>(a.rows) + k * static_cast<std::int64_t>(sz);
-    EWISE_CUDA_CHECK(cudaMemcpyAsync(&v, at, sz, cudaMemcpyDeviceToHost, stream));
-    EWISE_CUDA_CHECK(cudaStreamSynchronize(stream));
-    if (sz == 4) {
-      std::int32_t v32;
-      std::memcpy(&v32, &v, 4);
-      return std::int64_t{v32};
-    }
-    return v;
-  };
+  const auto row_at = [&](std::int64_t k) { return device_index(a.rows, a.desc.index, k, stream); };
   if (w.check[0] >= 0) throw_row_out_of_range("a", a.desc, w.check[0], row_at(w.check[0]));
   if (w.check[1] >= 0)
     throw_rows_not_increasing("a", w.check[1], row_at(w.check[1] - 1), row_at(w.check[1]));
@@ -319,9 +300,12 @@ void device_accumulate_rows(const TensorView& dense, const RowSparseView& a, Bin
       read_words(w, a, stream);
     }
   } else {
-    const bool wide = a.desc.nrows > (std::int64_t{1} << 32);
+    // The keys are the row indices: a matrix of one column's absolute indices.
+    CooDesc keys_desc = a.desc;
+    keys_desc.ncols = 1;
+    const bool wide = wide_keys(keys_desc);
     const bool wide_pos = n > (std::int64_t{1} << 32);
-    sorted.emplace(n, wide, wide_pos ? 8 : 4, row_bits(a.desc.nrows), stream);
+    sorted.emplace(n, wide, wide_pos ? 8 : 4, key_bits(keys_desc), stream);
     detail::launch("sparse row_keys", row_keys_kernel, dim3(blocks_for(n)), dim3(kBlock), 0,
                    stream, check, n, WordArray{sorted->keys_in(), wide},
                    WordArray{sorted->vals_in(), wide_pos});

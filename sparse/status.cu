@@ -19,6 +19,17 @@ __global__ void check_indices_kernel(EntryCheck check, std::int64_t n) {
     check(i);
 }
 
+
+/// Copies `n` int64 words from the device to the host and waits for them.
+void read_words(const std::int64_t* device_words, std::int64_t* host, std::size_t n,
+                cudaStream_t stream) {
+  EWISE_CUDA_CHECK(cudaMemcpyAsync(host, device_words, n * sizeof(std::int64_t),
+                                   cudaMemcpyDeviceToHost, stream));
+  EWISE_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+}  // namespace
+
 std::int64_t device_index(const void* p, IndexType t, std::int64_t k, cudaStream_t stream) {
   std::int64_t v = 0;
   const std::size_t sz = index_size(t);
@@ -32,16 +43,6 @@ std::int64_t device_index(const void* p, IndexType t, std::int64_t k, cudaStream
   }
   return v;
 }
-
-/// Copies `n` int64 words from the device to the host and waits for them.
-void read_words(const std::int64_t* device_words, std::int64_t* host, std::size_t n,
-                cudaStream_t stream) {
-  EWISE_CUDA_CHECK(cudaMemcpyAsync(host, device_words, n * sizeof(std::int64_t),
-                                   cudaMemcpyDeviceToHost, stream));
-  EWISE_CUDA_CHECK(cudaStreamSynchronize(stream));
-}
-
-}  // namespace
 
 Status::Status(cudaStream_t stream)
     : stream_(stream), words_(sizeof(host_), stream) {

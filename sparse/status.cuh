@@ -33,6 +33,10 @@ struct EntryCheck {
   }
 };
 
+/// Index k of a device array of index type t, read back (synchronizes stream): for the
+/// messages of a failed index check.
+std::int64_t device_index(const void* p, IndexType t, std::int64_t k, cudaStream_t stream);
+
 /// A small device block: the results of up to two index checks and a few totals, all read
 /// back by one read(), which also throws when a check failed. Pipelines launch their checks
 /// first and read the status at their first synchronization, before anything is written at an

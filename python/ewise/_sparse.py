@@ -28,26 +28,21 @@ def _coo(run, op):
                       op.shape[1], op.canonical)
 
 
-def _promotion(op):
-    """The promotion rule of a sparse operand's framework."""
-    return _promotion_of(op.vals)
-
-
-def _promotion_of(vals):
+def _promotion(vals):
     """The promotion rule of the framework of a sparse operand's values."""
     return "torch" if type(vals).__module__.split(".")[0] == "torch" else "numpy"
 
 
-def _options(op, drop_zeros=False, algorithm="automatic", fill_a=0.0, fill_b=0.0,
+def _options(vals, drop_zeros=False, algorithm="automatic", fill_a=0.0, fill_b=0.0,
              validate_indices=True):
-    """SparseOptions for a call whose first sparse operand is `op`."""
+    """SparseOptions for a call whose first sparse operand has the values `vals`."""
     o = _ewise.SparseOptions()
     o.drop_zeros = bool(drop_zeros)
     o.algorithm = algorithm
     o.fill_a = float(fill_a)
     o.fill_b = float(fill_b)
     o.validate_indices = bool(validate_indices)
-    o.promotion = _promotion(op)
+    o.promotion = _promotion(vals)
     return o
 
 
@@ -73,7 +68,7 @@ def multiply(a, b, drop_zeros=False, algorithm="automatic", validate_indices=Tru
     runs a call with a torch operand that requires a gradient while grad mode is on
     (ewise.torch.sparse_multiply); None for calls that never have one."""
     oa = _sparse_operand(a, "a")
-    options = _options(oa, drop_zeros, algorithm, validate_indices=validate_indices)
+    options = _options(oa.vals, drop_zeros, algorithm, validate_indices=validate_indices)
     if type(b) in _PYTHON_SCALARS:
         return _scalar_result(a, oa, lambda coo, stream, owner: _ewise.multiply_scalar(
             coo, b, options, stream, owner))
@@ -105,7 +100,7 @@ def multiply(a, b, drop_zeros=False, algorithm="automatic", validate_indices=Tru
 def union(op, a, b, out, drop_zeros, fill_a, fill_b, validate_indices):
     """a op b for add, sub, min, max (see ewise.sparse.add)."""
     oa = _sparse_operand(a, "a")
-    options = _options(oa, drop_zeros, fill_a=fill_a, fill_b=fill_b,
+    options = _options(oa.vals, drop_zeros, fill_a=fill_a, fill_b=fill_b,
                        validate_indices=validate_indices)
     if type(b) in _PYTHON_SCALARS:
         if out is not None:
@@ -194,12 +189,10 @@ def _accumulate_rows(op, dense, rows, vals, nrows, canonical, validate_indices):
     vals = vals.reshape(vals.shape[0], table.shape[1])
     device = check_devices(dense=dense, rows=rows, values=vals)
     check_writable(dense, "dense")
-    o = _ewise.SparseOptions()
-    o.validate_indices = bool(validate_indices)
-    o.promotion = _promotion_of(vals)
     with Call(dense, device) as run:
         _ewise.accumulate_rows(op, run.array(table), run.array(rows), run.array(vals), nrows,
-                               canonical, o, run.stream)
+                               canonical, _options(vals, validate_indices=validate_indices),
+                               run.stream)
     return dense
 
 
@@ -214,5 +207,5 @@ def accumulate(op, dense, a, validate_indices):
     check_writable(dense, "dense")
     with Call(dense, device) as run:
         _ewise.accumulate(op, run.array(dense), _coo(run, oa),
-                          _options(oa, validate_indices=validate_indices), run.stream)
+                          _options(oa.vals, validate_indices=validate_indices), run.stream)
     return dense

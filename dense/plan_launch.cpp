@@ -36,6 +36,12 @@ void plan_vectorized(DensePlan& plan, const DeviceProps& d) {
   VectorizedPlan v;
   v.a = vector_access(c, 1);
   v.b = vector_access(c, 2);
+  const BroadcastPlan& p = c.plan;
+  const int r = p.rank() - 1;
+  const auto by_rows = [&](VectorAccess access, int k) {
+    return access != VectorAccess::gather || p.strides[k][r] == 0 || p.strides[k][r] == 1;
+  };
+  v.rows = v.gathers() && p.shape[r] >= V && by_rows(v.a, 1) && by_rows(v.b, 2);
   const auto mis = reinterpret_cast<std::uintptr_t>(c.out) % kVectorBytes;
   const auto head = static_cast<std::int64_t>((kVectorBytes - mis) % kVectorBytes) / elem;
   v.head = std::min(head, c.numel);
@@ -44,7 +50,8 @@ void plan_vectorized(DensePlan& plan, const DeviceProps& d) {
   const std::int64_t work = std::max(ceil_div(v.vectors, vector_unroll(elem)), V);
   const int threads = block_threads(c, d);
   set_launch(plan, threads, ceil_div(work, threads), d);
-  plan.grid.covers_work = kVectorGridCoversWork;
+  plan.grid.covers_work = kVectorGridCoversWork && !v.gathers();
+  plan.grid.waves = v.gathers() ? kGatherWaves : 1;
   plan.vectorized = v;
 }
 

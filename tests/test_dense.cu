@@ -474,6 +474,75 @@ TEST(DenseGpu, VectorizedAcrossRows) {
       }
 }
 
+/// The vectorized kernel's gathering by rows (VectorizedPlan::rows): row lengths at the vector
+/// width and around kLongRow (the lanes whose vector crosses a row end read the next row; short
+/// rows every lane), a row vector (inner stride 1), a column and a per-channel value (inner
+/// stride 0), an outer product (both gathered), a rank-4 mix, the output or an input one element
+/// past a 16-byte boundary, each operand order. Rows shorter than a vector, a stepped or
+/// reversed inner dim gather element by element: the planner's rule is checked on both sides.
+TEST(DenseGpu, VectorizedGathersByRows) {
+  EWISE_REQUIRE_GPU();
+  const std::uint64_t seed = test_seed();
+  for (DType t : test::sweep_dtypes()) {
+    const std::int64_t V = 16 / static_cast<std::int64_t>(dtype_size(t));
+    const std::int64_t L = detail::kLongRow;
+    for (std::int64_t n : {V, V + 1, 3 * V - 1, L - 1, L, L + 1, L + V + 3}) {
+      const std::int64_t m = n >= L ? 9 : 37;
+      struct Shape {
+        Dims a, b;
+      };
+      const Shape shapes[] = {{{m, n}, {n}},          {{m, n}, {m, 1}},
+                              {{m, 1}, {1, n}},       {{3, 5, n}, {1, 5, 1}},
+                              {{2, 1, 3, n}, {1, 4, 1, n}}};
+      for (const Shape& sh : shapes)
+        for (int offsets = 0; offsets < 3; ++offsets) {  // none; out and a +1; only b +1
+          const int oa = offsets == 1, ob = offsets == 2, oo = offsets == 1;
+          const int rank = static_cast<int>(broadcast_shapes(sh.a, sh.b).size());
+          const auto u = static_cast<std::uint64_t>(n * 8 + offsets);
+          for (bool swap : {false, true}) {
+            const Dims& x = swap ? sh.b : sh.a;
+            const Dims& y = swap ? sh.a : sh.b;
+            const BinaryOp op = kernel_op(static_cast<std::size_t>(u + swap), t);
+            Problem p(op, t, x, Layout::contiguous(x.size(), swap ? ob : oa), y,
+                      Layout::contiguous(y.size(), swap ? oa : ob), Layout::contiguous(rank, oo),
+                      seed + u);
+            DenseOptions o;
+            o.kernel = Kernel::vectorized;
+            const detail::DensePlan plan = detail::plan_dense(
+                p.a.view, p.b.view, p.out.view, o, detail::current_device_props());
+            EXPECT_EQ(plan.vectorized.rows, plan.vectorized.gathers()) << p.describe(o);
+            EXPECT_EQ(run_and_check(p, o), "");
+          }
+        }
+    }
+    // Rows shorter than a vector, and an input stepping by 2 or reversed along the row: gather.
+    const Layout stepped = [] {
+      Layout l = Layout::contiguous(2);
+      l.step[1] = 2;
+      return l;
+    }();
+    const Layout reversed = [] {
+      Layout l = Layout::contiguous(2);
+      l.reverse[1] = true;
+      return l;
+    }();
+    const std::pair<Dims, Layout> rejected[] = {{{64, V - 1}, Layout::contiguous(2)},
+                                                {{64, 3 * V + 1}, stepped},
+                                                {{64, 3 * V + 1}, reversed}};
+    for (const auto& [shape, layout] : rejected) {
+      if (shape[1] < 2) continue;  // f64: a row of one element coalesces away
+      Problem p(BinaryOp::sub, t, shape, layout, {shape[0], 1}, Layout::contiguous(2),
+                Layout::contiguous(2), seed + 7);
+      DenseOptions o;
+      o.kernel = Kernel::vectorized;
+      const detail::DensePlan plan =
+          detail::plan_dense(p.a.view, p.b.view, p.out.view, o, detail::current_device_props());
+      EXPECT_TRUE(plan.vectorized.gathers() && !plan.vectorized.rows) << p.describe(o);
+      EXPECT_EQ(run_and_check(p, o), "");
+    }
+  }
+}
+
 /// Vectors (of 16 bytes) per chunk of the row_vectorized kernel for dtype t.
 std::int64_t row_chunk_vectors(DType t) {
   return detail::dispatch_dtype(t, [](auto tag) -> std::int64_t {

@@ -319,6 +319,22 @@ TEST(DenseHost, PlanDecisions) {
   EXPECT_EQ(L.vectorized.a, detail::VectorAccess::vector);
   EXPECT_EQ(L.vectorized.b, detail::VectorAccess::gather);
   EXPECT_TRUE(L.vectorized.gathers());
+  EXPECT_TRUE(L.vectorized.rows);  // the row vector's inner stride is 1, its rows >= 8
+  // An outer product gathers both inputs by rows (inner strides 0 and 1); rows shorter than a
+  // vector, or an inner stride of 2, gather element by element.
+  L = plan(fake(kA, DType::f16, {8191, 1}), fake(kB, DType::f16, {1, 4097}),
+           fake(kOut, DType::f16, {8191, 4097}));
+  EXPECT_EQ(L.vectorized.a, detail::VectorAccess::gather);
+  EXPECT_EQ(L.vectorized.b, detail::VectorAccess::gather);
+  EXPECT_TRUE(L.vectorized.rows);
+  L = plan(fake(kA, DType::f16, {100, 7}), fake(kB, DType::f16, {7}),
+           fake(kOut, DType::f16, {100, 7}));
+  EXPECT_EQ(L.kernel, Kernel::vectorized);
+  EXPECT_FALSE(L.vectorized.rows);
+  L = plan(fake(kA, DType::f16, {100, 9}, {18, 2}), fake(kB, DType::f16, {100, 1}),
+           fake(kOut, DType::f16, {100, 9}));
+  EXPECT_TRUE(L.vectorized.gathers());
+  EXPECT_FALSE(L.vectorized.rows);
 
   // row_vectorized: 16-byte rows need rows of a multiple of 4 f32 and aligned bases.
   const auto rv = [](std::uintptr_t a_off, std::int64_t cols) {
@@ -398,6 +414,13 @@ TEST(DenseHost, PlanFollowsTheDevice) {
   EXPECT_FALSE(vec.grid.needs_occupancy());
   EXPECT_EQ(vec.grid.blocks(1), (1u << 24) / 4 / (4 * 256));  // 4 vectors per thread, 256 threads
   EXPECT_EQ(plan(flat, flat, flat_out, {Kernel::vectorized, 0, 0, 100}, kH200).grid.blocks(1), 100u);
+  // Gathering an input, vectorized loops over its chunks in kGatherWaves full waves.
+  const detail::DensePlan outer = plan(fake(kA, DType::f16, {8191, 1}),
+                                       fake(kB, DType::f16, {1, 4097}),
+                                       fake(kOut, DType::f16, {8191, 4097}), {}, kH200);
+  EXPECT_EQ(outer.kernel, Kernel::vectorized);
+  EXPECT_TRUE(outer.grid.needs_occupancy());
+  EXPECT_EQ(outer.grid.blocks(4), 4u * 132 * detail::kGatherWaves);
   // The automatic sliding factor leaves two waves of threads: 2^24 elements over
   // 2 * 132 * 2048 threads need a factor of 32 on an H200, 2 with 16 times as many SMs.
   const auto m = fake(kA, DType::f32, {4096, 4096}), v = fake(kB, DType::f32, {1, 4096});

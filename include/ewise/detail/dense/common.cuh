@@ -65,12 +65,15 @@ template <class T, class F>
 inline constexpr bool kPackedOp =
     !std::is_void_v<Packed2<T>> && PackedOpOf<F>::value != PackedOp::none;
 
-/// Two packed 16-bit floats T with each NaN half replaced by the canonical NaN 0x7FFF (ops.hpp),
-/// as from_compute does for one element: a half is NaN when its magnitude bits exceed infinity's.
-template <class T>
-EWISE_DEVICE std::uint32_t canonical_nan2(std::uint32_t x) {
-  constexpr std::uint32_t inf = std::is_same_v<T, __half> ? 0x7C007C00u : 0x7F807F80u;
-  const std::uint32_t nan = __vcmpgtu2(x & 0x7FFF7FFFu, inf);  // 0xFFFF in each NaN half
+/// The bits of two packed 16-bit floats with each NaN half replaced by the canonical NaN 0x7FFF
+/// (ops.hpp), as from_compute does for one element. The NaN halves are found by one packed
+/// unordered compare of v with itself (0xFFFF in each NaN half), so that the canonical form
+/// costs two instructions a pair (integer compares of the bits took six).
+template <class T2>
+EWISE_DEVICE std::uint32_t canonical_nan2(T2 v) {
+  const std::uint32_t nan = __hneu2_mask(v, v);
+  std::uint32_t x;
+  memcpy(&x, &v, 4);  // __half2 is not trivially copyable: no bit_cast
   return (x & ~nan) | (nan & 0x7FFF7FFFu);
 }
 
@@ -91,9 +94,7 @@ EWISE_DEVICE Pack<T, V> apply_pack(const F& f, const Pack<T, V>& x, const Pack<T
       if constexpr (op == PackedOp::add) v = __hadd2_rn(x2[e], y2[e]);
       else if constexpr (op == PackedOp::sub) v = __hsub2_rn(x2[e], y2[e]);
       else v = __hmul2_rn(x2[e], y2[e]);
-      std::uint32_t w;
-      memcpy(&w, &v, 4);  // __half2 is not trivially copyable: no bit_cast
-      w = canonical_nan2<T>(w);
+      const std::uint32_t w = canonical_nan2(v);
       memcpy(&r2[e], &w, 4);
     }
   } else {

@@ -59,20 +59,22 @@ inline constexpr std::int64_t kMaxGridX = 2147483647;
 
 /// The grid of a grid-stride kernel: `need` blocks cover the work. With DenseOptions::blocks
 /// (`cap`) at most that many; else the 16-byte kernels (vectorized, row_vectorized) launch all
-/// `need` blocks (`covers_work`) and the others at most one full wave (blocks resident per SM x
-/// sm_count): see kVectorGridCoversWork in policy.hpp for the figures.
+/// `need` blocks (`covers_work`) unless vectorized gathers an input (then kGatherWaves full
+/// waves), and the others at most one full wave (a wave: blocks resident per SM x sm_count):
+/// see kVectorGridCoversWork and kGatherWaves in policy.hpp for the figures.
 struct GridPlan {
   std::int64_t need = 1;     ///< blocks that cover the work, at least 1
   std::int64_t cap = 0;      ///< DenseOptions::blocks; 0: none
   int sm_count = 1;
   bool covers_work = false;  ///< no wave cap: every block of `need` (within CUDA's grid limit)
+  int waves = 1;             ///< else at most this many full waves
 
   /// Whether blocks() needs the kernel's resident blocks per SM.
   bool needs_occupancy() const { return cap == 0 && !covers_work; }
   /// The blocks to launch, given `resident_per_sm` blocks of the kernel per SM (read only when
   /// needs_occupancy(); at least 1 counts).
   unsigned blocks(int resident_per_sm) const {
-    const std::int64_t wave = std::int64_t{std::max(resident_per_sm, 1)} * sm_count;
+    const std::int64_t wave = std::int64_t{std::max(resident_per_sm, 1)} * sm_count * waves;
     const std::int64_t limit = cap > 0 ? cap : covers_work ? kMaxGridX : wave;
     return static_cast<unsigned>(std::clamp<std::int64_t>(need, 1, limit));
   }
@@ -91,6 +93,9 @@ struct VectorizedPlan {
   std::int64_t head = 0;     ///< leading scalar elements (out + head is 16-byte aligned)
   std::int64_t vectors = 0;  ///< 16-byte vectors after the head; the rest is a scalar tail
   VectorAccess a = VectorAccess::vector, b = VectorAccess::vector;
+  /// Gathered inputs read by rows (vectorized.cuh's gather_rows): each one's stride along the
+  /// innermost dim is 0 or 1, and that dim has at least a vector's elements. Else gather.
+  bool rows = false;
   /// An input is gathered: each vector's elements are found through the plan's strides.
   bool gathers() const { return a == VectorAccess::gather || b == VectorAccess::gather; }
 };

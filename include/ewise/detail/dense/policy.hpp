@@ -76,6 +76,12 @@ EWISE_POLICY_HD constexpr int vector_unroll(int element_bytes) {
 /// device-to-device copy covering the work, 94.7% in one wave). The element-wise kernels stay
 /// at one wave, where covering the work was slower.
 inline constexpr bool kVectorGridCoversWork = true;
+/// Full waves the vectorized kernel's grid is capped at when it gathers an input (not covering
+/// the work): each thread then loops over several chunks and pays its fixed cost (the kernel's
+/// parameters, the head and tail loops: ~130 instructions, against ~90 a gathered 16-byte
+/// vector) once for them (H100 bf16 outer product 8191 x 4097: 0.041 ms covering the work,
+/// 0.034 at two waves; one wave 1.5% faster there, 6% slower at 16383 x 16385).
+inline constexpr int kGatherWaves = 2;
 /// Rows at least this long count as long: of elements of 4 bytes or more, with an input read
 /// along them in full, they run element-wise in row_vectorized rather than vectorized across
 /// rows (select in dense/plan.cpp; H100 f32: rows of 999 and more run 6-7% slower across rows,

@@ -1,9 +1,10 @@
 // ewise/detail/dense/vectorized.cuh — the vectorized kernel: any plan whose output is
 // contiguous as a whole. The output is one flat range: a scalar head up to its first 16-byte
 // boundary, 16-byte vectors, a scalar tail — once, whatever the rows. Each input is read as
-// 16-byte vectors (laid out like the output), held in a register (a scalar), or gathered element
-// by element through its strides (a broadcast along rows or columns, an outer product, an odd
-// row width, a misaligned start). Planned by plan_vectorized.
+// 16-byte vectors (laid out like the output), held in a register (a scalar), or gathered (a
+// broadcast along rows or columns, an outer product, an odd row width, a misaligned start): by
+// rows where every gathered input runs along the innermost dim with stride 1 or holds one value
+// a row (stride 0), else element by element through its strides. Planned by plan_vectorized.
 #pragma once
 
 #include <cstdint>
@@ -23,7 +24,13 @@ struct VectorizedArgs {
   /// (H100: comparing the enum in the loop cost the f32 scalar broadcast 5%).
   bool a_vector = true, b_vector = true;
   bool a_gather = false, b_gather = false;
+  /// Gathered by rows (GatherMode::rows): the input's innermost stride is 1; else 0.
+  bool a_along = false, b_along = false;
 };
+
+/// How the vectorized kernel finds the elements of its gathered inputs: none gathered; by rows
+/// (gather_rows: VectorizedPlan::rows); through the strides of every dim (gather).
+enum class GatherMode { none, rows, any };
 
 /// The plan's dims (innermost first) for kernels that gather an input; nothing otherwise.
 template <class Index, bool Gather>
@@ -87,10 +94,56 @@ EWISE_DEVICE void gather(const Strided<Index>& m, Index i, const VectorizedArgs&
   }
 }
 
-template <class T, class F, class Index, bool Gather>
+/// One gathered input's V elements in rows mode, from offset `here` (element i) and, past the
+/// row's end after `left` elements, offset `next` (the next row's first element). Stride 1
+/// along the row (`along`): element e at here + e, or next + e - left; stride 0: one value a
+/// row, the next row's loaded only where the vector reaches it (the last row has none). Each
+/// element picks its side without a branch; with left = V (a constant) only `here` is read,
+/// at immediate offsets.
+template <class T, int V, class Offset>
+EWISE_DEVICE void row_part(const T* src, Offset here, Offset next, Offset left, bool along,
+                           Pack<T, V>& x) {
+  if (along) {
+    const Offset shifted = next - left;
+#pragma unroll
+    for (int e = 0; e < V; ++e) x.v[e] = src[(e < left ? here : shifted) + e];
+  } else {
+    const T h = src[here];
+    const T n = left < V ? src[next] : h;
+#pragma unroll
+    for (int e = 0; e < V; ++e) x.v[e] = e < left ? h : n;
+  }
+}
+
+/// Elements i .. i + V - 1 of the gathered inputs into x and y, by rows (VectorizedPlan::rows:
+/// rows of at least V elements, so a vector ends at most one row): one divmod chain for element
+/// i and, where the vector crosses the row's end, one for the next row's first element, then
+/// row_part. Long rows take the second chain only in the lanes whose vector crosses (few);
+/// short rows in every lane, without a branch (as gather does, for the same reason).
+template <class T, int V, class Index>
+EWISE_DEVICE void gather_rows(const Strided<Index>& m, Index i, const VectorizedArgs& p,
+                              const T* a, const T* b, Pack<T, V>& x, Pack<T, V>& y) {
+  using Offset = typename Strided<Index>::Offset;
+  Offset off[3];
+  Index inner;
+  m.offsets(i, off, inner);
+  const Index n0 = m.extent[0].divisor;
+  const auto left = static_cast<Offset>(n0 - inner);  // elements before the row's end, >= 1
+  if (n0 >= static_cast<Index>(kLongRow) && left >= V) {
+    if (p.a_gather) row_part<T, V>(a, off[1], off[1], static_cast<Offset>(V), p.a_along, x);
+    if (p.b_gather) row_part<T, V>(b, off[2], off[2], static_cast<Offset>(V), p.b_along, y);
+    return;
+  }
+  Offset next[3];
+  m.offsets(i + static_cast<Index>(left), next);
+  if (p.a_gather) row_part<T, V>(a, off[1], next[1], left, p.a_along, x);
+  if (p.b_gather) row_part<T, V>(b, off[2], next[2], left, p.b_along, y);
+}
+
+template <class T, class F, class Index, GatherMode G>
 __global__ void __launch_bounds__(kMaxThreads)
-    vectorized_kernel(F f, VectorizedArgs p, GatherMap<Index, Gather> g, T* out, const T* a,
-                      const T* b) {
+    vectorized_kernel(F f, VectorizedArgs p, GatherMap<Index, G != GatherMode::none> g, T* out,
+                      const T* a, const T* b) {
   constexpr int V = kVectorBytes / sizeof(T);
   using P = Pack<T, V>;
   const std::int64_t tid = global_thread<std::int64_t>(), nthreads = grid_threads<std::int64_t>();
@@ -98,7 +151,7 @@ __global__ void __launch_bounds__(kMaxThreads)
   // Element i alone: a vector input's offset is i (it is laid out like the output).
   const auto scalar = [&](std::int64_t i) {
     T x = p.a_vector ? a[i] : a0, y = p.b_vector ? b[i] : b0;
-    if constexpr (Gather) {
+    if constexpr (G != GatherMode::none) {
       typename Strided<Index>::Offset off[3];
       g.map.offsets(static_cast<Index>(i), off);
       if (p.a_gather) x = a[off[1]];
@@ -127,9 +180,12 @@ __global__ void __launch_bounds__(kMaxThreads)
     for (int u = 0; u < U; ++u) {
       const std::int64_t w = v0 + u * 32;
       if (w < p.vectors) {
-        x[u] = p.a_vector ? va[w] : a0v;
-        y[u] = p.b_vector ? vb[w] : b0v;
-        if constexpr (Gather) gather(g.map, static_cast<Index>(p.head + w * V), p, a, b, x[u], y[u]);
+        // A gathered input's vector is gather's alone (no load or select left for it to undo).
+        if (G == GatherMode::none || !p.a_gather) x[u] = p.a_vector ? va[w] : a0v;
+        if (G == GatherMode::none || !p.b_gather) y[u] = p.b_vector ? vb[w] : b0v;
+        const auto i = static_cast<Index>(p.head + w * V);
+        if constexpr (G == GatherMode::rows) gather_rows(g.map, i, p, a, b, x[u], y[u]);
+        if constexpr (G == GatherMode::any) gather(g.map, i, p, a, b, x[u], y[u]);
       }
     }
 #pragma unroll
@@ -152,22 +208,29 @@ void launch_vectorized(const F& f, const DensePlan& plan, cudaStream_t stream) {
   p.b_vector = v.b == VectorAccess::vector;
   p.a_gather = v.a == VectorAccess::gather;
   p.b_gather = v.b == VectorAccess::gather;
-  const auto run = [&](auto index, auto gathers) {
+  const int r = plan.plan.rank() - 1;
+  p.a_along = p.a_gather && plan.plan.strides[1][r] == 1;
+  p.b_along = p.b_gather && plan.plan.strides[2][r] == 1;
+  const auto run = [&](auto index, auto mode) {
     using Index = typename decltype(index)::type;
-    constexpr bool Gather = decltype(gathers)::value;
-    GatherMap<Index, Gather> g;
-    if constexpr (Gather) {
+    constexpr GatherMode G = decltype(mode)::value;
+    GatherMap<Index, G != GatherMode::none> g;
+    if constexpr (G != GatherMode::none) {
       int dims[kMaxRank];
       for (int d = 0; d < plan.plan.rank(); ++d) dims[d] = d;
       g.map = make_strided<Index>(plan.plan, dims, plan.plan.rank());
     }
-    const auto kernel = vectorized_kernel<T, F, Index, Gather>;
+    const auto kernel = vectorized_kernel<T, F, Index, G>;
     launch("vectorized", kernel, grid_blocks(kernel, plan.grid, plan.threads), plan.threads, 0,
            stream, f, p, g, static_cast<T*>(plan.out), static_cast<const T*>(plan.a),
            static_cast<const T*>(plan.b));
   };
-  if (!v.gathers()) return run(TypeTag<std::uint32_t>{}, std::false_type{});
-  with_index(plan.wide, [&](auto index) { run(index, std::true_type{}); });
+  using Mode = std::integral_constant<GatherMode, GatherMode::none>;
+  if (!v.gathers()) return run(TypeTag<std::uint32_t>{}, Mode{});
+  with_index(plan.wide, [&](auto index) {
+    if (v.rows) return run(index, std::integral_constant<GatherMode, GatherMode::rows>{});
+    run(index, std::integral_constant<GatherMode, GatherMode::any>{});
+  });
 }
 
 }  // namespace ewise::detail

@@ -139,8 +139,9 @@ void check_dense_plan(const BroadcastPlan& plan, const Operand& out, const Opera
       const unsigned blocks = L.grid.blocks(resident);
       const std::int64_t cap = L.grid.cap > 0      ? L.grid.cap
                                : L.grid.covers_work ? detail::kMaxGridX
-                                                    : std::int64_t{resident} * device.sm_count;
-      EWISE_FUZZ_REQUIRE(blocks >= 1 && blocks <= std::max<std::int64_t>(L.grid.need, 1) &&
+                                                    : std::int64_t{resident} * device.sm_count *
+                                                          L.grid.waves;
+      EWISE_FUZZ_REQUIRE(L.grid.waves >= 1 && blocks >= 1 && blocks <= std::max<std::int64_t>(L.grid.need, 1) &&
                              blocks <= cap &&
                              (L.grid.cap > 0 || !L.grid.covers_work ||
                               blocks == std::min<std::int64_t>(L.grid.need, cap)),

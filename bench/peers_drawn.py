@@ -70,6 +70,10 @@ def dense_operands(shape_a, shape_b, transposed, make, offset=0):
     return a, b
 
 
+# ewise_bench records an operation by its NumPy name (multiply, subtract) or its short alias.
+SHORT_NAMES = {"multiply": "mul", "subtract": "sub"}
+
+
 def run_dense_torch(torch, timer, key, l2):
     _, suite, name, dt, op, sa, sb, tr, off = key
     dtype = torch_dtype(torch, dt)
@@ -81,7 +85,7 @@ def run_dense_torch(torch, timer, key, l2):
     empty = lambda s: torch.empty(s, device="cuda", dtype=dtype)
     sets = [(*dense_operands(sa, sb, tr, make, off), shifted(empty, out_shape, off))
             for _ in range(sets_for(footprint, l2))]
-    fn = {"add": torch.add, "sub": torch.sub, "mul": torch.mul}[op]
+    fn = {"add": torch.add, "sub": torch.sub, "mul": torch.mul}[SHORT_NAMES.get(op, op)]
     a, b, c = sets[0]
     fn(a, b, out=c)
     note = None
@@ -116,7 +120,7 @@ def run_dense_cupy(cp, timer, key, l2):
     footprint = (numel(sa) + numel(sb) + numel(out_shape)) * elem
     sets = [(*dense_operands(sa, sb, tr, make, off), shifted(lambda s: cp.empty(s, dtype=dtype), out_shape, off))
             for _ in range(sets_for(footprint, l2))]
-    fn = {"add": cp.add, "sub": cp.subtract, "mul": cp.multiply}[op]
+    fn = {"add": cp.add, "sub": cp.subtract, "mul": cp.multiply}[SHORT_NAMES.get(op, op)]
     st = timer(lambda i: fn(*sets[i % len(sets)][:2], out=sets[i % len(sets)][2]))
     st["sets"] = len(sets)
     return st

@@ -12,6 +12,7 @@
 #include "ewise/buffer.hpp"
 #include "ewise/device.hpp"
 #include "ewise/error.hpp"
+#include "timing.hpp"
 
 namespace ewise::cli {
 
@@ -106,59 +107,17 @@ std::function<void(std::int64_t, std::int64_t)> Progress::percent(const std::str
   };
 }
 
-namespace {
-
-struct Event {
-  cudaEvent_t e = nullptr;
-  Event() { EWISE_CUDA_CHECK(cudaEventCreate(&e)); }
-  Event(const Event&) = delete;
-  Event& operator=(const Event&) = delete;
-  ~Event() { (void)cudaEventDestroy(e); }
-};
-
-}  // namespace
 
 Stream::Stream() { EWISE_CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
 Stream::~Stream() { (void)cudaStreamDestroy(s_); }
 
-namespace {
-
-std::vector<double> times_ms(const Backend& b, cudaStream_t stream, int reps,
-                             const std::function<void()>& f) {
-  std::vector<double> t;
-  if (b.gpu) {
-    const Event start, stop;
-    for (int r = 0; r < reps; ++r) {
-      EWISE_CUDA_CHECK(cudaEventRecord(start.e, stream));
-      f();
-      EWISE_CUDA_CHECK(cudaEventRecord(stop.e, stream));
-      EWISE_CUDA_CHECK(cudaEventSynchronize(stop.e));
-      float ms = 0;
-      EWISE_CUDA_CHECK(cudaEventElapsedTime(&ms, start.e, stop.e));
-      t.push_back(ms);
-    }
-  } else {
-    for (int r = 0; r < reps; ++r) {
-      const auto t0 = std::chrono::steady_clock::now();
-      f();
-      t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-                      .count());
-    }
-  }
-  return t;
-}
-
-}  // namespace
 
 double time_ms(const Backend& b, cudaStream_t stream, int reps, const std::function<void()>& f) {
-  f();  // warm-up: first-touch allocations, caches, lazy module loading
-  std::vector<double> t = times_ms(b, stream, reps, f);
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  return detail::median_ms(b.gpu, stream, reps, f);
 }
 
 double time_once(const Backend& b, cudaStream_t stream, const std::function<void()>& f) {
-  return times_ms(b, stream, 1, f)[0];
+  return detail::times_ms(b.gpu, stream, 1, f)[0];
 }
 
 double copy_bandwidth_gbs(std::size_t bytes, int reps, cudaStream_t stream) {

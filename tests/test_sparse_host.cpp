@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "ewise/compare.hpp"
 #include "ewise/error.hpp"
 #include "ewise/half.hpp"
 #include "ewise/reference.hpp"
@@ -1136,6 +1137,72 @@ TEST(SparseScalars, AddingZeroIsTheMatrixAndAnyOtherValueIsRefused) {
                  {"combine: minimum of a COO matrix and a scalar is not sparse"});
   expect_invalid([&] { combine<HostCoo>(BinaryOp::multiply, a, Scalar::weak_int(0)); },
                  {"union operations"});
+}
+
+// ---- compare (compare.hpp): crossover, verdicts, refusals ----------------------------------
+
+/// A row with the given density and speedups (dense 1 ms; the conversions make up the rest).
+CompareRow compare_row(double density, double speedup, double speedup_converting) {
+  CompareRow r;
+  r.density = density;
+  r.dense_ms = 1;
+  r.coo_ms = 1 / speedup;
+  r.to_coo_ms = 1 / speedup_converting - r.coo_ms;
+  return r;
+}
+
+TEST(DenseOrCoo, CrossoverInterpolatedInLogLogAndVerdicts) {
+  CompareResult c;
+  c.rows = {compare_row(0.001, 8, 2), compare_row(0.01, 4, 0.5), compare_row(0.1, 0.25, 0.1)};
+  // speedup 4 -> 0.25 between 1% and 10%: log speedup crosses 0 halfway in log density.
+  ASSERT_TRUE(c.crossover().has_value());
+  EXPECT_NEAR(*c.crossover(), std::sqrt(0.01 * 0.1), 1e-12);
+  ASSERT_TRUE(c.crossover_converting().has_value());
+  EXPECT_NEAR(*c.crossover_converting(), std::sqrt(0.001 * 0.01), 1e-12);
+  EXPECT_EQ(c.verdict(), "COO*COO is faster than dense below 3.16% density (crossover interpolated)");
+  c.op = BinaryOp::maximum;
+  c.rows = {compare_row(0.01, 0.5, 0.2), compare_row(0.1, 0.25, 0.1)};
+  EXPECT_FALSE(c.crossover().has_value());
+  EXPECT_EQ(c.verdict(),
+            "COO+COO is slower than dense at every density from 1% to 10% (0.50x to 0.25x)");
+  c.rows = {compare_row(0.2, 2, 1)};
+  EXPECT_EQ(c.verdict_converting(),
+            "COO+COO with the conversions is 1.00x faster than dense at 20% density");
+  c.rows[0].problem = "differs";
+  EXPECT_EQ(c.failures(), 1);
+  const std::string j = c.json();
+  EXPECT_NE(j.find("\"crossover\": null"), std::string::npos) << j;
+  EXPECT_NE(j.find("\"verified\": false"), std::string::npos) << j;
+}
+
+TEST(DenseOrCoo, CompareRefusesBeforeAnythingRuns) {
+  const auto spec = [](auto change) {
+    CompareSpec s;
+    s.nrows = 8;
+    s.ncols = 8;
+    s.memory = Memory::host;
+    change(s);
+    return s;
+  };
+  test::expect_invalid([&] { compare(spec([](CompareSpec& s) { s.densities = {0.1, 0}; })); },
+                       {"density 0 is not in (0, 1]"});
+  test::expect_invalid([&] { compare(spec([](CompareSpec& s) { s.densities = {}; })); },
+                       {"no density given"});
+  test::expect_invalid([&] { compare(spec([](CompareSpec& s) { s.ncols = 0; })); },
+                       {"the shape 8x0 is not positive"});
+  test::expect_invalid([&] { compare(spec([](CompareSpec& s) { s.dtype = DType::u8; })); },
+                       {"u8 is not a COO value dtype"});
+  test::expect_invalid([&] { compare(spec([](CompareSpec& s) { s.op = BinaryOp::divide; })); },
+                       {"divide is not an operation COO runs"});
+  test::expect_invalid(
+      [&] { compare(spec([](CompareSpec& s) { s.nrows = s.ncols = 3000000; s.dtype = DType::f64; })); },
+      {"3000000x3000000 f64: the dense forms need", "available"});
+  const HostCoo a = verify::random_coo(4, 4, 0.5, 1), b = verify::random_coo(4, 5, 0.5, 2);
+  const CooView va = a.view(), vb = b.view();
+  test::expect_invalid([&] { compare(spec([&](CompareSpec& s) { s.b = &vb; })); },
+                       {"B is given without A"});
+  test::expect_invalid([&] { compare(spec([&](CompareSpec& s) { s.a = &va; s.b = &vb; })); },
+                       {"A is f32 4x4 but B is f32 4x5"});
 }
 
 }  // namespace

@@ -55,6 +55,15 @@ TEST(Umbrella, IncludesTheOtherPublicHostHeaders) {
   EXPECT_THROW(parse_dtype("f8"), InvalidArgument);                      // error.hpp
   EXPECT_EQ(reference_multiply(HostCoo().view(), HostCoo().view()).nnz(), 0);  // sparse_reference
   EXPECT_EQ(gpu_available(), gpu_unavailable_reason().empty());          // device.hpp
+  CompareSpec spec;  // compare.hpp, on the CPU backend
+  spec.nrows = 16;
+  spec.ncols = 12;
+  spec.densities = {0.5, 0.1};
+  spec.memory = Memory::host;
+  const CompareResult c = compare(spec);
+  ASSERT_EQ(c.rows.size(), 2u);
+  EXPECT_EQ(c.rows[0].density, 0.1);
+  EXPECT_EQ(c.failures(), 0);
 }
 
 }  // namespace

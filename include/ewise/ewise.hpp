@@ -26,6 +26,7 @@
 
 #include "ewise/broadcast.hpp"
 #include "ewise/buffer.hpp"
+#include "ewise/compare.hpp"
 #include "ewise/coo.hpp"
 #include "ewise/dense.hpp"
 #include "ewise/device.hpp"

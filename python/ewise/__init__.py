@@ -21,7 +21,7 @@ Errors: TypeError for dtypes an operation or out= does not take (naming them) an
 dtypes, OverflowError for a Python integer the operation's dtype cannot hold (NumPy's rule),
 ValueError for other invalid arguments (shapes, overlapping out, mixed devices),
 RuntimeError for CUDA errors; the message is the C++ library's. Sparse matrices: ewise.sparse;
-PyTorch operators: ewise.torch. routes() names the route a plain call takes for each
+PyTorch operators: ewise.torch; dense or COO for a shape or a matrix: compare(). routes() names the route a plain call takes for each
 framework.
 
 The package in layers (docs/design.md, "Python binding"): the API modules (this one, sparse,
@@ -29,9 +29,10 @@ torch) over the calls (_dense, _sparse) over the interop layer (_interop: each f
 arrays, devices, streams and results) over the extensions (_ewise, _ewise_torch).
 """
 from . import _dense, _ewise, _ops, sparse
+from ._compare import compare
 from ._interop import routes as _routes
 
-__all__ = [*_ops.NAMES, "binary", "gpu_available", "kernels", "routes", "sparse"]
+__all__ = [*_ops.NAMES, "binary", "compare", "gpu_available", "kernels", "routes", "sparse"]
 
 
 def gpu_available():

@@ -9,11 +9,13 @@
 #include <cuda_runtime_api.h>
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include <cstdint>
 #include <string>
 #include <utility>
 
+#include "ewise/compare.hpp"
 #include "ewise/error.hpp"
 #include "ewise/promotion.hpp"
 #include "ewise/sparse.hpp"
@@ -248,6 +250,25 @@ void bind_sparse(nb::module_& m) {
      nb::arg("canonical"), nb::arg("options"), nb::arg("stream"),
      "dense[rows[k], :] = op(dense[rows[k], :], vals[k, :]) per row index (duplicates summed "
      "first), in place");
+  m.def("compare", [](std::int64_t nrows, std::int64_t ncols, const std::string& dtype,
+                      const std::string& op, std::vector<double> densities, bool gpu,
+                      std::uint64_t seed, const Coo* a, const Coo* b) {
+    CompareSpec spec;
+    spec.nrows = nrows;
+    spec.ncols = ncols;
+    spec.dtype = parse_dtype(dtype);
+    spec.op = parse_op(op);
+    spec.densities = std::move(densities);
+    spec.memory = gpu ? Memory::device : Memory::host;
+    spec.seed = seed;
+    CooView va, vb;
+    if (a) spec.a = &(va = a->view());
+    if (b) spec.b = &(vb = b->view());
+    nb::gil_scoped_release release;
+    return compare(spec).json();
+  }, nb::arg("nrows"), nb::arg("ncols"), nb::arg("dtype"), nb::arg("op"), nb::arg("densities"),
+     nb::arg("gpu"), nb::arg("seed"), nb::arg("a").none(), nb::arg("b").none(),
+     "ewise::compare (ewise/compare.hpp) on the GPU or the CPU backend: its result as JSON");
 }
 
 }  // namespace ewise::python

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import ewise
-from gpu_frameworks import LONG_KERNEL_CYCLES, cupy, torch  # noqa: F401
+from gpu_frameworks import LONG_KERNEL_CYCLES, cupy, require, torch  # noqa: F401
 from sparse_inputs import random_torch_sparse
 
 
@@ -207,3 +207,15 @@ def test_cupyx_result_outlives_its_stream(cupy):
     del c
     gc.collect()
     cupy.cuda.Device().synchronize()
+
+
+def test_compare_on_gpu():
+    require("numpy")  # a usable GPU is what this needs (skip, or fail under EWISE_REQUIRE_GPU=1)
+    for dtype, op in (("float32", "multiply"), ("bfloat16", "add")):
+        rows = ewise.compare((512, 384), dtype, op, (0.001, 0.05, 0.5), device="gpu", seed=11)
+        assert rows.device != "CPU" and rows.dtype == dtype and len(rows) == 3
+        assert all(r["verified"] and r["coo_ms"] > 0 and r["dense_ms"] > 0 for r in rows)
+        cpu = ewise.compare((512, 384), dtype, op, (0.001, 0.05, 0.5), device="cpu", seed=11)
+        # The same seed draws the same operands on both backends, with the same results.
+        assert [(r["nnz_a"], r["nnz_b"], r["nnz_c"]) for r in rows] == \
+            [(r["nnz_a"], r["nnz_b"], r["nnz_c"]) for r in cpu]

@@ -35,6 +35,7 @@ struct Args {
   std::optional<std::string> op;          ///< --op (compare)
   std::optional<std::string> density;     ///< --density D1,D2,... (compare)
   std::optional<std::string> json;        ///< --json FILE (compare)
+  std::optional<std::string> plot;        ///< --plot FILE.png (compare)
   bool verify = false;                    ///< --verify
   bool quiet = false;                     ///< --quiet
   bool progress = false;                  ///< --progress (also on when stderr is a terminal)

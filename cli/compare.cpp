@@ -1,11 +1,17 @@
 // `ewise compare`: dense or COO for the user's shape, dtype, operation and densities, or for the
 // user's own matrix: the command line, the table and the files around ewise::compare
 // (ewise/compare.hpp, src/compare.cpp), which measures and checks.
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -22,7 +28,35 @@ namespace {
 
 constexpr const char* kUsage =
     "ewise compare (--shape RxC [--dtype DT] [--density D1,D2,...] | A.mtx [B.mtx]) "
-    "[--op OP] [--device cpu|gpu] [--json FILE]";
+    "[--op OP] [--device cpu|gpu] [--json FILE] [--plot FILE.png]";
+
+/// Runs `python3 args...` (no shell) and waits; its exit status, or -1 when it did not start or
+/// was killed. quiet: its output goes to /dev/null.
+int run_python(const std::vector<std::string>& args, bool quiet) {
+  std::vector<char*> argv{const_cast<char*>("python3")};
+  for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  if (quiet) {
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  }
+  pid_t pid = 0;
+  const int spawned = posix_spawnp(&pid, "python3", &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawned != 0) return -1;
+  int status = 0;
+  if (waitpid(pid, &status, 0) < 0) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/// The plot is Python's (ewise._compare, matplotlib): whether python3 can import both.
+void check_plot_tools(const std::string& plot) {
+  if (run_python({"-c", "import ewise._compare, matplotlib"}, true) != 0)
+    throw UsageError("--plot " + plot + " needs python3 with the ewise package (on PYTHONPATH) "
+                     "and matplotlib: python3 -c 'import ewise._compare, matplotlib' failed");
+}
 
 /// "RxC" as (rows, cols), both positive.
 std::pair<std::int64_t, std::int64_t> parse_shape(const std::string& s) {
@@ -120,6 +154,7 @@ int run_compare(const Args& a) {
     if (from_file) throw;
     throw UsageError(std::string("--shape ") + *a.shape + ": " + e.what());
   }
+  if (a.plot) check_plot_tools(*a.plot);
   spec.seed = verify::seed_from_env_or_random();
   const std::int64_t nrows = from_file ? fileA->desc().nrows : spec.nrows;
   const std::int64_t ncols = from_file ? fileA->desc().ncols : spec.ncols;
@@ -150,6 +185,20 @@ int run_compare(const Args& a) {
     detail::AtomicOutputFile f(*a.json);
     f.write(result.json());
     f.commit();
+  }
+  if (a.plot) {
+    // The rows for the plot in a file beside it, removed after.
+    const std::string rows = *a.plot + ".rows.json";
+    {
+      detail::AtomicOutputFile f(rows);
+      f.write(result.json());
+      f.commit();
+    }
+    const int status = run_python({"-m", "ewise._compare", rows, *a.plot}, false);
+    std::remove(rows.c_str());
+    if (status != 0)
+      throw std::runtime_error("--plot " + *a.plot + ": python3 -m ewise._compare " +
+                               (status < 0 ? "did not run" : "exited with " + std::to_string(status)));
   }
   const int failures = result.failures();
   if (failures == 0) return 0;

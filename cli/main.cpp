@@ -41,14 +41,17 @@ commands:
   sparse add|subtract|minimum|maximum A.mtx D.npy -o C.npy [--device cpu|gpu]
                                C = A OP D as a dense array (A densified with 0), D broadcasts
   compare --shape RxC [--dtype DT] [--op OP] [--density D1,D2,...] [--device cpu|gpu]
-          [--json FILE]        dense or COO for this shape, dtype (f32 by default; a COO value
+          [--json FILE] [--plot FILE.png]
+                               dense or COO for this shape, dtype (f32 by default; a COO value
                                dtype), operation (multiply by default, or add, subtract,
                                minimum, maximum) and densities (0.001,0.01,0.1 by default):
                                seeded operands at each density, the dense operation, COO OP COO,
                                COO OP dense and the conversions (dense -> COO, COO -> dense)
                                timed and checked against the dense result; a table, the
-                               crossover density and a verdict; --json writes the rows
-  compare A.mtx [B.mtx] [--op OP] [--device cpu|gpu] [--json FILE]
+                               crossover density and a verdict; --json writes the rows,
+                               --plot the time against density (needs python3 with the ewise
+                               package and matplotlib)
+  compare A.mtx [B.mtx] [--op OP] [--device cpu|gpu] [--json FILE] [--plot FILE.png]
                                the same for your matrix (B: random of A's density and dtype)
   demo [--device cpu|gpu]      generate the canonical workloads, run, verify and time them
   help                         this text
@@ -79,7 +82,7 @@ enum Opt : unsigned {
   kDevice = 8,
   kVerify = 16,
   kPromotion = 32,
-  kCompare = 64  // --shape, --dtype, --op, --density, --json
+  kCompare = 64  // --shape, --dtype, --op, --density, --json, --plot
 };
 
 /// Parses argv[first..] allowing the options in `allowed` (plus --quiet and --progress).
@@ -116,6 +119,7 @@ Args parse_args(int argc, char** argv, int first, unsigned allowed, const std::s
     else if (arg == "--op") a.op = take(kCompare);
     else if (arg == "--density") a.density = take(kCompare);
     else if (arg == "--json") a.json = take(kCompare);
+    else if (arg == "--plot") a.plot = take(kCompare);
     else if (arg == "--verify") flag(kVerify), a.verify = true;
     else if (arg == "--quiet" || arg == "-q") flag(0), a.quiet = true;
     else if (arg == "--progress") flag(0), a.progress = true;

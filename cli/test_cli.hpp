@@ -57,9 +57,11 @@ class CliTest : public TempDirTest {
  protected:
   bool exists(const std::string& name) const { return fs::exists(dir_ / name); }
 
-  /// Runs `ewise args...` in the test directory.
-  Result run(const std::vector<std::string>& args) const {
-    std::string cmd = "cd " + shell_quote(dir_.string()) + " && " + shell_quote(EWISE_CLI_PATH);
+  /// Runs `ewise args...` in the test directory, with `env` ("NAME=value ...", shell-quoted by
+  /// the caller) in its environment.
+  Result run(const std::vector<std::string>& args, const std::string& env = "") const {
+    std::string cmd = "cd " + shell_quote(dir_.string()) + " && " + env + (env.empty() ? "" : " ") +
+                      shell_quote(EWISE_CLI_PATH);
     for (const auto& a : args) cmd += " " + shell_quote(a);
     cmd += " >" + shell_quote(path(".stdout")) + " 2>" + shell_quote(path(".stderr"));
     const int raw = std::system(cmd.c_str());

@@ -1,5 +1,6 @@
 // End-to-end tests of `ewise compare` (see test_cli.hpp), on the CPU backend.
 #include <cstdlib>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -123,6 +124,47 @@ TEST_F(CliTest, CompareRefusesBadCommandLinesBeforeAnything) {
   // A dense form that does not fit: refused before anything is allocated.
   expect_error(compare({"--shape", "3000000x3000000", "--dtype", "f64"}), 2,
                "the dense forms need", "r.json");
+}
+
+TEST_F(CliTest, ComparePlotsThroughPython) {
+#ifndef EWISE_PYTHON_PATH
+  GTEST_SKIP() << "the Python package is not built (EWISE_BUILD_PYTHON=OFF): --plot runs it";
+#else
+  const std::string python_path = EWISE_PYTHON_PATH;
+  // A stand-in matplotlib that records what is drawn into the "PNG" it saves: the test checks the
+  // CLI's hand-over to ewise._compare (the real plot is looked at in docs/benchmarks.md's runs).
+  fs::create_directories(dir_ / "stub" / "matplotlib");
+  std::ofstream(dir_ / "stub" / "matplotlib" / "__init__.py") << "def use(backend):\n    pass\n";
+  std::ofstream(dir_ / "stub" / "matplotlib" / "pyplot.py")
+      << "calls = []\n"
+         "class Recorder:\n"
+         "    def __getattr__(self, name):\n"
+         "        return lambda *a, **k: calls.append((name, a, k)) or (0, 1)\n"
+         "class Figure(Recorder):\n"
+         "    def savefig(self, path, **k):\n"
+         "        open(path, 'w').write(repr(calls))\n"
+         "def subplots(**k):\n"
+         "    return Figure(), Recorder()\n"
+         "def close(fig):\n"
+         "    pass\n";
+  const std::string with_stub = "PYTHONPATH=" + shell_quote(path("stub") + ":" + python_path);
+  const Result r = run({"compare", "--shape", "32x32", "--density", "0.1,0.5", "--device", "cpu",
+                        "--op", "add", "--plot", "p.png"},
+                       with_stub);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string drawn = slurp(dir_ / "p.png");
+  EXPECT_NE(drawn.find("'dense'"), std::string::npos) << drawn;      // the dense line
+  EXPECT_NE(drawn.find("COO\u2295COO"), std::string::npos) << drawn;  // the union's
+  EXPECT_NE(drawn.find("set_xscale', ('log',)"), std::string::npos) << drawn;
+  EXPECT_NE(drawn.find("COO+COO is "), std::string::npos) << drawn;  // the verdict as title
+  EXPECT_FALSE(exists("p.png.rows.json"));
+  // Where python3 cannot import matplotlib (none on PYTHONPATH), refused before anything runs.
+  const bool real = std::system("python3 -c 'import matplotlib' >/dev/null 2>&1") == 0;
+  if (!real)
+    expect_error(run({"compare", "--shape", "32x32", "--device", "cpu", "--plot", "q.png"},
+                     "PYTHONPATH=" + shell_quote(python_path)),
+                 2, "--plot q.png needs python3 with the ewise package", "q.png");
+#endif
 }
 
 }  // namespace

@@ -115,9 +115,16 @@ def compare(shape=None, dtype="float32", op="multiply", density=(0.001, 0.01, 0.
             raise ValueError("ewise.compare: shape is a's when a is given")
         nrows, ncols, densities, name = 0, 0, [], "f32"
     seed = random.getrandbits(63) if seed is None else int(seed)
-    result = json.loads(_ewise.compare(nrows, ncols, name, op, densities, device == "gpu", seed,
-                                       None if a is None else _coo(a),
-                                       None if b is None else _coo(b)))
+    rows = _rows(json.loads(_ewise.compare(nrows, ncols, name, op, densities, device == "gpu",
+                                           seed, None if a is None else _coo(a),
+                                           None if b is None else _coo(b))))
+    if plot is not None:
+        _plot(rows, plot)
+    return rows
+
+
+def _rows(result):
+    """The CompareRows of ewise::compare's JSON (CompareResult::json)."""
     rows = CompareRows(result["rows"])
     rows.device, rows.shape, rows.op, rows.seed = (result["device"], tuple(result["shape"]),
                                                    result["op"], result["seed"])
@@ -125,6 +132,14 @@ def compare(shape=None, dtype="float32", op="multiply", density=(0.001, 0.01, 0.
     rows.crossover, rows.crossover_converting = (result["crossover"],
                                                  result["crossover_converting"])
     rows.verdict, rows.verdict_converting = result["verdict"], result["verdict_converting"]
-    if plot is not None:
-        _plot(rows, plot)
     return rows
+
+
+if __name__ == "__main__":
+    # `python3 -m ewise._compare RESULT.json PLOT.png`: the plot of `ewise compare --json`'s
+    # file (the CLI's --plot runs this).
+    import sys
+    if len(sys.argv) != 3:
+        sys.exit("usage: python3 -m ewise._compare RESULT.json PLOT.png")
+    with open(sys.argv[1]) as f:
+        _plot(_rows(json.load(f)), sys.argv[2])

@@ -203,6 +203,40 @@ TEST(CpuDense, LongRowsAndHeldOperands) {
         }
 }
 
+// Calls large enough to be split over the CPU backend's threads (parts of at least 2^18
+// elements, each starting and ending inside a row): broadcasts of every rank and layout, the
+// typed and chunked paths, in place. ctest also runs this with EWISE_NUM_THREADS=1 and =5
+// (tests/CMakeLists.txt).
+TEST(CpuDense, CallsSplitOverThreads) {
+  const std::uint64_t seed = test_seed();
+  std::mt19937_64 rng(seed);
+  const Dims shapes[][2] = {{{(1 << 19) + 3}, {(1 << 19) + 3}}, {{523, 1021}, {1021}},
+                            {{521, 1}, {1, 1021}},               {{3, 401, 457}, {401, 1}},
+                            {{2, 1, 37, 1, 33}, {1, 19, 1, 13, 33}}, {{1 << 19}, {1}}};
+  const std::pair<DType, DType> dtypes[] = {{DType::f32, DType::f32}, {DType::f16, DType::f16},
+                                            {DType::i32, DType::f32}};
+  for (const auto& s : shapes)
+    for (const auto& [ta, tb] : dtypes) {
+      const BinaryOp op = rng() % 2 ? BinaryOp::add : BinaryOp::maximum;
+      const Dims shape = broadcast_shapes(s[0], s[1]);
+      HostOperand a(ta, s[0], Layout::random(s[0].size(), rng), rng);
+      HostOperand b(tb, s[1], Layout::random(s[1].size(), rng), rng);
+      const DType od = result_or(op, Promotion::numpy, type_of(a, Promotion::numpy),
+                                 type_of(b, Promotion::numpy), ta);
+      HostOperand out(od, shape, Layout::random(shape.size(), rng), rng);
+      ASSERT_EQ(check(op, a, b, out, Promotion::numpy), "");
+      if (s[0] == shape && od == ta) {  // in place into a
+        HostOperand want(od, shape, Layout::contiguous(shape.size()), rng);
+        reference_binary(op, a.view, b.view, want.view);
+        binary(op, a.view, b.view, a.view);
+        HostOperand got(od, shape, Layout::contiguous(shape.size()), rng);
+        reference_binary(BinaryOp::maximum, a.view, a.view, got.view);  // a copy of a's values
+        ASSERT_EQ(std::memcmp(got.buf.data(), want.buf.data(), got.buf.size()), 0)
+            << dtype_name(ta) << " " << shape.str();
+      }
+    }
+}
+
 // In place: out is a (its dtype the result's, or wider), and out is b.
 TEST(CpuDense, InPlace) {
   const std::uint64_t seed = test_seed();

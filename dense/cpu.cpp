@@ -283,11 +283,6 @@ EWISE_CPU_TARGETS void chunked_row(const F& f, const CallTypes& t, const Row& r,
 
 // ---- the plan's rows -----------------------------------------------------------------------
 
-/// Elements a part of a call split over the CPU backend's threads takes at least: under it a
-/// call runs on the calling thread alone (2-core AMD EPYC VM, f32 add: a part of 2^18 elements
-/// takes ~0.2 ms, against ~10 us to hand it to a thread).
-constexpr std::int64_t kElementsPerPart = std::int64_t{1} << 18;
-
 /// Calls row(Row) for the plan's elements [begin, end) in row-major order, row by row (a row: the
 /// innermost dimension at each index of the others; the first and last may be partial), the
 /// offsets kept by an odometer started at begin's row.
@@ -335,8 +330,7 @@ void for_rows_in(const CallTypes& t, const DensePlan& plan, std::int64_t begin, 
 template <class RowFn>
 void for_each_row(const CallTypes& t, const DensePlan& plan, RowFn&& row) {
   const std::int64_t numel = plan.plan.numel();
-  const auto parts = static_cast<int>(
-      std::min<std::int64_t>(cpu_threads(), std::max<std::int64_t>(numel / kElementsPerPart, 1)));
+  const int parts = parts_for(numel);
   if (parts == 1) return for_rows_in(t, plan, 0, numel, row);
   const std::int64_t base = numel / parts, extra = numel % parts;  // the first `extra` take one more
   const auto start = [&](std::int64_t i) { return base * i + std::min(i, extra); };

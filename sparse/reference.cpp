@@ -17,6 +17,7 @@
 #include "ewise/ops.hpp"
 #include "element.hpp"
 #include "host_elem.hpp"
+#include "thread_pool.hpp"
 
 namespace ewise {
 namespace {
@@ -145,6 +146,9 @@ std::int64_t put_entry(I* rows, I* cols, void* vals, std::int64_t n, I r, I c,
 /// 4096² 10% matrices took 3 times SciPy's time on the host). value(x, y) for a coordinate both
 /// store; unions also a_only(x) and b_only(y) (an intersection passes nullptr for both). The
 /// same entries, values and roundings as summed() and to_coo give, which the tests hold it to.
+/// Large merges are split at row boundaries over the CPU backend's threads (thread_pool.hpp):
+/// each part merges its rows of a and b into its own stretch of the result (as many entries as
+/// it can make at most), and the stretches are then moved together in order.
 template <class E, class I, class Both, class AOnly, class BOnly>
 HostCoo merge_canonical(const CooView& a, const CooView& b, std::int64_t capacity,
                         bool drop_zeros, Both both, AOnly a_only, BOnly b_only) {
@@ -160,34 +164,72 @@ HostCoo merge_canonical(const CooView& a, const CooView& b, std::int64_t capacit
   I* const orow = static_cast<I*>(out.rows());
   I* const ocol = static_cast<I*>(out.cols());
   void* const oval = out.vals();
-  std::int64_t n = 0, i = 0, j = 0;
-  const auto put = [&](I r, I c, typename E::compute v) {
-    n = put_entry<E>(orow, ocol, oval, n, r, c, v, drop_zeros);
-  };
-  // Keys row * ncols + col (they fit: CooDesc::validate). Only a coordinate both store takes a
-  // branch; the others advance i or j by the comparison's value and a union's entry is selected,
-  // not branched to (the order of two random patterns is what a branch predictor misses).
   const std::int64_t nc = a.desc.ncols;
-  while (i < na && j < nb) {
-    const std::int64_t ka = static_cast<std::int64_t>(ar[i]) * nc + ac[i];
-    const std::int64_t kb = static_cast<std::int64_t>(br[j]) * nc + bc[j];
-    if (ka == kb) {
-      put(ar[i], ac[i], both(E::load(av, i), E::load(bv, j)));
-      ++i;
-      ++j;
-      continue;
+  // Entries [i, ia) of a and [j, jb) of b merged into the result from entry n on; returns the
+  // entries written.
+  const auto merge = [&](std::int64_t i, std::int64_t ia, std::int64_t j, std::int64_t jb,
+                         std::int64_t n) {
+    const std::int64_t first = n;
+    const auto put = [&](I r, I c, typename E::compute v) {
+      n = put_entry<E>(orow, ocol, oval, n, r, c, v, drop_zeros);
+    };
+    // Keys row * ncols + col (they fit: CooDesc::validate). Only a coordinate both store takes
+    // a branch; the others advance i or j by the comparison's value and a union's entry is
+    // selected, not branched to (the order of two random patterns is what a branch predictor
+    // misses).
+    while (i < ia && j < jb) {
+      const std::int64_t ka = static_cast<std::int64_t>(ar[i]) * nc + ac[i];
+      const std::int64_t kb = static_cast<std::int64_t>(br[j]) * nc + bc[j];
+      if (ka == kb) {
+        put(ar[i], ac[i], both(E::load(av, i), E::load(bv, j)));
+        ++i;
+        ++j;
+        continue;
+      }
+      const bool a_first = ka < kb;
+      if constexpr (kUnion) {
+        const auto va = a_only(E::load(av, i)), vb = b_only(E::load(bv, j));
+        put(a_first ? ar[i] : br[j], a_first ? ac[i] : bc[j], a_first ? va : vb);
+      }
+      i += a_first;
+      j += !a_first;
     }
-    const bool a_first = ka < kb;
     if constexpr (kUnion) {
-      const auto va = a_only(E::load(av, i)), vb = b_only(E::load(bv, j));
-      put(a_first ? ar[i] : br[j], a_first ? ac[i] : bc[j], a_first ? va : vb);
+      for (; i < ia; ++i) put(ar[i], ac[i], a_only(E::load(av, i)));
+      for (; j < jb; ++j) put(br[j], bc[j], b_only(E::load(bv, j)));
     }
-    i += a_first;
-    j += !a_first;
+    return n - first;
+  };
+  const int parts = detail::parts_for(na + nb);
+  if (parts == 1) {
+    out.set_nnz(merge(0, na, 0, nb, 0));
+    return out;
   }
-  if constexpr (kUnion) {
-    for (; i < na; ++i) put(ar[i], ac[i], a_only(E::load(av, i)));
-    for (; j < nb; ++j) put(br[j], bc[j], b_only(E::load(bv, j)));
+  // Part p: the rows from split[p] on, split at the rows of the larger operand's entries
+  // p * nnz / parts (so that the parts hold about as many entries), a's entries [ia[p],
+  // ia[p + 1]) and b's [jb[p], jb[p + 1]), its stretch from at[p] on.
+  std::vector<std::int64_t> ia(parts + 1), jb(parts + 1), at(parts + 1), made(parts);
+  ia[parts] = na;
+  jb[parts] = nb;
+  for (int p = 1; p < parts; ++p) {
+    const I row = na >= nb ? ar[na * p / parts] : br[nb * p / parts];
+    ia[p] = std::lower_bound(ar, ar + na, row) - ar;
+    jb[p] = std::lower_bound(br, br + nb, row) - br;
+  }
+  for (int p = 0; p < parts; ++p) {
+    const std::int64_t la = ia[p + 1] - ia[p], lb = jb[p + 1] - jb[p];
+    at[p + 1] = at[p] + (kUnion ? la + lb : std::min(la, lb));
+  }
+  detail::run_parts(parts, [&](int p) { made[p] = merge(ia[p], ia[p + 1], jb[p], jb[p + 1], at[p]); });
+  const auto value = static_cast<std::int64_t>(dtype_size(out.desc().dtype));
+  std::int64_t n = made[0];
+  for (int p = 1; p < parts; ++p) {
+    const auto count = static_cast<std::size_t>(made[p]);
+    std::memmove(orow + n, orow + at[p], count * sizeof(I));
+    std::memmove(ocol + n, ocol + at[p], count * sizeof(I));
+    std::memmove(static_cast<std::byte*>(oval) + n * value,
+                 static_cast<std::byte*>(oval) + at[p] * value, count * static_cast<std::size_t>(value));
+    n += made[p];
   }
   out.set_nnz(n);
   return out;

@@ -3,6 +3,7 @@
 
 #include <pthread.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstdlib>
 #include <exception>
@@ -136,6 +137,11 @@ Pool& pool() {
 int cpu_threads() {
   static const int n = configured_threads();
   return n;
+}
+
+int parts_for(std::int64_t elements) {
+  const std::int64_t most = elements / kElementsPerPart;
+  return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(cpu_threads(), most)));
 }
 
 void run_parts(int parts, const std::function<void(int)>& part) {

@@ -231,6 +231,32 @@ TEST(SparseReference, NaNValuesLeaveCanonical) {
 
 // ---- properties on random matrices -----------------------------------------------------------
 
+/// m's entries in reverse storage order, not marked canonical: the general path's input.
+HostCoo reversed(const HostCoo& m) {
+  CooDesc d = m.desc();
+  d.canonical = false;
+  HostCoo g(d);
+  const std::size_t ib = index_size(d.index), vb = dtype_size(d.dtype);
+  const auto n = static_cast<std::size_t>(m.nnz());
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::size_t from = n - 1 - k;
+    std::memcpy(static_cast<char*>(g.rows()) + k * ib, static_cast<const char*>(m.rows()) + from * ib, ib);
+    std::memcpy(static_cast<char*>(g.cols()) + k * ib, static_cast<const char*>(m.cols()) + from * ib, ib);
+    std::memcpy(static_cast<char*>(g.vals()) + k * vb, static_cast<const char*>(m.vals()) + from * vb, vb);
+  }
+  return g;
+}
+
+/// x and y hold the same entries, in the same order, bit for bit.
+void expect_same_coo(const HostCoo& x, const HostCoo& y, const std::string& what) {
+  ASSERT_EQ(x.nnz(), y.nnz()) << what;
+  const std::size_t ib = index_size(x.desc().index), vb = dtype_size(x.desc().dtype);
+  const auto n = static_cast<std::size_t>(x.nnz());
+  EXPECT_EQ(0, std::memcmp(x.rows(), y.rows(), n * ib)) << what;
+  EXPECT_EQ(0, std::memcmp(x.cols(), y.cols(), n * ib)) << what;
+  EXPECT_EQ(0, std::memcmp(x.vals(), y.vals(), n * vb)) << what;
+}
+
 class SparseReferenceRandom : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -279,14 +305,7 @@ TEST_F(SparseReferenceRandom, MultiplyAgreesWithDenseReference) {
 // marked canonical take the in-place paths too.
 TEST_F(SparseReferenceRandom, CanonicalMergeIsTheGeneralPath) {
   std::mt19937_64 rng(seed_);
-  const auto same = [](const HostCoo& x, const HostCoo& y, const std::string& what) {
-    ASSERT_EQ(x.nnz(), y.nnz()) << what;
-    const std::size_t ib = index_size(x.desc().index), vb = dtype_size(x.desc().dtype);
-    const auto n = static_cast<std::size_t>(x.nnz());
-    EXPECT_EQ(0, std::memcmp(x.rows(), y.rows(), n * ib)) << what;
-    EXPECT_EQ(0, std::memcmp(x.cols(), y.cols(), n * ib)) << what;
-    EXPECT_EQ(0, std::memcmp(x.vals(), y.vals(), n * vb)) << what;
-  };
+  const auto same = expect_same_coo;
   for (const DType t : kSparseDTypes) {
     for (const IndexType index : {IndexType::i32, IndexType::i64}) {
       verify::CooGenOptions o;
@@ -352,6 +371,33 @@ TEST_F(SparseReferenceRandom, CanonicalMergeIsTheGeneralPath) {
                std::string(op_name(op)) + " empty " + w);
         }
       }
+    }
+  }
+}
+
+// Canonical merges large enough to be split over the CPU backend's threads at row boundaries
+// (merge_canonical: parts of at least 2^18 entries, their stretches moved together after): the
+// same entries and bits as the general path. ctest also runs this with EWISE_NUM_THREADS=1 and =5.
+TEST_F(SparseReferenceRandom, LargeCanonicalMergesSplitOverThreads) {
+  std::mt19937_64 rng(seed_);
+  for (const DType t : {DType::f32, DType::i64}) {
+    verify::CooGenOptions o;
+    o.dtype = t;
+    o.values.allow_zero = true;
+    o.values.lo = -2;
+    o.values.hi = 2;
+    const HostCoo a = verify::random_coo(1500, 1200, 0.3, seed_, o);
+    const HostCoo b = verify::random_coo(1500, 1200, 0.2, seed_ + 1, o);
+    ASSERT_GE(a.nnz() + b.nnz(), 3 * (std::int64_t{1} << 18));
+    const HostCoo ga = reversed(a), gb = reversed(b);  // the general path's operands
+    for (const bool drop : {false, true}) {
+      SparseOptions so;
+      so.drop_zeros = drop;
+      const std::string w = std::string(dtype_name(t)) + (drop ? " drop_zeros" : "");
+      expect_same_coo(multiply<HostCoo>(a, b, so), multiply<HostCoo>(ga, gb, so), "multiply " + w);
+      for (const BinaryOp op : {BinaryOp::add, BinaryOp::max})
+        expect_same_coo(combine<HostCoo>(op, a, b, so), combine<HostCoo>(op, ga, gb, so),
+                        std::string(op_name(op)) + " " + w);
     }
   }
 }

@@ -487,3 +487,23 @@ def test_compare_plot(tmp_path):
     rows = ewise.compare((64, 64), density=(0.01, 0.1, 0.5), device="cpu", plot=path)
     assert len(rows) == 3
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_malformed_scipy_offsets_refused():
+    """A SciPy CSR or CSC operand's compressed offsets are read directly: offsets that decrease,
+    or that reach past the stored indices, are refused naming them, before anything is made."""
+    import scipy.sparse as sp
+    for fmt, kind in (("CSR", sp.csr_matrix), ("CSC", sp.csc_matrix)):
+        m = kind((3, 3), dtype=np.float32)
+        m.indptr = np.array([0, 2, 1, 3], np.int32)
+        m.indices = np.array([0, 1, 2], np.int32)
+        m.data = np.ones(3, np.float32)
+        with pytest.raises(ValueError, match=rf"{fmt} offsets decrease: indptr\[1\] = 2 > "
+                                             r"indptr\[2\] = 1"):
+            ewise.sparse.multiply(m, m)
+        m.indptr = np.array([0, 1, 2, 5], np.int32)
+        m.indices = np.array([0, 1], np.int32)
+        m.data = np.ones(2, np.float32)
+        with pytest.raises(ValueError, match=f"{fmt} offsets run from 0 to 5, not from 0 to at "
+                                             "most the 2 entries stored"):
+            ewise.sparse.add(m, m)

@@ -11,13 +11,30 @@ KEPT_FORMATS = ("csr", "csc", "coo")
 
 def coo_operand(adapter, x, xp, canonical=False):
     """x (a SciPy-API sparse matrix) as an Operand: its COO arrays of the array module xp,
-    contiguous, rows and cols of one dtype; taken as canonical when `canonical`."""
-    coo = x.tocoo(copy=False)
-    rows, cols, vals = coo.row, coo.col, coo.data
+    contiguous, rows and cols of one dtype; taken as canonical when `canonical`. A SciPy CSR or
+    CSC matrix's compressed indices are expanded with numpy.repeat (0.3 ms for 1.7M entries,
+    against 2.4 for tocoo, whose index checks the call makes anyway); the others go through
+    tocoo."""
+    if xp is numpy and x.format in ("csr", "csc"):
+        nnz, name = int(x.indptr[-1]), x.format.upper()
+        counts = numpy.diff(x.indptr)
+        if counts.size and counts.min() < 0:
+            k = int(numpy.argmax(counts < 0))
+            raise ValueError(f"ewise: {name} offsets decrease: indptr[{k}] = {x.indptr[k]} > "
+                             f"indptr[{k + 1}] = {x.indptr[k + 1]}")
+        if x.indptr[0] != 0 or nnz > min(len(x.indices), len(x.data)):
+            raise ValueError(f"ewise: {name} offsets run from {x.indptr[0]} to {nnz}, not from 0 "
+                             f"to at most the {min(len(x.indices), len(x.data))} entries stored")
+        major = numpy.repeat(numpy.arange(counts.size, dtype=x.indices.dtype), counts)
+        minor, vals = x.indices[:nnz], x.data[:nnz]
+        rows, cols = (major, minor) if x.format == "csr" else (minor, major)
+    else:
+        coo = x.tocoo(copy=False)
+        rows, cols, vals = coo.row, coo.col, coo.data
     if rows.dtype != cols.dtype:
         rows, cols = rows.astype(numpy.int64), cols.astype(numpy.int64)
     rows, cols, vals = (xp.ascontiguousarray(v) for v in (rows, cols, vals))
-    return Operand(adapter, rows, cols, vals, coo.shape, canonical)
+    return Operand(adapter, rows, cols, vals, x.shape, canonical)
 
 
 def sparse_kind(module, like, fmt):

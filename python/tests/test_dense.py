@@ -325,3 +325,31 @@ def test_numpy_route():
     assert fast("bitwise_and", a, a, None, None) is None  # undefined: the general path says so
     with pytest.raises(TypeError):
         ewise.bitwise_and(a, a)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_cpu_threads_after_fork_and_from_python_threads():
+    """A call large enough for the CPU backend's threads, then the same in a forked child (whose
+    pool threads did not come along: it runs on the calling thread, no hang) and from four
+    Python threads at once (one holds the pool, the others run on their own threads)."""
+    import threading
+    n = 1 << 21
+    x, y = np.arange(n, dtype=np.float32), np.full(n, 2, np.float32)
+    want = x * y
+    assert np.array_equal(ewise.multiply(x, y), want)
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0 if np.array_equal(ewise.multiply(x, y), want) else 3)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    results = []
+
+    def work():
+        for _ in range(10):
+            results.append(np.array_equal(ewise.multiply(x, y), want))
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [True] * 40

@@ -79,8 +79,8 @@ inline constexpr bool kVectorGridCoversWork = true;
 /// Full waves the vectorized kernel's grid is capped at when it gathers an input (not covering
 /// the work): each thread then loops over several chunks and pays its fixed cost (the kernel's
 /// parameters, the head and tail loops: ~130 instructions, against ~90 a gathered 16-byte
-/// vector) once for them (H100 bf16 outer product 8191 x 4097: 0.041 ms covering the work,
-/// 0.034 at two waves; one wave 1.5% faster there, 6% slower at 16383 x 16385).
+/// vector) once for them (H100 bf16 outer product 8191 x 4097: 0.040 ms covering the work,
+/// 0.031 at two waves, one wave 2% faster; at 16383 x 16385 0.254, 0.213, one wave 1% slower).
 inline constexpr int kGatherWaves = 2;
 /// Rows at least this long count as long: of elements of 4 bytes or more, with an input read
 /// along them in full, they run element-wise in row_vectorized rather than vectorized across

@@ -100,12 +100,6 @@ std::vector<double> parse_densities(const std::string& s) {
   return d;
 }
 
-std::string percent(double density) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g%%", density * 100);
-  return buf;
-}
-
 }  // namespace
 
 int run_compare(const Args& a) {
@@ -173,7 +167,7 @@ int run_compare(const Args& a) {
               "to COO ms", "to dense ms", "w/ conv.", "check");
   const CompareResult result = compare(spec, [](const CompareRow& r) {
     std::printf("%-9s %10lld %10lld %10lld %10.3f %11.3f %7.2fx %13.3f %7.2fx %10.3f %11.3f %8.2fx  %s\n",
-                percent(r.density).c_str(), static_cast<long long>(r.nnz_a),
+                density_text(r.density).c_str(), static_cast<long long>(r.nnz_a),
                 static_cast<long long>(r.nnz_b), static_cast<long long>(r.nnz_c), r.dense_ms,
                 r.coo_ms, r.speedup(), r.coo_dense_ms, r.dense_ms / r.coo_dense_ms, r.to_coo_ms,
                 r.to_dense_ms, r.speedup_converting(),

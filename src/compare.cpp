@@ -36,13 +36,8 @@ double available_bytes(Memory memory) {
     EWISE_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
     return static_cast<double>(free_bytes);
   }
-  return static_cast<double>(sysconf(_SC_AVPHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
-}
-
-std::string percent(double density) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g%%", density * 100);
-  return buf;
+  return static_cast<double>(sysconf(_SC_AVPHYS_PAGES)) *
+         static_cast<double>(sysconf(_SC_PAGESIZE));
 }
 
 /// A stream owned for one compare() call on the GPU (none on the CPU).
@@ -76,8 +71,9 @@ void measure(CompareRow& r, BinaryOp op, const CooView& A, const CooView& B, boo
     return op == BinaryOp::multiply ? multiply<Coo>(A, B, o, s) : combine<Coo>(op, A, B, o, s);
   };
   const auto with_dense = [&] {
-    return op == BinaryOp::multiply ? coo_to_dense<Tensor>(multiply<Coo>(A, Db.view(), o, s).view(), o, s)
-                                    : combine<Tensor>(op, A, Db.view(), o, s);
+    return op == BinaryOp::multiply
+               ? coo_to_dense<Tensor>(multiply<Coo>(A, Db.view(), o, s).view(), o, s)
+               : combine<Tensor>(op, A, Db.view(), o, s);
   };
   const Coo C = sparse();
   r.nnz_c = C.nnz();
@@ -92,11 +88,14 @@ void measure(CompareRow& r, BinaryOp op, const CooView& A, const CooView& B, boo
   check("dense->COO->dense of A",
         coo_to_dense<Tensor>(dense_to_coo<Coo>(Da.view(), index, s).view(), o, s).view(),
         Da.view());
-  r.dense_ms = detail::median_ms(gpu, s, reps, [&] { binary(op, Da.view(), Db.view(), Dc.view(), {}, s); });
+  r.dense_ms =
+      detail::median_ms(gpu, s, reps, [&] { binary(op, Da.view(), Db.view(), Dc.view(), {}, s); });
   r.coo_ms = detail::median_ms(gpu, s, reps, [&] { sparse(); });
   r.coo_dense_ms = detail::median_ms(gpu, s, reps, [&] {
-    if (op == BinaryOp::multiply) multiply<Coo>(A, Db.view(), o, s);
-    else combine<Tensor>(op, A, Db.view(), o, s);
+    if (op == BinaryOp::multiply)
+      multiply<Coo>(A, Db.view(), o, s);
+    else
+      combine<Tensor>(op, A, Db.view(), o, s);
   });
   r.to_coo_ms = detail::median_ms(gpu, s, reps, [&] {
     dense_to_coo<Coo>(Da.view(), index, s);
@@ -124,17 +123,16 @@ std::string verdict_of(const std::vector<CompareRow>& rows, double (CompareRow::
   char buf[256];
   if (x) {
     std::snprintf(buf, sizeof buf, "%s is faster than dense %s %s density (crossover interpolated)",
-                  form.c_str(), first > 1 ? "below" : "above", percent(*x).c_str());
+                  form.c_str(), first > 1 ? "below" : "above", density_text(*x).c_str());
   } else if (rows.size() == 1) {
     std::snprintf(buf, sizeof buf, "%s is %.2fx %s than dense at %s density", form.c_str(),
                   first >= 1 ? first : 1 / first, first >= 1 ? "faster" : "slower",
-                  percent(rows.front().density).c_str());
+                  density_text(rows.front().density).c_str());
   } else {
-    std::snprintf(buf, sizeof buf,
-                  "%s is %s than dense at every density from %s to %s (%.2fx to %.2fx)",
-                  form.c_str(), first >= 1 ? "faster" : "slower",
-                  percent(rows.front().density).c_str(), percent(rows.back().density).c_str(),
-                  first, last);
+    std::snprintf(
+        buf, sizeof buf, "%s is %s than dense at every density from %s to %s (%.2fx to %.2fx)",
+        form.c_str(), first >= 1 ? "faster" : "slower", density_text(rows.front().density).c_str(),
+        density_text(rows.back().density).c_str(), first, last);
   }
   return buf;
 }
@@ -157,12 +155,22 @@ CompareSpec resolved(const CompareSpec& spec) {
 
 }  // namespace
 
+std::string density_text(double density) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g%%", density * 100);
+  return buf;
+}
+
 std::string CompareResult::form() const { return op == BinaryOp::multiply ? "COO*COO" : "COO+COO"; }
-std::optional<double> CompareResult::crossover() const { return crossing(rows, &CompareRow::speedup); }
+std::optional<double> CompareResult::crossover() const {
+  return crossing(rows, &CompareRow::speedup);
+}
 std::optional<double> CompareResult::crossover_converting() const {
   return crossing(rows, &CompareRow::speedup_converting);
 }
-std::string CompareResult::verdict() const { return verdict_of(rows, &CompareRow::speedup, form()); }
+std::string CompareResult::verdict() const {
+  return verdict_of(rows, &CompareRow::speedup, form());
+}
 std::string CompareResult::verdict_converting() const {
   return verdict_of(rows, &CompareRow::speedup_converting, form() + " with the conversions");
 }
@@ -217,13 +225,12 @@ void check_compare(const CompareSpec& spec) {
     check_view(*spec.b, "b");
     EWISE_EXPECTS(spec.b->desc.nrows == s.nrows && spec.b->desc.ncols == s.ncols &&
                       spec.b->desc.dtype == s.dtype,
-                  "compare: A is ", dtype_name(s.dtype), " ", s.nrows, "x", s.ncols,
-                  " but B is ", dtype_name(spec.b->desc.dtype), " ", spec.b->desc.nrows, "x",
-                  spec.b->desc.ncols);
+                  "compare: A is ", dtype_name(s.dtype), " ", s.nrows, "x", s.ncols, " but B is ",
+                  dtype_name(spec.b->desc.dtype), " ", spec.b->desc.nrows, "x", spec.b->desc.ncols);
   }
-  EWISE_EXPECTS((!spec.a || spec.a->memory == Memory::host) &&
-                    (!spec.b || spec.b->memory == Memory::host),
-                "compare: the matrices A and B are host COO views");
+  EWISE_EXPECTS(
+      (!spec.a || spec.a->memory == Memory::host) && (!spec.b || spec.b->memory == Memory::host),
+      "compare: the matrices A and B are host COO views");
   EWISE_EXPECTS(s.nrows > 0 && s.ncols > 0, "compare: the shape ", s.nrows, "x", s.ncols,
                 " is not positive");
   EWISE_EXPECTS(is_sparse_dtype(s.dtype), "compare: ", dtype_name(s.dtype),
@@ -259,23 +266,24 @@ CompareResult compare(const CompareSpec& spec,
   result.seed = s.seed;
   const OwnStream stream(gpu);
   verify::CooGenOptions g;  // canonical, no zeros stored
-  g.index = s.a ? s.a->desc.index
-                : (s.nrows - 1 > INT32_MAX || s.ncols - 1 > INT32_MAX ? IndexType::i64
-                                                                      : IndexType::i32);
+  g.index =
+      s.a ? s.a->desc.index
+          : (s.nrows - 1 > INT32_MAX || s.ncols - 1 > INT32_MAX ? IndexType::i64 : IndexType::i32);
   g.dtype = s.dtype;
   std::uint64_t next = s.seed;
   for (double density : s.densities) {
     // A matrix of the user's is made canonical first (duplicates summed), as a pipeline holds it.
-    const HostCoo A = s.a ? coalesce<HostCoo>(*s.a)
-                          : verify::random_coo(s.nrows, s.ncols, density, ++next, g);
-    const HostCoo B = s.b ? coalesce<HostCoo>(*s.b)
-                          : verify::random_coo(s.nrows, s.ncols, density, ++next, g);
+    const HostCoo A =
+        s.a ? coalesce<HostCoo>(*s.a) : verify::random_coo(s.nrows, s.ncols, density, ++next, g);
+    const HostCoo B =
+        s.b ? coalesce<HostCoo>(*s.b) : verify::random_coo(s.nrows, s.ncols, density, ++next, g);
     CompareRow r;
     r.density = density;
     r.nnz_a = A.nnz();
     r.nnz_b = B.nnz();
     if (gpu) {
-      const DeviceCoo dA = to_device(A.view(), stream.get()), dB = to_device(B.view(), stream.get());
+      const DeviceCoo dA = to_device(A.view(), stream.get()),
+                      dB = to_device(B.view(), stream.get());
       measure<DeviceCoo, DeviceTensor>(r, s.op, dA.view(), dB.view(), true, stream.get());
     } else {
       measure<HostCoo, HostTensor>(r, s.op, A.view(), B.view(), false, nullptr);

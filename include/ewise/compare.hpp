@@ -78,6 +78,9 @@ struct CompareResult {
   std::string json() const;
 };
 
+/// A density as compare's tables and verdicts print it, in percent: "0.1%", "2.33%".
+std::string density_text(double density);
+
 /// Checks spec (throws InvalidArgument naming the bad value, before anything is allocated): a
 /// positive shape, a COO value dtype, an operation COO runs, densities in (0, 1], A and B of
 /// one shape and dtype, and room for the dense forms (four nrows x ncols arrays) in free device

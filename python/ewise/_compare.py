@@ -6,6 +6,7 @@ import json
 import random
 
 from . import _ewise
+from ._interop import adapter
 from ._interop.interface import DTYPE_NAMES, NUMPY_NAMES
 
 
@@ -28,16 +29,13 @@ def _dtype(dtype):
 
 
 def _coo(matrix):
-    """A SciPy sparse matrix or array (any format) as the extension's host COO operand."""
-    import numpy
+    """A SciPy sparse matrix or array (any format) as the extension's host COO operand, read by
+    its framework's adapter as every sparse call reads it."""
     if not hasattr(matrix, "tocoo"):
         raise TypeError(f"ewise.compare: a and b are SciPy sparse matrices or arrays, not "
                         f"{type(matrix).__name__}")
-    coo = matrix.tocoo()
-    index = numpy.int64 if max(coo.shape) - 1 > numpy.iinfo(numpy.int32).max else numpy.int32
-    return _ewise.Coo(numpy.ascontiguousarray(coo.row, dtype=index),
-                      numpy.ascontiguousarray(coo.col, dtype=index),
-                      numpy.ascontiguousarray(coo.data), coo.shape[0], coo.shape[1], False)
+    op = adapter(matrix).coo(matrix, "a")
+    return _ewise.Coo(op.rows, op.cols, op.vals, op.shape[0], op.shape[1], op.canonical)
 
 
 def _plot(rows, path):

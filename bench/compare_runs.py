@@ -2,9 +2,9 @@
 """The recorded `ewise.compare` runs (issue 37; docs/benchmarks.md, "Dense or COO"): f32 and bf16
 at 4096² and 16384² on the GPU, each with its plot, rows and verdicts.
 
-    PYTHONPATH=build/python python3 bench/compare_runs.py OUT_DIR
+    PYTHONPATH=build/python python3 bench/compare_runs.py OUT_DIR [ROWS ...]
 
-Writes OUT_DIR/<op>_<dtype>_<rows>.json and .png and prints the rows (the seed is fixed, so a
+ROWS picks the shapes by their row count (4096, 16384); all of them without. Writes OUT_DIR/<op>_<dtype>_<rows>.json and .png and prints the rows (the seed is fixed, so a
 run draws the same operands)."""
 import json
 import sys
@@ -18,8 +18,10 @@ CASES = [((4096, 4096), "float32", ("multiply", "add"), (1e-4, 1e-3, 1e-2, 0.05,
          ((16384, 16384), "bfloat16", ("multiply",), (1e-4, 1e-3, 1e-2, 0.05))]
 
 
-def main(out):
+def main(out, rows_wanted):
     for shape, dtype, ops, densities in CASES:
+        if rows_wanted and shape[0] not in rows_wanted:
+            continue
         for op in ops:
             start = time.time()
             tag = f"{op}_{dtype}_{shape[0]}"
@@ -44,4 +46,4 @@ def main(out):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], {int(r) for r in sys.argv[2:]})

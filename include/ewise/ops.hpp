@@ -340,12 +340,7 @@ struct Pow {
   /// The f32 power's common cases alone (false where only operator() gives r): the converting
   /// kernel runs this for a chunk of elements, then operator() for those it refused, so that
   /// f64 pow's code sits outside the chunk's unrolled loop.
-  EWISE_HD bool fast(float a, float b, float& r) const {
-    const bool one = b == 0.0f || a == 1.0f;
-    const bool ok = detail::pow_f32_fast(a, b, r);
-    r = one ? 1.0f : r;
-    return one || ok;
-  }
+  EWISE_HD bool fast(float a, float b, float& r) const { return detail::pow_f32_fast(a, b, r); }
 };
 
 struct Min {

@@ -1,7 +1,13 @@
 #include "ewise/buffer.hpp"
 
+#include <cstdlib>
 #include <cstring>
+#include <new>
 #include <utility>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include "element.hpp"
 #include "residency.hpp"
@@ -10,13 +16,40 @@
 
 namespace ewise {
 
+namespace {
+
+/// Host memory from 4 MiB up is aligned to 2 MiB and advised to the kernel as huge-page memory
+/// (MADV_HUGEPAGE, as NumPy does for its arrays): where transparent huge pages are on "madvise",
+/// as on the 2-core CI machine, a first touch then faults in 2 MiB at once instead of 4 KiB
+/// (the union of two 4096² 10% f32 SciPy matrices spent more time in page faults than in its
+/// merge). The advice is a hint: where it fails, only speed changes.
+constexpr std::size_t kHugePage = std::size_t{2} << 20;
+constexpr std::size_t kHugeFrom = std::size_t{4} << 20;
+
+void* host_allocate(std::size_t bytes) {
+  void* p = nullptr;
+  if (bytes < kHugeFrom) {
+    p = std::malloc(bytes);
+  } else {
+    const std::size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
+    p = std::aligned_alloc(kHugePage, rounded);
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (p != nullptr) (void)madvise(p, rounded, MADV_HUGEPAGE);
+#endif
+  }
+  if (p == nullptr) throw std::bad_alloc();
+  return p;
+}
+
+}  // namespace
+
 template <Memory M>
 BasicBuffer<M>::BasicBuffer(std::size_t bytes, cudaStream_t stream, MemoryResource* memory)
     : stream_(stream) {
   if (bytes == 0) return;
   if constexpr (M == Memory::host) {
     (void)memory;
-    ptr_ = new std::byte[bytes];
+    ptr_ = host_allocate(bytes);
   } else {
     MemoryResource* from = memory != nullptr ? memory : detail::call_memory();
     if (from == nullptr) from = default_memory_resource();
@@ -52,7 +85,7 @@ template <Memory M>
 void BasicBuffer<M>::release() noexcept {
   if (ptr_ != nullptr) {
     if constexpr (M == Memory::host) {
-      delete[] static_cast<std::byte*>(ptr_);
+      std::free(ptr_);
     } else {
       memory_->deallocate(ptr_, bytes_, stream_);
     }

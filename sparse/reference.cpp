@@ -1,14 +1,13 @@
 // sparse/reference.cpp — the sparse operations' CPU backend on checked arguments (internal.hpp;
 // the public reference over it: sparse_reference.cpp): each operand's entries as sorted (key,
 // summed value) vectors, the key row * ncols + col; a sorted operand read in one pass, any other
-// stably sorted first. Two canonical operands (marked so, or found sorted without duplicates)
+// put in its keys' order first (a radix sort, sort_by_key). Two canonical operands (marked so, or found sorted without duplicates)
 // are merged in place instead (merge_canonical), which gives the same matrix
 // (tests/test_sparse_host.cpp).
 #include "internal.hpp"
 
 #include <algorithm>
 #include <cstring>
-#include <numeric>
 #include <utility>
 #include <vector>
 
@@ -47,9 +46,49 @@ void for_each_coord(const std::vector<std::int64_t>& keys, std::int64_t ncols, F
   }
 }
 
+/// Bits that hold every value below `count` (0 for count <= 1).
+int bits_below(std::uint64_t count) {
+  int bits = 0;
+  while (bits < 64 && (count - 1) >> bits != 0) ++bits;
+  return count <= 1 ? 0 : bits;
+}
+
+/// Sorts the entries (keys[i], vals[i]) by key (each below key_count), stably: a
+/// least-significant-digit radix sort over the key's bits alone, 11 a pass, each value moved with
+/// its key (three passes for a 4096² matrix; a pass whose digit all share is skipped). Shuffled
+/// 4096² 10% operands took 3.5-4 times SciPy's time with a comparison sort of positions and the
+/// values gathered after it.
+template <class C>
+void sort_by_key(std::vector<std::int64_t>& keys, std::vector<C>& vals, std::int64_t key_count) {
+  const std::size_t n = keys.size();
+  const int key_bits = bits_below(static_cast<std::uint64_t>(key_count));
+  constexpr int kDigitBits = 11;
+  constexpr std::uint64_t kDigitMask = (1u << kDigitBits) - 1;
+  std::vector<std::int64_t> other_keys(n);
+  std::vector<C> other_vals(n);
+  std::vector<std::size_t> start(std::size_t{1} << kDigitBits);
+  for (int shift = 0; shift < key_bits; shift += kDigitBits) {
+    const auto digit = [&](std::int64_t key) {
+      return static_cast<std::size_t>(static_cast<std::uint64_t>(key) >> shift & kDigitMask);
+    };
+    std::fill(start.begin(), start.end(), 0);
+    for (const std::int64_t key : keys) ++start[digit(key)];
+    if (start[digit(keys[0])] == n) continue;
+    std::size_t at = 0;
+    for (std::size_t& first : start) at += std::exchange(first, at);
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t to = start[digit(keys[i])]++;
+      other_keys[to] = keys[i];
+      other_vals[to] = vals[i];
+    }
+    keys.swap(other_keys);
+    vals.swap(other_vals);
+  }
+}
+
 /// Each coordinate's values summed in storage order, in the compute type: in one pass where the
-/// keys already increase (a canonical operand), else after a stable sort of the entries by key
-/// (which keeps each coordinate's values in storage order).
+/// keys already increase (a canonical operand), else after a stable sort by key (sort_by_key,
+/// which keeps each coordinate's values in storage order).
 template <class E>
 Summed<typename E::compute> summed(const CooView& m) {
   using C = typename E::compute;
@@ -68,25 +107,24 @@ Summed<typename E::compute> summed(const CooView& m) {
   if (m.desc.index == IndexType::i32) read(std::int32_t{});
   else read(std::int64_t{});
   Summed<C> out;
-  if (increasing) {
-    out.keys = std::move(keys);
-    out.vals.resize(static_cast<std::size_t>(n));
-    for (std::int64_t k = 0; k < n; ++k) out.vals[k] = E::load(m.vals, k);
-    return out;
-  }
-  std::vector<std::int64_t> order(static_cast<std::size_t>(n));
-  std::iota(order.begin(), order.end(), std::int64_t{0});
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::int64_t x, std::int64_t y) { return keys[x] < keys[y]; });
-  for (const std::int64_t k : order) {
-    const C v = E::load(m.vals, k);
-    if (!out.keys.empty() && out.keys.back() == keys[k]) {
-      out.vals.back() = ops::Add{}(out.vals.back(), v);
+  out.keys = std::move(keys);
+  out.vals.resize(static_cast<std::size_t>(n));
+  for (std::int64_t k = 0; k < n; ++k) out.vals[k] = E::load(m.vals, k);
+  if (increasing) return out;
+  sort_by_key(out.keys, out.vals, m.desc.nrows * m.desc.ncols);
+  // each coordinate's values summed in place, in their (storage) order
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < out.keys.size(); ++i) {
+    if (kept > 0 && out.keys[kept - 1] == out.keys[i]) {
+      out.vals[kept - 1] = ops::Add{}(out.vals[kept - 1], out.vals[i]);
     } else {
-      out.keys.push_back(keys[k]);
-      out.vals.push_back(v);
+      out.keys[kept] = out.keys[i];
+      out.vals[kept] = out.vals[i];
+      ++kept;
     }
   }
+  out.keys.resize(kept);
+  out.vals.resize(kept);
   return out;
 }
 

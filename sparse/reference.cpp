@@ -54,22 +54,26 @@ int bits_below(std::uint64_t count) {
 }
 
 /// Sorts the entries (keys[i], vals[i]) by key (each below key_count), stably: a
-/// least-significant-digit radix sort over the key's bits alone, 11 a pass, each value moved with
-/// its key (three passes for a 4096² matrix; a pass whose digit all share is skipped). Shuffled
-/// 4096² 10% operands took 3.5-4 times SciPy's time with a comparison sort of positions and the
-/// values gathered after it.
+/// least-significant-digit radix sort over the key's bits alone, each value moved with its key,
+/// in as few passes as digits of at most 11 bits take, the bits split evenly among them (a
+/// 4096² matrix: three passes of 8 bits, whose 256 buckets the scatter writes with better
+/// locality than 11 bits' 2048: the product of two shuffled 4096² 10% operands from 119 to 93
+/// ms). A pass whose digit all share is skipped. With a comparison sort of positions and the
+/// values gathered after it, that product took 810 ms (SciPy 175).
 template <class C>
 void sort_by_key(std::vector<std::int64_t>& keys, std::vector<C>& vals, std::int64_t key_count) {
   const std::size_t n = keys.size();
   const int key_bits = bits_below(static_cast<std::uint64_t>(key_count));
-  constexpr int kDigitBits = 11;
-  constexpr std::uint64_t kDigitMask = (1u << kDigitBits) - 1;
+  constexpr int kMaxDigitBits = 11;
+  const int passes = (key_bits + kMaxDigitBits - 1) / kMaxDigitBits;
+  const int digit_bits = passes == 0 ? 0 : (key_bits + passes - 1) / passes;
+  const std::uint64_t digit_mask = (std::uint64_t{1} << digit_bits) - 1;
   std::vector<std::int64_t> other_keys(n);
   std::vector<C> other_vals(n);
-  std::vector<std::size_t> start(std::size_t{1} << kDigitBits);
-  for (int shift = 0; shift < key_bits; shift += kDigitBits) {
+  std::vector<std::size_t> start(std::size_t{1} << digit_bits);
+  for (int shift = 0; shift < key_bits; shift += digit_bits) {
     const auto digit = [&](std::int64_t key) {
-      return static_cast<std::size_t>(static_cast<std::uint64_t>(key) >> shift & kDigitMask);
+      return static_cast<std::size_t>(static_cast<std::uint64_t>(key) >> shift & digit_mask);
     };
     std::fill(start.begin(), start.end(), 0);
     for (const std::int64_t key : keys) ++start[digit(key)];

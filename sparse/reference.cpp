@@ -132,6 +132,24 @@ Summed<typename E::compute> summed(const CooView& m) {
   return out;
 }
 
+/// summed() of both operands of a binary operation, side by side on the CPU backend's pool
+/// (thread_pool.hpp) where they are large enough to split.
+template <class E>
+std::pair<Summed<typename E::compute>, Summed<typename E::compute>> summed_both(
+    const CooView& a, const CooView& b) {
+  std::pair<Summed<typename E::compute>, Summed<typename E::compute>> both;
+  if (detail::parts_for(a.desc.nnz + b.desc.nnz) == 1) {
+    both.first = summed<E>(a);
+    both.second = summed<E>(b);
+  } else {
+    detail::run_parts(2, [&](int p) {
+      if (p == 0) both.first = summed<E>(a);
+      else both.second = summed<E>(b);
+    });
+  }
+  return both;
+}
+
 /// A dense or scalar operand's factor at (r, c), in the compute type.
 template <class E>
 typename E::compute factor_at(const sparse_detail::DenseOperand& d, std::int64_t r,
@@ -365,7 +383,9 @@ HostCoo host_multiply(const CooView& a, const CooView& b, const SparseOptions& o
     if (canonical_data(a) && canonical_data(b))
       return merge_canonical_of<E>(a, b, std::min(a.desc.nnz, b.desc.nnz), options.drop_zeros,
                                    [](C x, C y) { return ops::Mul{}(x, y); }, nullptr, nullptr);
-    const auto sa = summed<E>(a), sb = summed<E>(b);
+    const auto operands = summed_both<E>(a, b);
+    const auto& sa = operands.first;
+    const auto& sb = operands.second;
     Summed<typename E::compute> out;
     for (std::size_t i = 0, j = 0; i < sa.keys.size() && j < sb.keys.size();) {
       if (sa.keys[i] < sb.keys[j]) {
@@ -417,7 +437,9 @@ HostCoo host_combine(const CooView& a, const CooView& b, const UnionArgs& u,
             [f, fill_b](C x) { return f(x, fill_b); }, [f, fill_a](C y) { return f(fill_a, y); });
       });
     }
-    const auto sa = summed<E>(a), sb = summed<E>(b);
+    const auto operands = summed_both<E>(a, b);
+    const auto& sa = operands.first;
+    const auto& sb = operands.second;
     Summed<C> out;
     out.keys.reserve(sa.keys.size() + sb.keys.size());
     out.vals.reserve(sa.keys.size() + sb.keys.size());

@@ -81,7 +81,8 @@ def sparse_cases(rng):
     # COO operands in shuffled order (what a pipeline that appends entries holds): SciPy sorts
     # them into CSR and answers CSR; ewise sorts them and answers COO (the first operand's
     # format), compared as CSR outside the timing.
-    Au, Bu = (shuffled_coo(M, rng) for M in (A, B))
+    Au, Bu, Su = (shuffled_coo(M, rng) for M in (A, B, S))
+    dense = rng.standard_normal((4096, 4096), dtype=np.float32)
     return [
         ("COO*COO 4096^2 10% (CSR)", lambda: ewise.sparse.multiply(A, B, drop_zeros=True),
          lambda: A.multiply(B), 1),
@@ -95,6 +96,8 @@ def sparse_cases(rng):
          lambda: ewise.sparse.multiply(Au, Bu, drop_zeros=True), lambda: Au.multiply(Bu), 1),
         ("COO+COO 4096^2 10% (shuffled COO)",
          lambda: ewise.sparse.add(Au, Bu, drop_zeros=True), lambda: Au + Bu, 1),
+        ("COO+dense 4096^2 1% (shuffled COO)", lambda: ewise.sparse.add(Su, dense),
+         lambda: np.asarray(Su + dense), 1),
     ]
 
 

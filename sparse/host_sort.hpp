@@ -10,6 +10,7 @@
 
 #include "ewise/coo.hpp"
 #include "ewise/ops.hpp"
+#include "internal.hpp"
 #include "thread_pool.hpp"
 
 namespace ewise::sparse_detail {
@@ -36,14 +37,8 @@ void for_each_coord(const std::vector<std::int64_t>& keys, std::int64_t ncols, F
   }
 }
 
-/// Bits that hold every value below `count` (0 for count <= 1).
-inline int bits_below(std::uint64_t count) {
-  int bits = 0;
-  while (bits < 64 && (count - 1) >> bits != 0) ++bits;
-  return count <= 1 ? 0 : bits;
-}
-
-/// Sorts the entries (keys[i], vals[i]) by key (each below key_count), stably: a
+/// Sorts the entries (keys[i], vals[i]) by key (each of key_bits bits: internal.hpp's key_bits),
+/// stably: a
 /// least-significant-digit radix sort over the key's bits alone, each value moved with its key,
 /// in as few passes as digits of at most 11 bits take, the bits split evenly among them (a
 /// 4096² matrix: three passes of 8 bits, whose 256 buckets the scatter writes with better
@@ -51,9 +46,8 @@ inline int bits_below(std::uint64_t count) {
 /// ms). A pass whose digit all share is skipped. With a comparison sort of positions and the
 /// values gathered after it, that product took 810 ms (SciPy 175).
 template <class C>
-void sort_by_key(std::vector<std::int64_t>& keys, std::vector<C>& vals, std::int64_t key_count) {
+void sort_by_key(std::vector<std::int64_t>& keys, std::vector<C>& vals, const int key_bits) {
   const std::size_t n = keys.size();
-  const int key_bits = bits_below(static_cast<std::uint64_t>(key_count));
   constexpr int kMaxDigitBits = 11;
   const int passes = (key_bits + kMaxDigitBits - 1) / kMaxDigitBits;
   const int digit_bits = passes == 0 ? 0 : (key_bits + passes - 1) / passes;
@@ -105,7 +99,7 @@ Summed<typename E::compute> summed(const CooView& m) {
   out.vals.resize(static_cast<std::size_t>(n));
   for (std::int64_t k = 0; k < n; ++k) out.vals[k] = E::load(m.vals, k);
   if (increasing) return out;
-  sort_by_key(out.keys, out.vals, m.desc.nrows * m.desc.ncols);
+  sort_by_key(out.keys, out.vals, key_bits(m.desc));
   // each coordinate's values summed in place, in their (storage) order
   std::size_t kept = 0;
   for (std::size_t i = 0; i < out.keys.size(); ++i) {

@@ -11,6 +11,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "checks.hpp"
@@ -22,6 +23,17 @@
 #include "ewise/tensor.hpp"
 
 namespace ewise::sparse_detail {
+
+/// Key width for a shape: 32 bits when every absolute index fits, else 64.
+inline bool wide_keys(const CooDesc& d) { return d.nrows * d.ncols > (std::int64_t{1} << 32); }
+
+/// Bits a radix sort must look at (both backends' sorts): enough for nrows * ncols - 1 (at least 1).
+inline int key_bits(const CooDesc& d) {
+  const auto top = static_cast<std::uint64_t>(std::max<std::int64_t>(d.nrows * d.ncols - 1, 1));
+  int bits = 0;
+  while (bits < 64 && (top >> bits) != 0) ++bits;
+  return bits;
+}
 
 /// A descriptor of the result of an operation on `like`, with `nnz` entries.
 inline CooDesc result_desc(const CooDesc& like, std::int64_t nnz) {

@@ -10,6 +10,7 @@
 
 #include "ewise/coo.hpp"
 #include "ewise/ops.hpp"  // EWISE_HD
+#include "internal.hpp"   // key_bits, wide_keys
 
 namespace ewise::sparse_detail {
 
@@ -60,17 +61,6 @@ struct KeySeq {
 inline KeySeq implicit_keys(const CooView& m) {
   return {{}, index_array(m.rows, m.desc.index), index_array(m.cols, m.desc.index),
           static_cast<std::uint64_t>(m.desc.ncols)};
-}
-
-/// Key width for a shape: 32 bits when every absolute index fits, else 64.
-inline bool wide_keys(const CooDesc& d) { return d.nrows * d.ncols > (std::int64_t{1} << 32); }
-
-/// Bits a radix sort must look at: enough for nrows * ncols - 1 (at least 1).
-inline int key_bits(const CooDesc& d) {
-  const auto top = static_cast<std::uint64_t>(std::max<std::int64_t>(d.nrows * d.ncols - 1, 1));
-  int bits = 0;
-  while (bits < 64 && (top >> bits) != 0) ++bits;
-  return bits;
 }
 
 /// Row and column of an absolute index (32-bit division when the key and ncols fit).

@@ -68,8 +68,8 @@ HostCoo to_coo(const CooDesc& like, const Summed<typename E::compute>& entries, 
 /// Entry n of a canonical result written straight into its arrays (no key or value vectors,
 /// no per-row divisions): v rounded to the dtype, the entry left out when drop_zeros and it
 /// rounded to zero, as to_coo does; returns the next entry's place. Its callers keep the
-/// pointers and n in locals (as members of a struct they were reloaded from memory after each
-/// value's store, a byte store that may alias them).
+/// pointers and n in locals or a struct passed by value (MergeArrays): reached through memory,
+/// they were reloaded after each value's store, a byte store that may alias them.
 template <class E, class I>
 std::int64_t put_entry(I* rows, I* cols, void* vals, std::int64_t n, I r, I c,
                        typename E::compute v, bool drop_zeros) {
@@ -103,11 +103,12 @@ std::int64_t merge_stretch(const MergeArrays<I> m, const Both both, const AOnly 
   constexpr bool kUnion = !std::is_same_v<AOnly, std::nullptr_t>;
   using C = typename E::compute;
   const std::int64_t first = n;
-  // Keys row * ncols + col (they fit: CooDesc::validate). Without a branch on the keys' order
-  // (two random patterns' order is what a branch predictor misses; with the branch, the union
-  // of two 4096² 10% f32 matrices took 1.3 times SciPy's time): every iteration writes an
-  // entry at n, chosen by indexing with the comparisons, and counts it where it is one (always
-  // in a union, at a coordinate both store in an intersection; put_entry's zero test besides).
+  // Keys row * ncols + col (they fit: CooDesc::validate). Without a branch on the keys' order,
+  // so that the time does not depend on how two patterns interleave (a branch predictor misses
+  // random ones; on the 2-core VM this form and the branch took the same 28 ms for the union of
+  // two 4096² 10% f32 matrices): every iteration writes an entry at n, chosen by indexing with
+  // the comparisons, and counts it where it is one (always in a union, at a coordinate both
+  // store in an intersection; put_entry's zero test besides).
   while (i < ia && j < jb) {
     const I ra = m.ar[i], ca = m.ac[i], rb = m.br[j], cb = m.bc[j];
     const std::int64_t ka = static_cast<std::int64_t>(ra) * m.ncols + ca;
@@ -359,22 +360,16 @@ void host_combine_dense(BinaryOp op, double fill_a, const CooView& a, const Dens
       for_each_coord(sa.keys, nc, [&](std::size_t i, std::int64_t r, std::int64_t c) {
         entries[i] = f(sa.vals[i], at(r, c));
       });
-      if (d.scalar) {
-        for (std::int64_t r = 0; r < a.desc.nrows; ++r)
-          for (std::int64_t c = 0; c < nc; ++c)
-            E::store(out.data, r * s0 + c * s1, f(static_cast<C>(fill_a), at(r, c)));
-      }
     });
     // Every other element is fill_a op dense: the dense CPU backend's call (vectorized, split
     // over threads; element by element where out is dense), the same values as the functor's
     // (the same compute type and one rounding). With a temporary of the whole matrix and a
-    // loop an element, a 4096² f32 add took 6 times SciPy's time.
-    if (!d.scalar) {
-      const ConstTensorView dense(
-          d.data, TensorDesc::strided(dtype, Dims{a.desc.nrows, nc}, Dims{d.row_stride, d.col_stride}),
-          Memory::host);
-      binary(op, Scalar::of(dtype, fill_a), dense, out);
-    }
+    // loop an element, a 4096² f32 add took 6 times SciPy's time. (dense is a tensor here,
+    // dense_operand's: never a scalar DenseOperand.)
+    const ConstTensorView dense(
+        d.data, TensorDesc::strided(dtype, Dims{a.desc.nrows, nc}, Dims{d.row_stride, d.col_stride}),
+        Memory::host);
+    binary(op, Scalar::of(dtype, fill_a), dense, out);
     for_each_coord(sa.keys, nc, [&](std::size_t i, std::int64_t r, std::int64_t c) {
       E::store(out.data, r * s0 + c * s1, entries[i]);
     });

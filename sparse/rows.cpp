@@ -10,6 +10,7 @@
 #include "ewise/error.hpp"
 #include "ewise/sparse.hpp"
 #include "host_elem.hpp"
+#include "host_sort.hpp"
 #include "internal.hpp"
 #include "promote.hpp"
 #include "residency.hpp"
@@ -83,12 +84,15 @@ void host_accumulate_rows(BinaryOp op, const TensorView& dense, const RowSparseV
   std::vector<std::int64_t> rows(static_cast<std::size_t>(n));
   with_host_rows(a, [&](const auto* r) { std::copy(r, r + n, rows.begin()); });
   // The stored rows in the order they are summed: storage order, stably sorted by row index
-  // unless already increasing (so each row's duplicates stay in storage order).
+  // unless already increasing (so each row's duplicates stay in storage order); order[i] is the
+  // stored row at rows[i].
   std::vector<std::int64_t> order(static_cast<std::size_t>(n));
   std::iota(order.begin(), order.end(), std::int64_t{0});
-  if (!std::is_sorted(rows.begin(), rows.end()))
-    std::stable_sort(order.begin(), order.end(),
-                     [&](std::int64_t x, std::int64_t y) { return rows[x] < rows[y]; });
+  if (!std::is_sorted(rows.begin(), rows.end())) {
+    CooDesc keys = a.desc;  // the row indices: a matrix of one column's absolute indices
+    keys.ncols = 1;
+    sort_by_key(rows, order, key_bits(keys));
+  }
   const std::int64_t rs = dense.desc.strides[0], cs = dense.desc.strides[1];
   with_elem(a.desc.dtype, [&](auto e) {
     using E = decltype(e);
@@ -96,9 +100,9 @@ void host_accumulate_rows(BinaryOp op, const TensorView& dense, const RowSparseV
     std::vector<C> sum(static_cast<std::size_t>(w));
     with_union_op(op, [&](auto f) {
       for (std::int64_t i = 0; i < n;) {
-        const std::int64_t r = rows[order[i]];
+        const std::int64_t r = rows[i];
         for (std::int64_t c = 0; c < w; ++c) sum[c] = E::load(a.vals, order[i] * w + c);
-        for (++i; i < n && rows[order[i]] == r; ++i)
+        for (++i; i < n && rows[i] == r; ++i)
           for (std::int64_t c = 0; c < w; ++c)
             sum[c] = ops::Add{}(sum[c], E::load(a.vals, order[i] * w + c));
         for (std::int64_t c = 0; c < w; ++c) {

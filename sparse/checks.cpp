@@ -179,6 +179,47 @@ void throw_not_increasing(const char* what, std::int64_t k, std::int64_t prev_ro
                      ") (canonical: sorted by row * ncols + col, no duplicates)"));
 }
 
+void throw_offsets_decrease(const char* what, const CompressedView& v, std::int64_t k,
+                            std::int64_t at_k, std::int64_t at_next) {
+  detail::throw_invalid(__FILE__, __LINE__,
+                        detail::concat(what, " (", format_name(v.format), " ", v.desc.str(),
+                                       "): offsets decrease: offsets[", k, "] = ", at_k,
+                                       " > offsets[", k + 1, "] = ", at_next));
+}
+
+void throw_offsets_ends(const char* what, const CompressedView& v, std::int64_t first,
+                        std::int64_t last) {
+  detail::throw_invalid(
+      __FILE__, __LINE__,
+      detail::concat(what, " (", format_name(v.format), " ", v.desc.str(), "): offsets run from ",
+                     first, " to ", last, " (offsets[", v.major_extent(),
+                     "]), not from 0 to nnz = ", v.desc.nnz));
+}
+
+void throw_index_out_of_range(const char* what, const CompressedView& v, std::int64_t k,
+                              std::int64_t major, std::int64_t minor) {
+  const bool csr = v.format == SparseFormat::csr;
+  detail::throw_invalid(
+      __FILE__, __LINE__,
+      detail::concat(what, " (", format_name(v.format), " ", v.desc.str(), "): entry ", k,
+                     " is at (", csr ? major : minor, ", ", csr ? minor : major,
+                     "), outside its ", v.desc.nrows, "x", v.desc.ncols, " shape"));
+}
+
+void throw_slice_not_increasing(const char* what, const CompressedView& v, std::int64_t k,
+                                std::int64_t major, std::int64_t prev, std::int64_t minor) {
+  const bool csr = v.format == SparseFormat::csr;
+  const char* slice = csr ? "row" : "column";
+  const char* index = csr ? "column" : "row";
+  detail::throw_invalid(
+      __FILE__, __LINE__,
+      detail::concat(what, " (", format_name(v.format), " ", v.desc.str(),
+                     ") is marked canonical but in ", slice, " ", major, " entry ", k, " (",
+                     index, " ", minor, ") does not come after entry ", k - 1, " (", index, " ",
+                     prev, ") (canonical: indices strictly increasing within each ", slice,
+                     ")"));
+}
+
 std::int64_t host_index(const void* p, IndexType t, std::int64_t k) {
   if (t == IndexType::i32) {
     std::int32_t v;

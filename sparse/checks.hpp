@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "ewise/compressed.hpp"
 #include "ewise/coo.hpp"
 #include "ewise/ops.hpp"
 #include "ewise/tensor.hpp"
@@ -87,5 +88,21 @@ DType csr_offsets_dtype(const CooDesc& a);
 
 /// dense_to_coo's checks: rank 2, shape suits `index`. Returns the COO descriptor (nnz 0).
 CooDesc check_dense_to_coo(const ConstTensorView& dense, IndexType index);
+
+/// The messages of a compressed view's failed offsets check: offsets[k] > offsets[k + 1]; the
+/// first or last offset (first, last) not 0 and nnz.
+[[noreturn]] void throw_offsets_decrease(const char* what, const CompressedView& v, std::int64_t k,
+                                         std::int64_t at_k, std::int64_t at_next);
+[[noreturn]] void throw_offsets_ends(const char* what, const CompressedView& v, std::int64_t first,
+                                     std::int64_t last);
+/// The messages of a compressed view's failed index check: entry k (of major index `major`)
+/// has a minor index outside the shape; in a view marked canonical, entry k's minor index does
+/// not come after entry k - 1's (`prev`) in the same slice.
+[[noreturn]] void throw_index_out_of_range(const char* what, const CompressedView& v,
+                                           std::int64_t k, std::int64_t major,
+                                           std::int64_t minor);
+[[noreturn]] void throw_slice_not_increasing(const char* what, const CompressedView& v,
+                                             std::int64_t k, std::int64_t major,
+                                             std::int64_t prev, std::int64_t minor);
 
 }  // namespace ewise::sparse_detail

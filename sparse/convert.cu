@@ -1,5 +1,5 @@
 // sparse/convert.cu — the conversions on the GPU: coo_to_dense, dense_to_coo and CSR row
-// offsets.
+// offsets (of coo_to_csr_row_offsets and of compressed results).
 #include <optional>
 
 #include "compaction.cuh"
@@ -99,10 +99,14 @@ DeviceTensor device_csr_row_offsets(const CooView& a, const SparseOptions& optio
   status.read();
   const DType t = csr_offsets_dtype(a.desc);
   DeviceTensor out(t, Dims{a.desc.nrows + 1}, stream);
+  device_row_offsets(a, out.data(), t == DType::i64 ? IndexType::i64 : IndexType::i32, stream);
+  return out;
+}
+
+void device_row_offsets(const CooView& a, void* offsets, IndexType t, cudaStream_t stream) {
   detail::launch("sparse csr_offsets", csr_offsets_kernel, dim3(blocks_for(a.desc.nrows + 1)),
                  dim3(kBlock), 0, stream, index_array(a.rows, a.desc.index), a.desc.nnz,
-                 a.desc.nrows, IndexArray{out.data(), t == DType::i64});
-  return out;
+                 a.desc.nrows, index_array(offsets, t));
 }
 
 }  // namespace ewise::sparse_detail

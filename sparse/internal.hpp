@@ -16,6 +16,7 @@
 
 #include "checks.hpp"
 #include "ewise/buffer.hpp"
+#include "ewise/compressed.hpp"
 #include "ewise/coo.hpp"
 #include "ewise/error.hpp"
 #include "ewise/ops.hpp"
@@ -99,6 +100,14 @@ DeviceTensor device_coo_to_dense(const CooView& a, const SparseOptions& options,
                                  cudaStream_t stream);                               // convert.cu
 DeviceTensor device_csr_row_offsets(const CooView& a, const SparseOptions& options,
                                     cudaStream_t stream);                            // convert.cu
+/// offsets[r] (nrows + 1 of index type t) = the entries of canonical a in rows before r.
+void device_row_offsets(const CooView& a, void* offsets, IndexType t,
+                        cudaStream_t stream);                                        // convert.cu
+/// majors[k] (nnz of v's index type) = the major index of v's entry k; with `validate`, in the
+/// same pass, checks v's offsets, its indices' range and, when v is marked canonical, their
+/// order in each slice (one synchronization), and throws naming the first failure.
+void device_expand_offsets(const CompressedView& v, void* majors, bool validate,
+                           const char* what, cudaStream_t stream);                   // compressed.cu
 DeviceCoo device_combine(const CooView& a, const CooView& b, const UnionArgs& u,
                          const SparseOptions& options, cudaStream_t stream);        // union.cu
 void device_combine_dense(const CooView& a, const DenseOperand& dense, const TensorView& out,

@@ -1,11 +1,14 @@
 #include "ewise/coo.hpp"
 
+#include <climits>
+
 #include <cstdint>
 #include <cstring>
 #include <utility>
 
 #include "checked.hpp"
 #include "residency.hpp"
+#include "ewise/compressed.hpp"
 #include "ewise/error.hpp"
 
 namespace ewise {
@@ -72,6 +75,27 @@ void check_view(const RowSparseView& v, const char* what) {
   for (int k = 0; k < 2; ++k)
     EWISE_EXPECTS(reinterpret_cast<std::uintptr_t>(arrays[k].first) % arrays[k].second == 0,
                   what, " (", v.desc.str(), "): device array ", names[k], " at ",
+                  arrays[k].first, " is not aligned to its ", arrays[k].second, "-byte elements");
+}
+
+const char* format_name(SparseFormat f) { return f == SparseFormat::csr ? "CSR" : "CSC"; }
+
+void check_view(const CompressedView& v, const char* what) {
+  v.desc.validate();
+  const char* format = format_name(v.format);
+  EWISE_EXPECTS(v.desc.index == IndexType::i64 || v.desc.nnz <= INT32_MAX, what, " (", format,
+                " ", v.desc.str(), "): ", v.desc.nnz,
+                " entries do not fit int32 offsets; use int64 offsets and indices");
+  EWISE_EXPECTS(v.offsets && (v.desc.nnz == 0 || (v.indices && v.vals)), what, " (", format, " ",
+                v.desc.str(), ") has a null offsets, indices or vals array");
+  if (v.memory != Memory::device) return;
+  const std::pair<const void*, std::size_t> arrays[] = {{v.offsets, index_size(v.desc.index)},
+                                                        {v.indices, index_size(v.desc.index)},
+                                                        {v.vals, dtype_size(v.desc.dtype)}};
+  const char* names[] = {"offsets", "indices", "vals"};
+  for (int k = 0; k < (v.desc.nnz == 0 ? 1 : 3); ++k)
+    EWISE_EXPECTS(reinterpret_cast<std::uintptr_t>(arrays[k].first) % arrays[k].second == 0,
+                  what, " (", format, " ", v.desc.str(), "): device array ", names[k], " at ",
                   arrays[k].first, " is not aligned to its ", arrays[k].second, "-byte elements");
 }
 

@@ -13,6 +13,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <utility>
 
 #include "ewise/buffer.hpp"
 #include "ewise/error.hpp"
@@ -97,6 +98,10 @@ class BasicCoo {
         cols_(bytes(desc.nnz, index_size(desc.index)), stream),
         vals_(bytes(desc.nnz, dtype_size(desc.dtype)), stream) {}
 
+  /// Takes over three arrays holding desc.nnz entries (the caller vouches for their sizes).
+  BasicCoo(const CooDesc& desc, Buffer rows, Buffer cols, Buffer vals)
+      : desc_(desc), rows_(std::move(rows)), cols_(std::move(cols)), vals_(std::move(vals)) {}
+
   const CooDesc& desc() const noexcept { return desc_; }
   std::int64_t nnz() const noexcept { return desc_.nnz; }
   /// Marks the entries canonical (or not); the caller vouches for it.
@@ -122,6 +127,16 @@ class BasicCoo {
   const void* rows() const noexcept { return rows_.data(); }
   const void* cols() const noexcept { return cols_.data(); }
   const void* vals() const noexcept { return vals_.data(); }
+
+  /// The three arrays, moved out; the matrix is left empty (for a result that keeps some of
+  /// them: a compressed matrix takes the column indices and values of a COO one).
+  struct Arrays {
+    Buffer rows, cols, vals;
+  };
+  Arrays release() noexcept {
+    desc_.nnz = 0;
+    return {std::move(rows_), std::move(cols_), std::move(vals_)};
+  }
 
   MutableCooView view() noexcept { return {rows(), cols(), vals(), desc_, Buffer::memory}; }
   CooView view() const noexcept { return {rows(), cols(), vals(), desc_, Buffer::memory}; }

@@ -69,6 +69,7 @@
 #include <string_view>
 
 #include "ewise/buffer.hpp"
+#include "ewise/compressed.hpp"
 #include "ewise/coo.hpp"
 #include "ewise/memory.hpp"
 #include "ewise/ops.hpp"
@@ -338,5 +339,70 @@ Result coo_to_dense(const CooView& a, const SparseOptions& options = {},
 template <class Result = DeviceTensor>
 Result coo_to_csr_row_offsets(const CooView& a, const SparseOptions& options = {},
                               cudaStream_t stream = nullptr);
+
+// ---- CSR and CSC operands (ewise/compressed.hpp) ------------------------------------------
+//
+// Each operation above takes CSR and CSC operands, with COO's semantics for the matrices they
+// hold (duplicates summed in storage order, values rounded once, structural zeros), and gives a
+// sparse result in the first operand's format (canonical; offsets and indices of the operands'
+// index type: a result of more than 2^31 - 1 entries with int32 ones throws InvalidArgument).
+// How (sparse/compressed.cpp): each compressed operand's major indices are spelled out (one pass
+// writing nnz indices on the operand's backend; nothing is sorted), the COO operation runs on the
+// views that makes, in the first operand's orientation (a CSC call runs on the transposes: a
+// dense operand and out are read transposed, without a copy), and a sparse result's offsets are
+// found from its sorted major indices. A canonical operand in the first one's format is a
+// canonical COO matrix so: merge and union run on it as they are. An operand of the other
+// format (CSR with CSC), or one not marked canonical, goes through the COO path's sort.
+// Checks: the COO forms' (shapes, dtypes, outputs; index ranges and canonical promises with
+// validate_indices), after the offsets' own: offsets[0] = 0, none decreasing, offsets[major] =
+// nnz (host views always; device views with validate_indices, in the pass that spells the major
+// indices out, read back with one synchronization, before anything else runs).
+
+/// a ⊙ b of two compressed matrices (multiply(COO, COO)); the result in a's format.
+template <class Result = DeviceCompressed>
+Result multiply(const CompressedView& a, const CompressedView& b,
+                const SparseOptions& options = {}, cudaStream_t stream = nullptr);
+/// a ⊙ dense in a's pattern (multiply(COO, dense)); the result in a's format.
+template <class Result = DeviceCompressed>
+Result multiply(const CompressedView& a, const ConstTensorView& dense,
+                const SparseOptions& options = {}, cudaStream_t stream = nullptr);
+/// a ⊙ s in a's pattern (multiply(COO, Scalar)); the result in a's format.
+template <class Result = DeviceCompressed>
+Result multiply(const CompressedView& a, const Scalar& s, const SparseOptions& options = {},
+                cudaStream_t stream = nullptr);
+/// a op b over the structural union (combine(op, COO, COO)); the result in a's format.
+template <class Result = DeviceCompressed>
+Result combine(BinaryOp op, const CompressedView& a, const CompressedView& b,
+               const SparseOptions& options = {}, cudaStream_t stream = nullptr);
+/// a op 0 (combine(op, COO, Scalar)): a's canonical form in the result dtype.
+template <class Result = DeviceCompressed>
+Result combine(BinaryOp op, const CompressedView& a, const Scalar& s,
+               const SparseOptions& options = {}, cudaStream_t stream = nullptr);
+/// op(densify(a), dense) as a new dense tensor (combine(op, COO, dense)).
+template <class Result = DeviceTensor>
+Result combine(BinaryOp op, const CompressedView& a, const ConstTensorView& dense,
+               const SparseOptions& options = {}, cudaStream_t stream = nullptr);
+/// The same into out (combine(op, COO, dense, out)).
+void combine(BinaryOp op, const CompressedView& a, const ConstTensorView& dense,
+             const TensorView& out, const SparseOptions& options = {},
+             cudaStream_t stream = nullptr);
+/// dense = op(dense, Σa_ij) where a stores (i, j) (accumulate(op, dense, COO)).
+void accumulate(BinaryOp op, const TensorView& dense, const CompressedView& a,
+                const SparseOptions& options = {}, cudaStream_t stream = nullptr);
+/// a's canonical form in its format: each slice's indices sorted, duplicates summed (SciPy's
+/// sum_duplicates); a matrix marked canonical is copied.
+template <class Result = DeviceCompressed>
+Result coalesce(const CompressedView& a, const SparseOptions& options = {},
+                cudaStream_t stream = nullptr);
+/// The canonical COO form of a (a canonical CSR matrix: its row indices spelled out and its
+/// arrays copied, nothing sorted; a CSC one is sorted into row-major order).
+template <class Result = DeviceCoo>
+Result to_coo(const CompressedView& a, const SparseOptions& options = {},
+              cudaStream_t stream = nullptr);
+/// a in `format`, canonical (a COO matrix not marked canonical, or any for CSC, is sorted and
+/// its duplicates summed first).
+template <class Result = DeviceCompressed>
+Result to_compressed(const CooView& a, SparseFormat format, const SparseOptions& options = {},
+                     cudaStream_t stream = nullptr);
 
 }  // namespace ewise

@@ -1,0 +1,406 @@
+// sparse/compressed.cpp — the operations on CSR and CSC matrices (ewise/sparse.hpp): the
+// arguments checked as the matrices they are, each compressed operand spelled out as a COO view
+// in the call's orientation (its major indices written out, its own indices and values used as
+// they are), the COO operation of api.cpp run on those views, a sparse result compressed again
+// (its offsets found from its sorted rows; its column indices and values kept).
+// The call's orientation is the first operand's: a CSC call runs on the transposes, so that the
+// first operand, and any other of its format, is a COO view in major order (canonical when the
+// operand is: merge and union take it as it is).
+#include <climits>
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+
+#include "ewise/error.hpp"
+#include "ewise/memory.hpp"
+#include "ewise/sparse.hpp"
+#include "internal.hpp"
+#include "promote.hpp"
+#include "residency.hpp"
+
+namespace ewise {
+
+using namespace sparse_detail;
+
+namespace {
+
+/// The types of a backend, by the memory its results live in.
+template <Memory M>
+struct Backend {
+  using Buffer = DeviceBuffer;
+  using Coo = DeviceCoo;
+  using Tensor = DeviceTensor;
+  using Compressed = DeviceCompressed;
+};
+template <>
+struct Backend<Memory::host> {
+  using Buffer = HostBuffer;
+  using Coo = HostCoo;
+  using Tensor = HostTensor;
+  using Compressed = HostCompressed;
+};
+/// The memory a result type (BasicCompressed, BasicCoo or BasicTensor of a buffer) lives in.
+template <class Result>
+struct MemoryOf;
+template <template <class> class Kind, class Buffer>
+struct MemoryOf<Kind<Buffer>> : std::integral_constant<Memory, Buffer::memory> {};
+
+/// The matrix of v without its entries: for the shape, dtype and memory checks of checks.hpp.
+CooView shape_of(const CompressedView& v) {
+  CooDesc d = v.desc;
+  d.nnz = 0;
+  return {nullptr, nullptr, nullptr, d, v.memory};
+}
+
+/// Adds a device view's three arrays to a residency check; `which` 0 names them a's, 1 b's.
+void add_arrays(detail::DeviceOperands& d, const CompressedView& v, int which) {
+  if (v.memory != Memory::device) return;
+  static const char* const kNames[2][3] = {{"a offsets", "a indices", "a vals"},
+                                           {"b offsets", "b indices", "b vals"}};
+  const DType index = v.desc.index == IndexType::i32 ? DType::i32 : DType::i64;
+  const std::int64_t n = v.desc.nnz;
+  d.add(ConstTensorView{v.offsets, TensorDesc::contiguous(index, Dims{v.major_extent() + 1}),
+                        Memory::device},
+        kNames[which][0]);
+  d.add(ConstTensorView{v.indices, TensorDesc::contiguous(index, Dims{n}), Memory::device},
+        kNames[which][1]);
+  d.add(ConstTensorView{v.vals, TensorDesc::contiguous(v.desc.dtype, Dims{n}), Memory::device},
+        kNames[which][2]);
+}
+
+/// Throws unless a and b (when given) are resident for device calls (residency.hpp).
+void check_resident(const CompressedView& a, const CompressedView* b, cudaStream_t stream,
+                    const ConstTensorView* dense = nullptr, const TensorView* out = nullptr) {
+  if (a.memory != Memory::device) return;
+  detail::DeviceOperands d;
+  add_arrays(d, a, 0);
+  if (b) add_arrays(d, *b, 1);
+  if (dense) d.add(*dense, "dense");
+  if (out) d.add(*out, "out");
+  d.check(stream);
+}
+
+/// The call's orientation: transposed when the first operand is CSC.
+struct Orientation {
+  bool transposed = false;
+
+  CooDesc desc(CooDesc d) const {
+    if (transposed) std::swap(d.nrows, d.ncols);
+    return d;
+  }
+  /// A dense operand or output as the call reads it: a 1-D one (a row of the matrix) made the
+  /// (1, n) it broadcasts as, then transposed.
+  template <class View>
+  View dense(View v) const {
+    if (!transposed || v.desc.rank() == 0 || v.desc.rank() > 2) return v;
+    if (v.desc.rank() == 1) {
+      v.desc.shape = Dims{1, v.desc.shape[0]};
+      v.desc.strides = Dims{0, v.desc.strides[0]};
+    }
+    v.desc.shape = Dims{v.desc.shape[1], v.desc.shape[0]};
+    v.desc.strides = Dims{v.desc.strides[1], v.desc.strides[0]};
+    return v;
+  }
+};
+Orientation orientation_of(SparseFormat f) { return {f == SparseFormat::csc}; }
+
+// ---- the CPU backend's parts ----------------------------------------------------------------
+
+/// majors[k] = the major index of v's entry k, after the checks of device_expand_offsets.
+template <class I>
+void host_expand(const CompressedView& v, I* majors, const char* what) {
+  const I* off = static_cast<const I*>(v.offsets);
+  const I* idx = static_cast<const I*>(v.indices);
+  const std::int64_t nmajor = v.major_extent(), nminor = v.minor_extent();
+  for (std::int64_t m = 0; m < nmajor; ++m)
+    if (off[m] > off[m + 1]) throw_offsets_decrease(what, v, m, off[m], off[m + 1]);
+  if (off[0] != 0 || off[nmajor] != v.desc.nnz) throw_offsets_ends(what, v, off[0], off[nmajor]);
+  for (std::int64_t m = 0; m < nmajor; ++m)
+    for (std::int64_t k = off[m]; k < off[m + 1]; ++k) {
+      majors[k] = static_cast<I>(m);
+      if (idx[k] < 0 || idx[k] >= nminor) throw_index_out_of_range(what, v, k, m, idx[k]);
+      if (v.desc.canonical && k > off[m] && idx[k - 1] >= idx[k])
+        throw_slice_not_increasing(what, v, k, m, idx[k - 1], idx[k]);
+    }
+}
+
+template <class I>
+void host_offsets(const CooView& a, I* offsets) {
+  const I* rows = static_cast<const I*>(a.rows);
+  std::int64_t k = 0;
+  for (std::int64_t r = 0; r <= a.desc.nrows; ++r) {
+    while (k < a.desc.nnz && rows[k] < r) ++k;
+    offsets[r] = static_cast<I>(k);
+  }
+}
+
+// ---- spelling out and compressing -----------------------------------------------------------
+
+/// A compressed operand as a COO view in the call's orientation, with the array of major
+/// indices it was given.
+template <class Buffer>
+struct Spelled {
+  Buffer majors;
+  CooView coo;
+};
+
+/// v's major indices written out (its offsets, indices and canonical promise checked in the
+/// same pass: host views always, device views with validate_indices), and the COO view they make with v's indices and values: in v's own
+/// order (canonical when v is) where v's major axis is the call's row axis, else transposed.
+template <class Buffer>
+Spelled<Buffer> spell(const CompressedView& v, Orientation o, const SparseOptions& options,
+                      const char* what, cudaStream_t stream) {
+  Buffer majors(static_cast<std::size_t>(v.desc.nnz) * index_size(v.desc.index), stream,
+                options.memory);
+  if constexpr (Buffer::memory == Memory::host) {
+    if (v.desc.index == IndexType::i32)
+      host_expand(v, static_cast<std::int32_t*>(majors.data()), what);
+    else
+      host_expand(v, static_cast<std::int64_t*>(majors.data()), what);
+  } else {
+    const detail::CallMemory memory(options.memory);
+    device_expand_offsets(v, majors.data(), options.validate_indices, what, stream);
+  }
+  const bool in_order = (v.format == SparseFormat::csc) == o.transposed;
+  CooDesc d = o.desc(v.desc);
+  d.canonical = in_order && v.desc.canonical;
+  const void* m = majors.data();
+  return {std::move(majors), {in_order ? m : v.indices, in_order ? v.indices : m, v.vals, d,
+                              v.memory}};
+}
+
+/// The options of a COO operation on spelled views: their indices were checked as spell made
+/// them (or not at all, as asked), so the operation does not check them again.
+SparseOptions spelled(SparseOptions options) {
+  options.validate_indices = false;
+  return options;
+}
+
+/// A canonical COO result of the call's orientation as a compressed matrix of `format`: its
+/// offsets made from its rows, its column indices and values taken over.
+template <class Result, class Coo>
+Result compress(Coo coo, SparseFormat format, Orientation o, const SparseOptions& options,
+                cudaStream_t stream) {
+  using Buffer = typename Backend<MemoryOf<Result>::value>::Buffer;
+  const CooDesc d = coo.desc();
+  EWISE_EXPECTS(d.index == IndexType::i64 || d.nnz <= INT32_MAX, "the result's ", d.nnz,
+                " entries do not fit int32 offsets: pass operands with int64 indices");
+  Buffer offsets(static_cast<std::size_t>(d.nrows + 1) * index_size(d.index), stream,
+                 options.memory);
+  if constexpr (Buffer::memory == Memory::host) {
+    if (d.index == IndexType::i32) host_offsets(coo.view(), static_cast<std::int32_t*>(offsets.data()));
+    else host_offsets(coo.view(), static_cast<std::int64_t*>(offsets.data()));
+  } else {
+    device_row_offsets(coo.view(), offsets.data(), d.index, stream);
+  }
+  auto arrays = coo.release();
+  CooDesc real = o.desc(d);
+  real.canonical = true;
+  return Result(real, format, std::move(offsets), std::move(arrays.cols), std::move(arrays.vals));
+}
+
+/// The checks every form makes of its compressed operands and the memory of its result.
+void check_compressed(const CompressedView& a, const CompressedView* b, Memory result,
+                      const char* op) {
+  check_view(a, "a");
+  if (b) {
+    check_view(*b, "b");
+    check_operands(shape_of(a), shape_of(*b), op);
+  }
+  check_result_memory(a.memory, result, op);
+}
+
+}  // namespace
+
+template <class Result>
+Result multiply(const CompressedView& a, const CompressedView& b, const SparseOptions& options,
+                cudaStream_t stream) {
+  constexpr Memory M = MemoryOf<Result>::value;
+  check_compressed(a, &b, M, "multiply");
+  result_dtype(BinaryOp::multiply, options.promotion, a.desc.dtype, {b.desc.dtype, Weight::tensor});
+  check_resident(a, &b, stream);
+  const Orientation o = orientation_of(a.format);
+  using Buffer = typename Backend<M>::Buffer;
+  const Spelled<Buffer> sa = spell<Buffer>(a, o, options, "a", stream);
+  const Spelled<Buffer> sb = spell<Buffer>(b, o, options, "b", stream);
+  return compress<Result>(multiply<typename Backend<M>::Coo>(sa.coo, sb.coo, spelled(options), stream),
+                          a.format, o, options, stream);
+}
+
+template <class Result>
+Result multiply(const CompressedView& a, const ConstTensorView& dense, const SparseOptions& options,
+                cudaStream_t stream) {
+  constexpr Memory M = MemoryOf<Result>::value;
+  check_compressed(a, nullptr, M, "multiply");
+  check_dense_operand(shape_of(a), dense);
+  result_dtype(BinaryOp::multiply, options.promotion, a.desc.dtype,
+               Operand(dense).type(options.promotion));
+  check_resident(a, nullptr, stream, &dense);
+  const Orientation o = orientation_of(a.format);
+  using Buffer = typename Backend<M>::Buffer;
+  const Spelled<Buffer> sa = spell<Buffer>(a, o, options, "a", stream);
+  return compress<Result>(
+      multiply<typename Backend<M>::Coo>(sa.coo, o.dense(dense), spelled(options), stream), a.format, o,
+      options, stream);
+}
+
+template <class Result>
+Result multiply(const CompressedView& a, const Scalar& s, const SparseOptions& options,
+                cudaStream_t stream) {
+  constexpr Memory M = MemoryOf<Result>::value;
+  check_compressed(a, nullptr, M, "multiply");
+  result_dtype(BinaryOp::multiply, options.promotion, a.desc.dtype, s.type());
+  check_resident(a, nullptr, stream);
+  const Orientation o = orientation_of(a.format);
+  using Buffer = typename Backend<M>::Buffer;
+  const Spelled<Buffer> sa = spell<Buffer>(a, o, options, "a", stream);
+  return compress<Result>(multiply<typename Backend<M>::Coo>(sa.coo, s, spelled(options), stream),
+                          a.format, o, options, stream);
+}
+
+template <class Result>
+Result combine(BinaryOp op, const CompressedView& a, const CompressedView& b,
+               const SparseOptions& options, cudaStream_t stream) {
+  constexpr Memory M = MemoryOf<Result>::value;
+  check_union_op(op, "combine");
+  check_compressed(a, &b, M, "combine");
+  result_dtype(op, options.promotion, a.desc.dtype, {b.desc.dtype, Weight::tensor});
+  check_resident(a, &b, stream);
+  const Orientation o = orientation_of(a.format);
+  using Buffer = typename Backend<M>::Buffer;
+  const Spelled<Buffer> sa = spell<Buffer>(a, o, options, "a", stream);
+  const Spelled<Buffer> sb = spell<Buffer>(b, o, options, "b", stream);
+  return compress<Result>(combine<typename Backend<M>::Coo>(op, sa.coo, sb.coo, options, stream),
+                          a.format, o, options, stream);
+}
+
+template <class Result>
+Result combine(BinaryOp op, const CompressedView& a, const Scalar& s, const SparseOptions& options,
+               cudaStream_t stream) {
+  constexpr Memory M = MemoryOf<Result>::value;
+  check_union_op(op, "combine");
+  check_compressed(a, nullptr, M, "combine");
+  result_dtype(op, options.promotion, a.desc.dtype, s.type());
+  check_resident(a, nullptr, stream);
+  const Orientation o = orientation_of(a.format);
+  using Buffer = typename Backend<M>::Buffer;
+  const Spelled<Buffer> sa = spell<Buffer>(a, o, options, "a", stream);
+  return compress<Result>(combine<typename Backend<M>::Coo>(op, sa.coo, s, options, stream),
+                          a.format, o, options, stream);
+}
+
+void combine(BinaryOp op, const CompressedView& a, const ConstTensorView& dense,
+             const TensorView& out, const SparseOptions& options, cudaStream_t stream) {
+  check_union_op(op, "combine");
+  check_compressed(a, nullptr, a.memory, "combine");
+  check_dense_operand(shape_of(a), dense, "combine");
+  check_dense_result_options(options.drop_zeros, "combine");
+  check_view(out, "out");
+  const DType r = result_dtype(op, options.promotion, a.desc.dtype,
+                               Operand(dense).type(options.promotion));
+  check_union_output(shape_of(a), &dense, out, r, "combine");
+  check_resident(a, nullptr, stream, &dense, &out);
+  const Orientation o = orientation_of(a.format);
+  const auto run = [&](auto buffer) {
+    using Buffer = decltype(buffer);
+    const Spelled<Buffer> sa = spell<Buffer>(a, o, options, "a", stream);
+    combine(op, sa.coo, o.dense(dense), o.dense(out), spelled(options), stream);
+  };
+  if (a.memory == Memory::host) run(HostBuffer{});
+  else run(DeviceBuffer{});
+}
+
+template <class Result>
+Result combine(BinaryOp op, const CompressedView& a, const ConstTensorView& dense,
+               const SparseOptions& options, cudaStream_t stream) {
+  constexpr Memory M = MemoryOf<Result>::value;
+  check_union_op(op, "combine");
+  check_compressed(a, nullptr, M, "combine");
+  check_dense_operand(shape_of(a), dense, "combine");
+  const DType r = result_dtype(op, options.promotion, a.desc.dtype,
+                               Operand(dense).type(options.promotion));
+  Result out(r, Dims{a.desc.nrows, a.desc.ncols}, stream, options.memory);
+  combine(op, a, dense, out.view(), options, stream);
+  return out;
+}
+
+void accumulate(BinaryOp op, const TensorView& dense, const CompressedView& a,
+                const SparseOptions& options, cudaStream_t stream) {
+  check_union_op(op, "accumulate");
+  check_compressed(a, nullptr, a.memory, "accumulate");
+  check_view(dense, "dense");
+  const DType r = accumulate_dtype(op, dense, a.desc.dtype, options);
+  check_union_output(shape_of(a), nullptr, dense, r, "accumulate");
+  const ConstTensorView read = dense;
+  check_resident(a, nullptr, stream, &read);
+  const Orientation o = orientation_of(a.format);
+  const auto run = [&](auto buffer) {
+    using Buffer = decltype(buffer);
+    const Spelled<Buffer> sa = spell<Buffer>(a, o, options, "a", stream);
+    accumulate(op, o.dense(dense), sa.coo, spelled(options), stream);
+  };
+  if (a.memory == Memory::host) run(HostBuffer{});
+  else run(DeviceBuffer{});
+}
+
+template <class Result>
+Result coalesce(const CompressedView& a, const SparseOptions& options, cudaStream_t stream) {
+  constexpr Memory M = MemoryOf<Result>::value;
+  check_compressed(a, nullptr, M, "coalesce");
+  check_resident(a, nullptr, stream);
+  const Orientation o = orientation_of(a.format);
+  using Buffer = typename Backend<M>::Buffer;
+  const Spelled<Buffer> sa = spell<Buffer>(a, o, options, "a", stream);
+  return compress<Result>(coalesce<typename Backend<M>::Coo>(sa.coo, spelled(options), stream), a.format,
+                          o, options, stream);
+}
+
+template <class Result>
+Result to_coo(const CompressedView& a, const SparseOptions& options, cudaStream_t stream) {
+  constexpr Memory M = MemoryOf<Result>::value;
+  check_compressed(a, nullptr, M, "to_coo");
+  check_resident(a, nullptr, stream);
+  using Buffer = typename Backend<M>::Buffer;
+  const Spelled<Buffer> sa = spell<Buffer>(a, Orientation{}, options, "a", stream);
+  return coalesce<Result>(sa.coo, spelled(options), stream);
+}
+
+template <class Result>
+Result to_compressed(const CooView& a, SparseFormat format, const SparseOptions& options,
+                     cudaStream_t stream) {
+  constexpr Memory M = MemoryOf<Result>::value;
+  check_view(a, "a");
+  check_result_memory(a.memory, M, "to_compressed");
+  const Orientation o = orientation_of(format);
+  CooView v = a;
+  if (o.transposed) {
+    v = {a.cols, a.rows, a.vals, o.desc(a.desc), a.memory};
+    v.desc.canonical = false;
+  }
+  return compress<Result>(coalesce<typename Backend<M>::Coo>(v, options, stream), format, o,
+                          options, stream);
+}
+
+#define EWISE_COMPRESSED_INSTANTIATE(Compressed, Coo, Tensor)                                     \
+  template Compressed multiply<Compressed>(const CompressedView&, const CompressedView&,         \
+                                           const SparseOptions&, cudaStream_t);                  \
+  template Compressed multiply<Compressed>(const CompressedView&, const ConstTensorView&,        \
+                                           const SparseOptions&, cudaStream_t);                  \
+  template Compressed multiply<Compressed>(const CompressedView&, const Scalar&,                 \
+                                           const SparseOptions&, cudaStream_t);                  \
+  template Compressed combine<Compressed>(BinaryOp, const CompressedView&, const CompressedView&, \
+                                          const SparseOptions&, cudaStream_t);                   \
+  template Compressed combine<Compressed>(BinaryOp, const CompressedView&, const Scalar&,        \
+                                          const SparseOptions&, cudaStream_t);                   \
+  template Tensor combine<Tensor>(BinaryOp, const CompressedView&, const ConstTensorView&,       \
+                                  const SparseOptions&, cudaStream_t);                           \
+  template Compressed coalesce<Compressed>(const CompressedView&, const SparseOptions&,          \
+                                           cudaStream_t);                                        \
+  template Coo to_coo<Coo>(const CompressedView&, const SparseOptions&, cudaStream_t);           \
+  template Compressed to_compressed<Compressed>(const CooView&, SparseFormat,                    \
+                                                const SparseOptions&, cudaStream_t);
+EWISE_COMPRESSED_INSTANTIATE(DeviceCompressed, DeviceCoo, DeviceTensor)
+EWISE_COMPRESSED_INSTANTIATE(HostCompressed, HostCoo, HostTensor)
+#undef EWISE_COMPRESSED_INSTANTIATE
+
+}  // namespace ewise

@@ -358,6 +358,14 @@ Result coo_to_csr_row_offsets(const CooView& a, const SparseOptions& options = {
 // nnz (host views always; device views with validate_indices, in the pass that spells the major
 // indices out, read back with one synchronization, before anything else runs).
 
+/// A compressed view over three 1-D tensors (contiguous; offsets and indices both i32 or both
+/// i64; all in one memory) of an nrows × ncols matrix in `format`. Throws InvalidArgument naming
+/// the tensors when offsets does not hold major + 1 elements, indices and vals differ in length,
+/// or they are not 1-D, contiguous, of an index dtype, or do not suit the shape.
+CompressedView compressed_view(const ConstTensorView& offsets, const ConstTensorView& indices,
+                               const ConstTensorView& vals, std::int64_t nrows,
+                               std::int64_t ncols, SparseFormat format, bool canonical = false);
+
 /// a ⊙ b of two compressed matrices (multiply(COO, COO)); the result in a's format.
 template <class Result = DeviceCompressed>
 Result multiply(const CompressedView& a, const CompressedView& b,

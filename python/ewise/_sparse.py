@@ -1,11 +1,13 @@
 """The sparse calls, under the sparse API (ewise.sparse) and the PyTorch operators
-(ewise.torch.sparse_multiply): operands read as COO by their framework's adapter, run on the
+(ewise.torch.sparse_multiply): operands read by their framework's adapter, CSR and CSC as they
+are (when every sparse operand of the call is one; else as COO), others as COO, run on the
 host or on the stream of the first operand's framework (_interop.Call), results of that
 framework's kind. Operands of different dtypes promote by the sparse operand's framework's
 rules (PyTorch's for torch tensors, NumPy 2's otherwise: the C++ SparseOptions::promotion); a
 Python bool, int or float is a weak scalar, as the framework takes it."""
 from . import _ewise
 from ._interop import Call, adapter, check_devices, check_writable, operand
+from ._interop.interface import Compressed, Operand
 from ._ops import op as _op
 
 # Python's scalar types: weak in promotion (NumPy scalars, which subclass some of them, are not:
@@ -13,19 +15,47 @@ from ._ops import op as _op
 _PYTHON_SCALARS = (bool, int, float)
 
 
-def _sparse_operand(x, what):
-    """x as an _interop Operand; TypeError for anything but a sparse matrix ewise takes."""
+def _sparse_operand(x, what, compressed=True):
+    """x as an _interop Compressed (CSR and CSC, read as they are, unless not `compressed`) or
+    Operand (COO); TypeError for anything but a sparse matrix ewise takes."""
     found = adapter(x)
     if not found.is_sparse(x):
         raise TypeError(f"ewise: {what} is a {type(x).__name__}, not a sparse matrix ewise "
-                        "takes (scipy.sparse, cupyx.scipy.sparse, or a torch.sparse_coo tensor)")
+                        "takes (scipy.sparse, cupyx.scipy.sparse, or a torch.sparse_coo, "
+                        "sparse_csr or sparse_csc tensor)")
+    if compressed:
+        c = found.compressed(x, what)
+        if c is not None:
+            return c
     return found.coo(x, what)
 
 
+def _sparse_pair(a, b):
+    """a and b as sparse operands read alike: both compressed where both are CSR or CSC (the
+    result then in a's format, read and made as it is), else both COO."""
+    oa, ob = _sparse_operand(a, "a"), _sparse_operand(b, "b")
+    if isinstance(oa, Compressed) and isinstance(ob, Compressed):
+        return oa, ob
+    return (oa if isinstance(oa, Operand) else _sparse_operand(a, "a", False),
+            ob if isinstance(ob, Operand) else _sparse_operand(b, "b", False))
+
+
 def _coo(run, op):
-    """An Operand as the call imports it."""
+    """A sparse operand (Operand or Compressed) as the call imports it."""
+    if isinstance(op, Compressed):
+        return _ewise.Compressed(run.array(op.offsets), run.array(op.indices),
+                                 run.array(op.vals), op.shape[0], op.shape[1], op.format,
+                                 op.canonical)
     return _ewise.Coo(run.array(op.rows), run.array(op.cols), run.array(op.vals), op.shape[0],
                       op.shape[1], op.canonical)
+
+
+def _result(like, op, arrays, device):
+    """The sparse result of a call whose first operand is like (op: its operand), of like's
+    kind: compressed in op's format, or COO (in like's format: coo_result)."""
+    if isinstance(op, Compressed):
+        return op.adapter.compressed_result(like, op, arrays, device)
+    return op.adapter.coo_result(like, op, arrays, device)
 
 
 def _promotion(vals):
@@ -59,7 +89,7 @@ def _scalar_result(a, oa, call):
     device = check_devices(a=oa.vals)
     with Call(a, device) as run:
         arrays = call(_coo(run, oa), run.stream, run.stream_owner)
-    return oa.adapter.coo_result(a, oa, arrays, device)
+    return _result(a, oa, arrays, device)
 
 
 def multiply(a, b, drop_zeros=False, algorithm="automatic", validate_indices=True,
@@ -73,17 +103,17 @@ def multiply(a, b, drop_zeros=False, algorithm="automatic", validate_indices=Tru
         return _scalar_result(a, oa, lambda coo, stream, owner: _ewise.multiply_scalar(
             coo, b, options, stream, owner))
     if adapter(b).is_sparse(b):
-        ob = _sparse_operand(b, "b")
+        oa, ob = _sparse_pair(a, b)
         device = check_devices(a=oa.vals, b=ob.vals)
         with Call(a, device) as run:
             arrays = _ewise.multiply(_coo(run, oa), _coo(run, ob), options, run.stream,
                                      run.stream_owner)
-        return oa.adapter.coo_result(a, oa, arrays, device)
+        return _result(a, oa, arrays, device)
     b = operand(b)
     device = check_devices(a=oa.vals, b=b)
     if autograd is not None and oa.adapter.needs_grad(a, b):
         return autograd(a, b, drop_zeros, validate_indices)
-    if (not drop_zeros and oa.adapter.shares_pattern(a, oa)
+    if (not drop_zeros and isinstance(oa, Operand) and oa.adapter.shares_pattern(a, oa)
             and _result_like(oa.vals, b).dtype == oa.vals.dtype):
         # Only the values are computed (multiply_values); the result shares a's indices.
         vals = oa.adapter.values_like(oa)
@@ -94,7 +124,7 @@ def multiply(a, b, drop_zeros=False, algorithm="automatic", validate_indices=Tru
     with Call(a, device) as run:
         arrays = _ewise.multiply_dense(_coo(run, oa), run.array(b), options, run.stream,
                                        run.stream_owner)
-    return oa.adapter.coo_result(a, oa, arrays, device)
+    return _result(a, oa, arrays, device)
 
 
 def union(op, a, b, out, drop_zeros, fill_a, fill_b, validate_indices):
@@ -112,12 +142,12 @@ def union(op, a, b, out, drop_zeros, fill_a, fill_b, validate_indices):
         if out is not None:
             raise ValueError("ewise: out= is for a dense b (sparse op sparse returns a new "
                              "matrix)")
-        ob = _sparse_operand(b, "b")
+        oa, ob = _sparse_pair(a, b)
         device = check_devices(a=oa.vals, b=ob.vals)
         with Call(a, device) as run:
             arrays = _ewise.combine(op, _coo(run, oa), _coo(run, ob), options, run.stream,
                                     run.stream_owner)
-        return oa.adapter.coo_result(a, oa, arrays, device)
+        return _result(a, oa, arrays, device)
     b = operand(b)
     operands = {"a": oa.vals, "b": b} if out is None else {"a": oa.vals, "b": b, "out": out}
     device = check_devices(**operands)

@@ -1,5 +1,5 @@
 // python/src/sparse.cpp — the sparse entry points of `ewise._ewise`. The Python layer hands them
-// COO operands as three 1-D arrays (SciPy's and NumPy's on the host; CuPy's and PyTorch's on
+// COO operands as three 1-D arrays (CSR and CSC ones as offsets, indices and values) (SciPy's and NumPy's on the host; CuPy's and PyTorch's on
 // the GPU) and, for device operands, the producer's current stream. The operands' memory picks
 // the backend, as in the C++ API: host views run multiply<HostCoo> etc. on the CPU backend,
 // device views multiply<DeviceCoo> on `stream`. A result's arrays are handed over without a
@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "ewise/compare.hpp"
@@ -38,12 +39,31 @@ struct Coo {
   }
 };
 
+// A CSR or CSC operand as the Python layer passes it: offsets, indices and values, a shape, the
+// format ("csr" or "csc"), and whether its producer promises sorted, duplicate-free slices
+// (checked with validate_indices).
+struct Compressed {
+  InArray offsets, indices, vals;
+  std::int64_t nrows, ncols;
+  std::string format;
+  bool canonical;
+
+  CompressedView view() const {
+    if (format != "csr" && format != "csc")
+      throw nb::value_error(("ewise: unknown compressed format '" + format + "' (csr or csc)").c_str());
+    return compressed_view(const_view(offsets), const_view(indices), const_view(vals), nrows,
+                           ncols, format == "csr" ? SparseFormat::csr : SparseFormat::csc,
+                           canonical);
+  }
+};
+
 // A device result and the Python object of the stream its arrays are freed on (the producer's
 // stream object; holding it keeps a CuPy stream from being destroyed before the free is
 // queued). The matrix is declared last so that it is freed first.
+template <class Matrix>
 struct DeviceResult {
   nb::object stream_owner;
-  DeviceCoo coo;
+  Matrix matrix;
 };
 
 // A 1-D array of n elements over `data`, owned by `owner`: NumPy's for host memory, nanobind's
@@ -78,36 +98,71 @@ nb::tuple arrays_of(const CooView& v, nb::handle owner) {
                         array(v.vals, n, dlpack_dtype(v.desc.dtype), owner, v.memory));
 }
 
-nb::tuple to_python(HostCoo&& result, nb::object /*stream_owner*/) {
-  auto* owned = new HostCoo(std::move(result));
-  nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<HostCoo*>(p); });
-  return arrays_of(owned->view(), owner);
+// (offsets, indices, vals) of a compressed result owned by `owner`; (offsets, None, None) for
+// an empty device result, whose other arrays may be null.
+nb::tuple arrays_of(const CompressedView& v, nb::handle owner) {
+  const nb::dlpack::dtype index =
+      dlpack_dtype(v.desc.index == IndexType::i32 ? DType::i32 : DType::i64);
+  nb::object offsets = array(v.offsets, static_cast<std::size_t>(v.major_extent() + 1), index,
+                             owner, v.memory);
+  if (v.memory == Memory::device && v.desc.nnz == 0)
+    return nb::make_tuple(offsets, nb::none(), nb::none());
+  const auto n = static_cast<std::size_t>(v.desc.nnz);
+  return nb::make_tuple(offsets, array(v.indices, n, index, owner, v.memory),
+                        array(v.vals, n, dlpack_dtype(v.desc.dtype), owner, v.memory));
 }
 
-nb::tuple to_python(DeviceCoo&& result, nb::object stream_owner) {
-  auto* owned = new DeviceResult{std::move(stream_owner), std::move(result)};
-  nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<DeviceResult*>(p); });
-  return arrays_of(owned->coo.view(), owner);
+template <class Matrix>
+nb::tuple to_python(Matrix&& result, nb::object stream_owner) {
+  if constexpr (std::is_same_v<Matrix, HostCoo> || std::is_same_v<Matrix, HostCompressed>) {
+    auto* owned = new Matrix(std::move(result));
+    nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<Matrix*>(p); });
+    return arrays_of(owned->view(), owner);
+  } else {
+    auto* owned = new DeviceResult<Matrix>{std::move(stream_owner), std::move(result)};
+    nb::capsule owner(owned,
+                      [](void* p) noexcept { delete static_cast<DeviceResult<Matrix>*>(p); });
+    return arrays_of(owned->matrix.view(), owner);
+  }
 }
 
 // Runs `call(result_tag, stream)` on the backend of `memory` without the GIL and hands its
-// matrix to Python: HostCoo for host operands, DeviceCoo for device operands.
-template <class Call>
-nb::tuple coo_result(Memory memory, std::uintptr_t stream, nb::object stream_owner, Call call) {
+// matrix to Python: Host for host operands, Device for device operands (HostCoo and DeviceCoo,
+// or HostCompressed and DeviceCompressed).
+template <class Host, class Device, class Call>
+nb::tuple sparse_result(Memory memory, std::uintptr_t stream, nb::object stream_owner, Call call) {
   if (memory == Memory::host) {
-    HostCoo result;
+    Host result;
     {
       nb::gil_scoped_release release;
-      result = call(HostCoo{}, nullptr);
+      result = call(Host{}, nullptr);
     }
     return to_python(std::move(result), std::move(stream_owner));
   }
-  DeviceCoo result;
+  Device result;
   {
     nb::gil_scoped_release release;
-    result = call(DeviceCoo{}, as_stream(stream));
+    result = call(Device{}, as_stream(stream));
   }
   return to_python(std::move(result), std::move(stream_owner));
+}
+
+// The result types of an operand's kind: COO results for COO operands, compressed ones for
+// compressed operands.
+template <class Operand>
+struct Results {
+  using Host = HostCoo;
+  using Device = DeviceCoo;
+};
+template <>
+struct Results<Compressed> {
+  using Host = HostCompressed;
+  using Device = DeviceCompressed;
+};
+template <class Operand, class Call>
+nb::tuple result_of(Memory memory, std::uintptr_t stream, nb::object stream_owner, Call call) {
+  return sparse_result<typename Results<Operand>::Host, typename Results<Operand>::Device>(
+      memory, stream, std::move(stream_owner), call);
 }
 
 // The algorithm and the promotion rule travel by name, as the C++ API prints them.
@@ -138,6 +193,84 @@ Scalar python_scalar(nb::handle v) {
   return Scalar::weak_int(i);
 }
 
+// The forms every sparse operand takes, for operands of type Operand (Coo or Compressed):
+// results as (rows, cols, vals) or (offsets, indices, vals).
+template <class Operand>
+void bind_forms(nb::module_& m) {
+  m.def("multiply", [](const Operand& a, const Operand& b, const SparseOptions& o,
+                       std::uintptr_t stream, nb::object stream_owner) {
+    const auto va = a.view(), vb = b.view();
+    return result_of<Operand>(va.memory, stream, std::move(stream_owner),
+                              [&](auto tag, cudaStream_t s) {
+                                return multiply<decltype(tag)>(va, vb, o, s);
+                              });
+  }, nb::arg("a"), nb::arg("b"), nb::arg("options"), nb::arg("stream"),
+     nb::arg("stream_owner").none(), "a ⊙ b: the canonical result's arrays");
+  m.def("multiply_dense", [](const Operand& a, const InArray& dense, const SparseOptions& o,
+                             std::uintptr_t stream, nb::object stream_owner) {
+    const auto va = a.view();
+    const ConstTensorView vd = const_view(dense);
+    return result_of<Operand>(va.memory, stream, std::move(stream_owner),
+                              [&](auto tag, cudaStream_t s) {
+                                return multiply<decltype(tag)>(va, vd, o, s);
+                              });
+  }, nb::arg("a"), nb::arg("dense"), nb::arg("options"), nb::arg("stream"),
+     nb::arg("stream_owner").none(), "a ⊙ dense in a's pattern: the canonical result's arrays");
+  m.def("multiply_scalar", [](const Operand& a, nb::handle value, const SparseOptions& o,
+                              std::uintptr_t stream, nb::object stream_owner) {
+    const auto va = a.view();
+    const Scalar s = python_scalar(value);
+    return result_of<Operand>(va.memory, stream, std::move(stream_owner),
+                              [&](auto tag, cudaStream_t st) {
+                                return multiply<decltype(tag)>(va, s, o, st);
+                              });
+  }, nb::arg("a"), nb::arg("value"), nb::arg("options"), nb::arg("stream"),
+     nb::arg("stream_owner").none(),
+     "a ⊙ a Python bool, int or float (weak), a's pattern kept: the result's arrays");
+  m.def("combine", [](const std::string& op, const Operand& a, const Operand& b,
+                      const SparseOptions& o, std::uintptr_t stream, nb::object stream_owner) {
+    const BinaryOp parsed = parse_op(op);
+    const auto va = a.view(), vb = b.view();
+    return result_of<Operand>(va.memory, stream, std::move(stream_owner),
+                              [&](auto tag, cudaStream_t s) {
+                                return combine<decltype(tag)>(parsed, va, vb, o, s);
+                              });
+  }, nb::arg("op"), nb::arg("a"), nb::arg("b"), nb::arg("options"), nb::arg("stream"),
+     nb::arg("stream_owner").none(), "a op b over the union: the canonical result's arrays");
+  m.def("combine_scalar", [](const std::string& op, const Operand& a, nb::handle value,
+                             const SparseOptions& o, std::uintptr_t stream,
+                             nb::object stream_owner) {
+    const BinaryOp parsed = parse_op(op);
+    const auto va = a.view();
+    const Scalar s = python_scalar(value);
+    return result_of<Operand>(va.memory, stream, std::move(stream_owner),
+                              [&](auto tag, cudaStream_t st) {
+                                return combine<decltype(tag)>(parsed, va, s, o, st);
+                              });
+  }, nb::arg("op"), nb::arg("a"), nb::arg("value"), nb::arg("options"), nb::arg("stream"),
+     nb::arg("stream_owner").none(),
+     "a op a Python scalar: add or subtract of 0 (a itself); any other value is refused");
+  m.def("combine_dense", [](const std::string& op, const Operand& a, const InArray& dense,
+                            const OutArray& out, const SparseOptions& o, std::uintptr_t stream) {
+    const BinaryOp parsed = parse_op(op);
+    const auto va = a.view();
+    const ConstTensorView vd = const_view(dense);
+    const TensorView vo = view(out);
+    nb::gil_scoped_release release;
+    combine(parsed, va, vd, vo, o, as_stream(stream));
+  }, nb::arg("op"), nb::arg("a"), nb::arg("dense"), nb::arg("out"), nb::arg("options"),
+     nb::arg("stream"), "out = op(densify(a), dense)");
+  m.def("accumulate", [](const std::string& op, const OutArray& dense, const Operand& a,
+                         const SparseOptions& o, std::uintptr_t stream) {
+    const BinaryOp parsed = parse_op(op);
+    const TensorView vd = view(dense);
+    const auto va = a.view();
+    nb::gil_scoped_release release;
+    accumulate(parsed, vd, va, o, as_stream(stream));
+  }, nb::arg("op"), nb::arg("dense"), nb::arg("a"), nb::arg("options"), nb::arg("stream"),
+     "dense = op(dense, a) at a's coordinates, in place");
+}
+
 }  // namespace
 
 void bind_sparse(nb::module_& m) {
@@ -146,6 +279,13 @@ void bind_sparse(nb::module_& m) {
       .def(nb::init<InArray, InArray, InArray, std::int64_t, std::int64_t, bool>(),
            nb::arg("rows"), nb::arg("cols"), nb::arg("vals"), nb::arg("nrows"),
            nb::arg("ncols"), nb::arg("canonical"));
+
+  nb::class_<Compressed>(m, "Compressed", "a CSR or CSC operand: offsets, index and value "
+                                          "arrays, a shape, the format ('csr' or 'csc'), and "
+                                          "whether the producer promises sorted slices")
+      .def(nb::init<InArray, InArray, InArray, std::int64_t, std::int64_t, std::string, bool>(),
+           nb::arg("offsets"), nb::arg("indices"), nb::arg("vals"), nb::arg("nrows"),
+           nb::arg("ncols"), nb::arg("format"), nb::arg("canonical"));
 
   nb::class_<SparseOptions>(m, "SparseOptions", "ewise::SparseOptions (memory left default)")
       .def(nb::init<>())
@@ -158,36 +298,10 @@ void bind_sparse(nb::module_& m) {
 
   // Every entry point: device operands run on `stream` (the producer's current stream, chosen
   // by the Python layer), host operands on the CPU backend; `stream_owner` is kept alive with
-  // a device result (see DeviceResult).
-  m.def("multiply", [](const Coo& a, const Coo& b, const SparseOptions& o, std::uintptr_t stream,
-                       nb::object stream_owner) {
-    const CooView va = a.view(), vb = b.view();
-    return coo_result(va.memory, stream, std::move(stream_owner), [&](auto tag, cudaStream_t s) {
-      return multiply<decltype(tag)>(va, vb, o, s);
-    });
-  }, nb::arg("a"), nb::arg("b"), nb::arg("options"), nb::arg("stream"),
-     nb::arg("stream_owner").none(),
-     "a ⊙ b (COO ⊙ COO): (rows, cols, vals) of the canonical result");
-  m.def("multiply_dense", [](const Coo& a, const InArray& dense, const SparseOptions& o,
-                             std::uintptr_t stream, nb::object stream_owner) {
-    const CooView va = a.view();
-    const ConstTensorView vd = const_view(dense);
-    return coo_result(va.memory, stream, std::move(stream_owner), [&](auto tag, cudaStream_t s) {
-      return multiply<decltype(tag)>(va, vd, o, s);
-    });
-  }, nb::arg("a"), nb::arg("dense"), nb::arg("options"), nb::arg("stream"),
-     nb::arg("stream_owner").none(),
-     "a ⊙ dense in a's pattern: (rows, cols, vals) of the canonical result");
-  m.def("multiply_scalar", [](const Coo& a, nb::handle value, const SparseOptions& o,
-                              std::uintptr_t stream, nb::object stream_owner) {
-    const CooView va = a.view();
-    const Scalar s = python_scalar(value);
-    return coo_result(va.memory, stream, std::move(stream_owner), [&](auto tag, cudaStream_t st) {
-      return multiply<decltype(tag)>(va, s, o, st);
-    });
-  }, nb::arg("a"), nb::arg("value"), nb::arg("options"), nb::arg("stream"),
-     nb::arg("stream_owner").none(),
-     "a ⊙ a Python bool, int or float (weak), a's pattern kept: (rows, cols, vals)");
+  // a device result (see DeviceResult). Each takes COO operands, or compressed ones (then the
+  // result is compressed too, in a's format).
+  bind_forms<Coo>(m);
+  bind_forms<Compressed>(m);
   m.def("multiply_values", [](const Coo& a, const InArray& dense, const OutArray& out_vals,
                               const SparseOptions& o, std::uintptr_t stream) {
     const CooView va = a.view();
@@ -197,47 +311,6 @@ void bind_sparse(nb::module_& m) {
     multiply_values(va, vd, vo, o, as_stream(stream));
   }, nb::arg("a"), nb::arg("dense"), nb::arg("out_vals"), nb::arg("options"), nb::arg("stream"),
      "out_vals = a.vals ⊙ dense at a's coordinates, in a's storage order (a's pattern kept)");
-  m.def("combine", [](const std::string& op, const Coo& a, const Coo& b, const SparseOptions& o,
-                      std::uintptr_t stream, nb::object stream_owner) {
-    const BinaryOp parsed = parse_op(op);
-    const CooView va = a.view(), vb = b.view();
-    return coo_result(va.memory, stream, std::move(stream_owner), [&](auto tag, cudaStream_t s) {
-      return combine<decltype(tag)>(parsed, va, vb, o, s);
-    });
-  }, nb::arg("op"), nb::arg("a"), nb::arg("b"), nb::arg("options"), nb::arg("stream"),
-     nb::arg("stream_owner").none(),
-     "a op b over the union (COO ⊕ COO): (rows, cols, vals) of the canonical result");
-  m.def("combine_scalar", [](const std::string& op, const Coo& a, nb::handle value,
-                             const SparseOptions& o, std::uintptr_t stream,
-                             nb::object stream_owner) {
-    const BinaryOp parsed = parse_op(op);
-    const CooView va = a.view();
-    const Scalar s = python_scalar(value);
-    return coo_result(va.memory, stream, std::move(stream_owner), [&](auto tag, cudaStream_t st) {
-      return combine<decltype(tag)>(parsed, va, s, o, st);
-    });
-  }, nb::arg("op"), nb::arg("a"), nb::arg("value"), nb::arg("options"), nb::arg("stream"),
-     nb::arg("stream_owner").none(),
-     "a op a Python scalar: add or subtract of 0 (a itself); any other value is refused");
-  m.def("combine_dense", [](const std::string& op, const Coo& a, const InArray& dense,
-                            const OutArray& out, const SparseOptions& o, std::uintptr_t stream) {
-    const BinaryOp parsed = parse_op(op);
-    const CooView va = a.view();
-    const ConstTensorView vd = const_view(dense);
-    const TensorView vo = view(out);
-    nb::gil_scoped_release release;
-    combine(parsed, va, vd, vo, o, as_stream(stream));
-  }, nb::arg("op"), nb::arg("a"), nb::arg("dense"), nb::arg("out"), nb::arg("options"),
-     nb::arg("stream"), "out = op(densify(a), dense)");
-  m.def("accumulate", [](const std::string& op, const OutArray& dense, const Coo& a,
-                         const SparseOptions& o, std::uintptr_t stream) {
-    const BinaryOp parsed = parse_op(op);
-    const TensorView vd = view(dense);
-    const CooView va = a.view();
-    nb::gil_scoped_release release;
-    accumulate(parsed, vd, va, o, as_stream(stream));
-  }, nb::arg("op"), nb::arg("dense"), nb::arg("a"), nb::arg("options"), nb::arg("stream"),
-     "dense = op(dense, a) at a's coordinates, in place");
   m.def("accumulate_rows", [](const std::string& op, const OutArray& dense, const InArray& rows,
                               const InArray& vals, std::int64_t nrows, bool canonical,
                               const SparseOptions& o, std::uintptr_t stream) {

@@ -63,6 +63,50 @@ def test_torch_sparse(torch):
         ewise.sparse.accumulate("add", torch.ones(shape, dtype=a.dtype), a)
 
 
+def test_torch_compressed_layouts(torch):
+    """sparse_csr and sparse_csc CUDA tensors go in as they are (both operands compressed) and
+    come out in the first operand's layout, with both index dtypes; the dense forms and
+    accumulate read them too; a broken CSR invariant is refused."""
+    g = torch.Generator().manual_seed(2)
+    shape = (300, 200)
+    for dtype in (torch.float32, torch.bfloat16, torch.int64):
+        a = random_torch_sparse(torch, g, shape, dtype, 3000, "cuda").coalesce()
+        b = random_torch_sparse(torch, g, shape, dtype, 2000, "cuda").coalesce()
+        ad, bd = a.to_dense(), b.to_dense()
+        row = torch.randint(-4, 5, (shape[1],), generator=g).to(dtype).cuda()
+        def compressed(m, layout, index):
+            """m as a sparse_csr or sparse_csc tensor with indices of dtype index."""
+            csr = layout == "csr"
+            m = m.to_sparse_csr() if csr else m.to_sparse_csc()
+            offsets = m.crow_indices() if csr else m.ccol_indices()
+            indices = m.col_indices() if csr else m.row_indices()
+            make = torch.sparse_csr_tensor if csr else torch.sparse_csc_tensor
+            return make(offsets.to(index), indices.to(index), m.values(), shape)
+
+        for index in (torch.int64, torch.int32):
+            for layout_a in ("csr", "csc"):
+                x = compressed(a, layout_a, index)
+                for layout_b in ("csr", "csc"):
+                    y = compressed(b, layout_b, index)
+                    for c, want in ((ewise.sparse.multiply(x, y), ad * bd),
+                                    (ewise.sparse.add(x, y), ad + bd),
+                                    (ewise.sparse.minimum(x, y), torch.minimum(ad, bd))):
+                        assert c.layout is x.layout and c.device.type == "cuda"
+                        assert torch.equal(c.to_dense(), want)
+                for c, want in ((ewise.sparse.multiply(x, row), ad * row),
+                                (ewise.sparse.multiply(x, 2), ad * 2)):
+                    assert c.layout is x.layout and torch.equal(c.to_dense(), want)
+                assert torch.equal(ewise.sparse.maximum(x, row), torch.maximum(ad, row))
+                w = torch.randint(-4, 5, shape, generator=g).to(dtype).cuda()
+                want = w + ad
+                assert ewise.sparse.accumulate("add", w, x) is w and torch.equal(w, want)
+    crow = torch.tensor([0, 2, 2], device="cuda")
+    bad = torch.sparse_csr_tensor(crow, torch.tensor([3, 1], device="cuda"),
+                                  torch.ones(2, device="cuda"), (2, 5), check_invariants=False)
+    with pytest.raises(ValueError, match="in row 0 entry 1 .column 1. does not come after"):
+        ewise.sparse.multiply(bad, bad)
+
+
 def test_torch_coalesced_times_dense_keeps_the_pattern(torch):
     """A coalesced tensor ⊙ dense (full, row, column, scalar): torch's values, the same indices
     tensor (shared, no copy), coalesced; an index out of range is still a ValueError."""
@@ -189,6 +233,35 @@ def test_cupyx_sparse(cupy):
             ewise.sparse.multiply(a, np.ones((300, 200), dtype))
         with pytest.raises(ValueError, match="different devices"):
             ewise.sparse.add(a, ha)
+
+
+def test_cupyx_compressed(cupy):
+    """cupyx CSR and CSC matrices go in as they are and come out in the first one's format,
+    whether cupyx knows them canonical or not (then sorted)."""
+    scipy_sparse = pytest.importorskip("scipy.sparse")
+    rng = np.random.default_rng(6)
+    (ha, hb), (a, b) = cupyx_matrices(cupy, scipy_sparse, rng, np.float32)
+    da, db = ha.toarray(), hb.toarray()
+    for fa in ("csr", "csc"):
+        for fb in ("csr", "csc"):
+            x, y = a.asformat(fa), b.asformat(fb)
+            for known in (True, False):
+                x._has_canonical_format = known
+                for c, want in ((ewise.sparse.multiply(x, y), da * db),
+                                (ewise.sparse.add(x, y), da + db),
+                                (ewise.sparse.maximum(x, y), np.maximum(da, db))):
+                    assert c.format == fa and c.has_canonical_format
+                    np.testing.assert_array_equal(c.toarray().get(), want)
+        x = a.asformat(fa)
+        col = cupy.asarray(rng.integers(-4, 5, (300, 1)).astype(np.float32))
+        c = ewise.sparse.multiply(x, col)
+        assert c.format == fa
+        np.testing.assert_array_equal(c.toarray().get(), da * col.get())
+        np.testing.assert_array_equal(ewise.sparse.subtract(x, col).get(), da - col.get())
+        w = cupy.asarray(rng.integers(-4, 5, (300, 200)).astype(np.float32))
+        want = w.get() + da
+        ewise.sparse.accumulate("add", w, x)
+        np.testing.assert_array_equal(w.get(), want)
 
 
 def test_cupyx_result_outlives_its_stream(cupy):

@@ -41,6 +41,19 @@ class CuPySparse(CuPy):
     def coo(self, x, what):
         return scipy.coo_operand(self, x, cupy)
 
+    def compressed(self, x, what):
+        """CSR and CSC read as they are; canonical when cupyx already knows it (its public
+        has_canonical_format would find it out with a kernel and a synchronization when not)."""
+        return scipy.compressed_operand(self, x, cupy, getattr(x, "_has_canonical_format", False))
+
+    def compressed_result(self, like, op, arrays, device):
+        with cupy.cuda.Device(device[1]):
+            arrays = tuple(cupy.empty(0, dtype=dtype) if x is None else cupy.from_dlpack(x)
+                           for x, dtype in zip(arrays, (op.offsets.dtype, op.indices.dtype,
+                                                        op.vals.dtype)))
+            import cupyx.scipy.sparse
+            return scipy.compressed_kind(cupyx.scipy.sparse, like, op.format, arrays, op.shape)
+
     def coo_result(self, like, op, arrays, device):
         with cupy.cuda.Device(device[1]):
             rows, cols, vals = (cupy.empty(0, dtype=dtype) if x is None else cupy.from_dlpack(x)

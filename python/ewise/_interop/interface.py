@@ -47,6 +47,10 @@ def numpy_dtype(name):
 # value arrays (contiguous 1-D arrays of that framework; rows and cols of one dtype), its shape,
 # and whether ewise may take it as canonical.
 Operand = namedtuple("Operand", "adapter rows cols vals shape canonical")
+# A sparse operand in compressed form (CSR or CSC), read as it is: its offsets, indices and
+# values (contiguous 1-D arrays of its framework; offsets and indices of one dtype), its shape,
+# its format ("csr" or "csc"), and whether its producer promises sorted, duplicate-free slices.
+Compressed = namedtuple("Compressed", "adapter offsets indices vals shape format canonical")
 
 
 class Adapter:
@@ -56,7 +60,9 @@ class Adapter:
     defaults here are a framework with none of its own. An adapter whose
     is_sparse can be true also has coo(x, what), x as an Operand, and coo_result(like, op,
     arrays, device), a canonical COO of like's kind over the (rows, cols, vals) ewise returned
-    for op (like's Operand); one whose shares_pattern can be true has values_like(op) and
+    for op (like's Operand); compressed(x, what) gives CSR and CSC matrices as a Compressed (None
+    for other formats), and compressed_result(like, op, arrays, device) a matrix of like's kind
+    and op's format over the (offsets, indices, vals) ewise returned; one whose shares_pattern can be true has values_like(op) and
     with_values(x, vals, op)."""
 
     # The promotion rule of the framework's dense calls (ewise/promotion.hpp): "numpy" (NumPy 2,
@@ -113,6 +119,11 @@ class Adapter:
     def is_sparse(self, x):
         """True for a sparse matrix of this framework that ewise takes."""
         return False
+
+    def compressed(self, x, what):
+        """x (a sparse matrix of this framework) as a Compressed when it is CSR or CSC and read
+        as it is; None otherwise (it is then read as COO)."""
+        return None
 
     def row_sparse(self, x):
         """x as (rows, values, nrows, canonical) when it is this framework's row-sparse form

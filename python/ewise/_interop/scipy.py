@@ -1,9 +1,10 @@
-"""scipy.sparse matrices (host), and what cupyx.scipy.sparse shares with them (cupy.py): any
-format is read through tocoo(); a result takes the first operand's format (csr, csc or coo; a
-canonical COO for the others) and kind (matrix or array)."""
+"""scipy.sparse matrices (host), and what cupyx.scipy.sparse shares with them (cupy.py): CSR and
+CSC are read as they are (compressed operands of the C++ library), any other format through
+tocoo(); a result takes the first operand's format (csr, csc or coo; a canonical COO for the
+others) and kind (matrix or array)."""
 import numpy
 
-from .interface import Adapter, Operand
+from .interface import Adapter, Compressed, Operand
 
 # The formats a SciPy result is returned in (the operand's own); any other gives a COO.
 KEPT_FORMATS = ("csr", "csc", "coo")
@@ -37,6 +38,32 @@ def coo_operand(adapter, x, xp, canonical=False):
     return Operand(adapter, rows, cols, vals, x.shape, canonical)
 
 
+def compressed_operand(adapter, x, xp, canonical):
+    """x (a SciPy-API sparse matrix) as a Compressed when it is CSR or CSC: its indptr, and its
+    indices and data up to indptr[-1] (SciPy's arrays may hold more), contiguous arrays of the
+    array module xp, indptr and indices of one dtype; None for other formats. `canonical`: what
+    the matrix promises (its slices sorted and duplicate-free; checked in the call)."""
+    if x.format not in ("csr", "csc"):
+        return None
+    offsets, indices, vals = x.indptr, x.indices, x.data
+    if xp is numpy:  # cupyx keeps exact arrays; reading indptr[-1] there would synchronize
+        nnz = int(offsets[-1])
+        indices, vals = indices[:nnz], vals[:nnz]
+    if offsets.dtype != indices.dtype:
+        offsets, indices = offsets.astype(numpy.int64), indices.astype(numpy.int64)
+    offsets, indices, vals = (xp.ascontiguousarray(v) for v in (offsets, indices, vals))
+    return Compressed(adapter, offsets, indices, vals, x.shape, x.format, bool(canonical))
+
+
+def compressed_kind(module, like, fmt, arrays, shape):
+    """A matrix of like's kind (sparse_kind) and format fmt over (offsets, indices, vals),
+    without a copy, marked canonical."""
+    offsets, indices, vals = arrays
+    result = sparse_kind(module, like, fmt)((vals, indices, offsets), shape=shape, copy=False)
+    result.has_canonical_format = True
+    return result
+
+
 def sparse_kind(module, like, fmt):
     """The class of format fmt of like's kind in a SciPy-API sparse module: <fmt>_array for
     sparse arrays, <fmt>_matrix for matrices."""
@@ -61,6 +88,23 @@ class SciPy(Adapter):
         coordinates (the promise is checked in the call: host views always are); a COO's flag
         is not relied on. (cupyx's flag is not read: finding it out synchronizes.)"""
         return coo_operand(self, x, numpy, x.format == "csr" and bool(x.has_canonical_format))
+
+    def compressed(self, x, what):
+        """CSR and CSC read as they are; canonical when the matrix's has_canonical_format says
+        so. SciPy finds that out once, in one pass, when no operation set it: asked only of
+        offsets that stay inside the stored indices (its pass reads past them otherwise; the
+        call then refuses the offsets)."""
+        if x.format not in ("csr", "csc"):
+            return None
+        known = x.__dict__.get("_has_canonical_format")
+        if known is None:
+            known = (x.indptr.size > 0 and x.indptr.max() <= min(x.indices.size, x.data.size)
+                     and x.has_canonical_format)
+        return compressed_operand(self, x, numpy, known)
+
+    def compressed_result(self, like, op, arrays, device):
+        import scipy.sparse
+        return compressed_kind(scipy.sparse, like, op.format, arrays, op.shape)
 
     def coo_result(self, like, op, arrays, device):
         """NumPy arrays over ewise's result, without a copy: a CSR's column indices and values

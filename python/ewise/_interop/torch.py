@@ -11,7 +11,7 @@ import numpy
 import torch
 
 from .. import _ewise
-from .interface import DTYPE_NAMES, NUMPY_NAMES, Adapter, Operand
+from .interface import DTYPE_NAMES, NUMPY_NAMES, Adapter, Compressed, Operand
 from .numpy import NumPy
 from .views import strided_view
 
@@ -97,6 +97,32 @@ class Torch(Adapter):
         rows, cols = indices[0].contiguous(), indices[1].contiguous()
         return Operand(self, rows, cols, self.operand(x._values()).contiguous(), tuple(x.shape),
                        x.is_coalesced())
+
+    def compressed(self, x, what):
+        """Layouts sparse_csr and sparse_csc of 2-D tensors with scalar values, read as they are
+        (their index tensors are contiguous 1-D ones); canonical (PyTorch's invariant: each
+        slice's indices sorted and distinct; checked in the call)."""
+        if x.layout not in (torch.sparse_csr, torch.sparse_csc):
+            return None
+        if x.dim() != 2 or x.dense_dim() != 0:
+            raise ValueError(f"ewise: {what} is a {x.dim()}-D {x.layout} tensor with "
+                             f"{x.dense_dim()} dense dimensions: ewise takes 2-D sparse "
+                             "matrices with scalar values")
+        csr = x.layout is torch.sparse_csr
+        offsets = x.crow_indices() if csr else x.ccol_indices()
+        indices = x.col_indices() if csr else x.row_indices()
+        return Compressed(self, offsets.contiguous(), indices.contiguous(),
+                          self.operand(x.values()).contiguous(), tuple(x.shape),
+                          "csr" if csr else "csc", True)
+
+    def compressed_result(self, like, op, arrays, device):
+        """A sparse_csr or sparse_csc tensor over ewise's arrays, without a copy."""
+        offsets, indices, vals = (
+            torch.empty(0, dtype=dtype, device=f"cuda:{device[1]}") if x is None
+            else torch.from_numpy(x) if isinstance(x, numpy.ndarray) else torch.from_dlpack(x)
+            for x, dtype in zip(arrays, (op.offsets.dtype, op.indices.dtype, op.vals.dtype)))
+        make = torch.sparse_csr_tensor if op.format == "csr" else torch.sparse_csc_tensor
+        return make(offsets, indices, vals, op.shape, check_invariants=False)
 
     def row_sparse(self, x):
         """A sparse_coo tensor with one sparse dimension (a hybrid tensor such as

@@ -1,0 +1,193 @@
+// GPU tests of CSR and CSC operands (sparse/compressed.cpp, compressed.cu): every operation bit
+// for bit against the CPU backend (itself checked against the COO operations in
+// test_compressed_host.cpp) over random shapes past the tiles' edges, slices after long runs of
+// empty ones (the spelling kernel's search), dtypes, index types, formats (CSR with CSC too),
+// duplicates and unsorted slices, dense broadcasts and transposed tables, with and without the
+// index checks; the refusals of bad offsets and indices with nothing written and no CUDA error
+// left behind.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ewise/device.hpp"
+#include "ewise/error.hpp"
+#include "ewise/sparse.hpp"
+#include "ewise/verify.hpp"
+#include "testing/compressed.hpp"
+#include "testing/expect_invalid.hpp"
+#include "testing/gpu_test.hpp"
+
+namespace ewise {
+namespace {
+
+using test::compressed_difference;
+using test::compressed_from;
+using test::expect_invalid;
+
+constexpr SparseFormat kFormats[] = {SparseFormat::csr, SparseFormat::csc};
+
+bool same_bytes(const HostTensor& x, const HostTensor& y) {
+  return x.bytes() == y.bytes() && std::memcmp(x.data(), y.data(), x.bytes()) == 0;
+}
+
+/// A random operand: canonical, or shuffled with duplicates; with `gaps`, its entries only in
+/// rows and columns that are multiples of 97 (long runs of empty slices either way).
+HostCoo random_operand(std::int64_t nrows, std::int64_t ncols, double density, DType t,
+                       IndexType index, bool canonical, bool gaps, std::uint64_t seed) {
+  verify::CooGenOptions o;
+  o.index = index;
+  o.dtype = t;
+  o.unsorted = !canonical;
+  o.duplicate_fraction = canonical ? 0.0 : 0.3;
+  if (!gaps) return verify::random_coo(nrows, ncols, density, seed, o);
+  const HostCoo small = verify::random_coo((nrows + 96) / 97, (ncols + 96) / 97, density, seed, o);
+  HostCoo out(CooDesc{nrows, ncols, small.nnz(), index, t, small.desc().canonical});
+  for (std::int64_t k = 0; k < small.nnz(); ++k) {
+    test::write_index(out.rows(), index, k, 97 * test::read_index(small.rows(), index, k));
+    test::write_index(out.cols(), index, k, 97 * test::read_index(small.cols(), index, k));
+  }
+  std::memcpy(out.vals(), small.vals(), small.nnz() * dtype_size(t));
+  return out;
+}
+
+struct Shape {
+  std::int64_t nrows, ncols;
+  double density;
+  bool gaps;
+};
+
+TEST(CompressedGpu, MatchesTheCpuBackend) {
+  EWISE_REQUIRE_GPU();
+  std::uint64_t seed = verify::seed_from_env_or_random();
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  const bool small = test::sanitizer_sizes();
+  // 3000x3000 at 0.5%: 45,000 entries, many merge tiles; 200000x300 with gaps: 2062 rows of
+  // which a few hold entries, 96 empty ones between them.
+  const Shape shapes[] = {{1, 1, 1.0, false},     {37, 53, 0.2, false},  {0, 5, 0.0, false},
+                          {9, 9, 0.0, false},     {3000, 3000, small ? 0.001 : 0.005, false},
+                          {200000, 300, 0.3, true}, {300, 200000, 0.3, true}};
+  for (const Shape& s : shapes)
+    for (const DType t : test::sweep_dtypes())
+      for (const IndexType index : {IndexType::i32, IndexType::i64})
+        for (const bool canonical : {true, false}) {
+          const HostCoo a = random_operand(s.nrows, s.ncols, s.density, t, index, canonical,
+                                           s.gaps, ++seed);
+          const HostCoo b = random_operand(s.nrows, s.ncols, s.density, t, index, !canonical,
+                                           s.gaps, ++seed);
+          const HostTensor dense = verify::random_tensor(t, Dims{s.nrows, s.ncols}, ++seed);
+          const HostTensor row = verify::random_tensor(t, Dims{s.ncols}, ++seed);
+          const DeviceTensor ddense = to_device(dense.view(), stream);
+          const DeviceTensor drow = to_device(row.view(), stream);
+          const DeviceCoo dcoo = to_device(a.view(), stream);
+          for (const SparseFormat fa : kFormats)
+            for (const SparseFormat fb : kFormats) {
+              SparseOptions options;
+              options.validate_indices = (seed % 4) != 0;
+              const HostCompressed ha = compressed_from(a.view(), fa), hb = compressed_from(b.view(), fb);
+              const DeviceCompressed da = test::to_device(ha.view()), db = test::to_device(hb.view());
+              const std::string what = std::string(format_name(fa)) + " " + format_name(fb) + " " +
+                                       a.desc().str() + " seed " + std::to_string(seed) +
+                                       (options.validate_indices ? "" : " unchecked");
+              const auto same = [&](const DeviceCompressed& got, const HostCompressed& want,
+                                    const char* op) {
+                EXPECT_EQ(compressed_difference(test::to_host(got.view()), want), "")
+                    << op << " " << what;
+              };
+              same(multiply(da.view(), db.view(), options, stream),
+                   multiply<HostCompressed>(ha.view(), hb.view()), "multiply");
+              for (const BinaryOp op : {BinaryOp::add, BinaryOp::sub, BinaryOp::min, BinaryOp::max}) {
+                if (small && op != BinaryOp::add) continue;
+                same(combine(op, da.view(), db.view(), options, stream),
+                     combine<HostCompressed>(op, ha.view(), hb.view()), op_name(op));
+              }
+              if (fb != SparseFormat::csr) continue;  // the forms of one operand once a format
+              same(multiply(da.view(), drow.view(), options, stream),
+                   multiply<HostCompressed>(ha.view(), row.view()), "multiply row");
+              same(multiply(da.view(), ddense.view(), options, stream),
+                   multiply<HostCompressed>(ha.view(), dense.view()), "multiply dense");
+              same(coalesce(da.view(), options, stream), coalesce<HostCompressed>(ha.view()),
+                   "coalesce");
+              same(to_compressed(dcoo.view(), fa, options, stream),
+                   to_compressed<HostCompressed>(a.view(), fa), "to_compressed");
+              EXPECT_EQ(compressed_difference(
+                            compressed_from(to_host(to_coo(da.view(), options, stream).view()),
+                                            SparseFormat::csr),
+                            compressed_from(to_coo<HostCoo>(ha.view()), SparseFormat::csr)),
+                        "")
+                  << "to_coo " << what;
+              EXPECT_TRUE(same_bytes(
+                  to_host(combine(BinaryOp::max, da.view(), drow.view(), options, stream).view(),
+                          stream),
+                  combine<HostTensor>(BinaryOp::max, ha.view(), row.view())))
+                  << "max dense " << what;
+              // accumulate into a column-major table on both backends
+              HostTensor want = to_host(dense.view());
+              DeviceTensor got = to_device(dense.view(), stream);
+              const Dims cm{1, std::max<std::int64_t>(s.nrows, 1)};
+              TensorView w = want.view(), g = got.view();
+              w.desc = g.desc = TensorDesc::strided(t, Dims{s.nrows, s.ncols}, cm);
+              accumulate(BinaryOp::sub, w, ha.view());
+              accumulate(BinaryOp::sub, g, da.view(), options, stream);
+              EXPECT_TRUE(same_bytes(to_host(got.view(), stream), want)) << "accumulate " << what;
+            }
+        }
+  ASSERT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+}
+
+TEST(CompressedGpu, RefusesBadOffsetsAndIndicesBeforeWriting) {
+  EWISE_REQUIRE_GPU();
+  for (const SparseFormat f : kFormats) {
+    // A 3x4 matrix's slices (3 rows for CSR; 4 columns for CSC), i64.
+    const bool csr = f == SparseFormat::csr;
+    const std::vector<std::int64_t> good_offsets =
+        csr ? std::vector<std::int64_t>{0, 2, 2, 3} : std::vector<std::int64_t>{0, 2, 2, 2, 3};
+    const std::vector<std::int64_t> good_indices = {0, 2, 1};
+    struct Case {
+      std::vector<std::int64_t> offsets, indices;
+      bool canonical;
+      std::string message;
+    };
+    const std::string slice = csr ? "row" : "column", minor = csr ? "column" : "row";
+    std::vector<std::int64_t> decreasing = good_offsets, first = good_offsets, last = good_offsets;
+    decreasing[1] = 3;
+    first[0] = 1;
+    last.back() = 2;
+    const Case cases[] = {
+        {decreasing, good_indices, true, "offsets[1] = 3 > offsets[2] = 2"},
+        {first, good_indices, true, "offsets run from 1 to 3"},
+        {last, good_indices, true, "offsets run from 0 to 2"},
+        {good_offsets, {0, csr ? 4 : 3, 1}, true, "entry 1 is at"},
+        {good_offsets, {2, 0, 1}, true,
+         "in " + slice + " 0 entry 1 (" + minor + " 0) does not come after entry 0"},
+        {good_offsets, {-1, 2, 1}, false, "entry 0 is at"}};
+    for (const Case& c : cases) {
+      HostTensor offsets(DType::i64, Dims{static_cast<std::int64_t>(c.offsets.size())}),
+          indices(DType::i64, Dims{3}), vals(DType::f32, Dims{3});
+      std::memcpy(offsets.data(), c.offsets.data(), offsets.bytes());
+      std::memcpy(indices.data(), c.indices.data(), indices.bytes());
+      std::memset(vals.data(), 0, vals.bytes());
+      const DeviceTensor doff = to_device(offsets.view()), didx = to_device(indices.view()),
+                         dval = to_device(vals.view());
+      const CompressedView v{doff.data(), didx.data(), dval.data(),
+                             CooDesc{3, 4, 3, IndexType::i64, DType::f32, c.canonical}, f,
+                             Memory::device};
+      const HostTensor start = verify::random_tensor(DType::f32, Dims{3, 4}, 5);
+      DeviceTensor table = to_device(start.view());
+      expect_invalid([&] { accumulate(BinaryOp::add, table.view(), v); }, {c.message});
+      expect_invalid([&] { (void)combine(BinaryOp::add, v, v); }, {c.message});
+      expect_invalid([&] { (void)to_coo(v); }, {c.message});
+      expect_invalid([&] { combine(BinaryOp::add, v, table.view(), table.view()); }, {c.message});
+      EXPECT_TRUE(same_bytes(to_host(table.view()), start)) << c.message;
+      EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+      EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ewise

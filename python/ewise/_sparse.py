@@ -50,6 +50,12 @@ def _coo(run, op):
                       op.shape[1], op.canonical)
 
 
+def _form(op, name):
+    """The extension's entry point `name` for operands read as op is: compressed_<name> for a
+    Compressed."""
+    return getattr(_ewise, "compressed_" + name if isinstance(op, Compressed) else name)
+
+
 def _result(like, op, arrays, device):
     """The sparse result of a call whose first operand is like (op: its operand), of like's
     kind: compressed in op's format, or COO (in like's format: coo_result)."""
@@ -100,13 +106,13 @@ def multiply(a, b, drop_zeros=False, algorithm="automatic", validate_indices=Tru
     oa = _sparse_operand(a, "a")
     options = _options(oa.vals, drop_zeros, algorithm, validate_indices=validate_indices)
     if type(b) in _PYTHON_SCALARS:
-        return _scalar_result(a, oa, lambda coo, stream, owner: _ewise.multiply_scalar(
+        return _scalar_result(a, oa, lambda coo, stream, owner: _form(oa, "multiply_scalar")(
             coo, b, options, stream, owner))
     if adapter(b).is_sparse(b):
         oa, ob = _sparse_pair(a, b)
         device = check_devices(a=oa.vals, b=ob.vals)
         with Call(a, device) as run:
-            arrays = _ewise.multiply(_coo(run, oa), _coo(run, ob), options, run.stream,
+            arrays = _form(oa, "multiply")(_coo(run, oa), _coo(run, ob), options, run.stream,
                                      run.stream_owner)
         return _result(a, oa, arrays, device)
     b = operand(b)
@@ -122,7 +128,7 @@ def multiply(a, b, drop_zeros=False, algorithm="automatic", validate_indices=Tru
                                    run.stream)
         return oa.adapter.with_values(a, vals, oa)
     with Call(a, device) as run:
-        arrays = _ewise.multiply_dense(_coo(run, oa), run.array(b), options, run.stream,
+        arrays = _form(oa, "multiply_dense")(_coo(run, oa), run.array(b), options, run.stream,
                                        run.stream_owner)
     return _result(a, oa, arrays, device)
 
@@ -136,7 +142,7 @@ def union(op, a, b, out, drop_zeros, fill_a, fill_b, validate_indices):
         if out is not None:
             raise ValueError("ewise: out= is for a dense b (sparse op scalar returns a new "
                              "matrix)")
-        return _scalar_result(a, oa, lambda coo, stream, owner: _ewise.combine_scalar(
+        return _scalar_result(a, oa, lambda coo, stream, owner: _form(oa, "combine_scalar")(
             op, coo, b, options, stream, owner))
     if adapter(b).is_sparse(b):
         if out is not None:
@@ -145,7 +151,7 @@ def union(op, a, b, out, drop_zeros, fill_a, fill_b, validate_indices):
         oa, ob = _sparse_pair(a, b)
         device = check_devices(a=oa.vals, b=ob.vals)
         with Call(a, device) as run:
-            arrays = _ewise.combine(op, _coo(run, oa), _coo(run, ob), options, run.stream,
+            arrays = _form(oa, "combine")(op, _coo(run, oa), _coo(run, ob), options, run.stream,
                                     run.stream_owner)
         return _result(a, oa, arrays, device)
     b = operand(b)
@@ -157,7 +163,7 @@ def union(op, a, b, out, drop_zeros, fill_a, fill_b, validate_indices):
         out = adapter(b).empty(like, tuple(oa.shape), device)
     check_writable(out, "out")
     with Call(a, device) as run:
-        _ewise.combine_dense(op, _coo(run, oa), run.array(b), run.array(out), options,
+        _form(oa, "combine_dense")(op, _coo(run, oa), run.array(b), run.array(out), options,
                              run.stream)
     return out
 
@@ -236,6 +242,6 @@ def accumulate(op, dense, a, validate_indices):
     device = check_devices(dense=dense, a=oa.vals)
     check_writable(dense, "dense")
     with Call(dense, device) as run:
-        _ewise.accumulate(op, run.array(dense), _coo(run, oa),
+        _form(oa, "accumulate")(op, run.array(dense), _coo(run, oa),
                           _options(oa.vals, validate_indices=validate_indices), run.stream)
     return dense

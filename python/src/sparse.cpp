@@ -195,9 +195,21 @@ Scalar python_scalar(nb::handle v) {
 
 // The forms every sparse operand takes, for operands of type Operand (Coo or Compressed):
 // results as (rows, cols, vals) or (offsets, indices, vals).
+// The names of the forms: COO's, and the compressed forms' (names of their own: an overload
+// would be tried with a DLPack capsule that the first, failing overload already consumed).
+enum Form { kMultiply, kMultiplyDense, kMultiplyScalar, kCombine, kCombineScalar, kCombineDense,
+            kAccumulate, kForms };
+constexpr const char* kCooNames[kForms] = {"multiply", "multiply_dense", "multiply_scalar",
+                                           "combine", "combine_scalar", "combine_dense",
+                                           "accumulate"};
+constexpr const char* kCompressedNames[kForms] = {
+    "compressed_multiply",       "compressed_multiply_dense", "compressed_multiply_scalar",
+    "compressed_combine",        "compressed_combine_scalar", "compressed_combine_dense",
+    "compressed_accumulate"};
+
 template <class Operand>
-void bind_forms(nb::module_& m) {
-  m.def("multiply", [](const Operand& a, const Operand& b, const SparseOptions& o,
+void bind_forms(nb::module_& m, const char* const (&names)[kForms]) {
+  m.def(names[kMultiply], [](const Operand& a, const Operand& b, const SparseOptions& o,
                        std::uintptr_t stream, nb::object stream_owner) {
     const auto va = a.view(), vb = b.view();
     return result_of<Operand>(va.memory, stream, std::move(stream_owner),
@@ -206,7 +218,7 @@ void bind_forms(nb::module_& m) {
                               });
   }, nb::arg("a"), nb::arg("b"), nb::arg("options"), nb::arg("stream"),
      nb::arg("stream_owner").none(), "a ⊙ b: the canonical result's arrays");
-  m.def("multiply_dense", [](const Operand& a, const InArray& dense, const SparseOptions& o,
+  m.def(names[kMultiplyDense], [](const Operand& a, const InArray& dense, const SparseOptions& o,
                              std::uintptr_t stream, nb::object stream_owner) {
     const auto va = a.view();
     const ConstTensorView vd = const_view(dense);
@@ -216,7 +228,7 @@ void bind_forms(nb::module_& m) {
                               });
   }, nb::arg("a"), nb::arg("dense"), nb::arg("options"), nb::arg("stream"),
      nb::arg("stream_owner").none(), "a ⊙ dense in a's pattern: the canonical result's arrays");
-  m.def("multiply_scalar", [](const Operand& a, nb::handle value, const SparseOptions& o,
+  m.def(names[kMultiplyScalar], [](const Operand& a, nb::handle value, const SparseOptions& o,
                               std::uintptr_t stream, nb::object stream_owner) {
     const auto va = a.view();
     const Scalar s = python_scalar(value);
@@ -227,7 +239,7 @@ void bind_forms(nb::module_& m) {
   }, nb::arg("a"), nb::arg("value"), nb::arg("options"), nb::arg("stream"),
      nb::arg("stream_owner").none(),
      "a ⊙ a Python bool, int or float (weak), a's pattern kept: the result's arrays");
-  m.def("combine", [](const std::string& op, const Operand& a, const Operand& b,
+  m.def(names[kCombine], [](const std::string& op, const Operand& a, const Operand& b,
                       const SparseOptions& o, std::uintptr_t stream, nb::object stream_owner) {
     const BinaryOp parsed = parse_op(op);
     const auto va = a.view(), vb = b.view();
@@ -237,7 +249,7 @@ void bind_forms(nb::module_& m) {
                               });
   }, nb::arg("op"), nb::arg("a"), nb::arg("b"), nb::arg("options"), nb::arg("stream"),
      nb::arg("stream_owner").none(), "a op b over the union: the canonical result's arrays");
-  m.def("combine_scalar", [](const std::string& op, const Operand& a, nb::handle value,
+  m.def(names[kCombineScalar], [](const std::string& op, const Operand& a, nb::handle value,
                              const SparseOptions& o, std::uintptr_t stream,
                              nb::object stream_owner) {
     const BinaryOp parsed = parse_op(op);
@@ -250,7 +262,7 @@ void bind_forms(nb::module_& m) {
   }, nb::arg("op"), nb::arg("a"), nb::arg("value"), nb::arg("options"), nb::arg("stream"),
      nb::arg("stream_owner").none(),
      "a op a Python scalar: add or subtract of 0 (a itself); any other value is refused");
-  m.def("combine_dense", [](const std::string& op, const Operand& a, const InArray& dense,
+  m.def(names[kCombineDense], [](const std::string& op, const Operand& a, const InArray& dense,
                             const OutArray& out, const SparseOptions& o, std::uintptr_t stream) {
     const BinaryOp parsed = parse_op(op);
     const auto va = a.view();
@@ -260,7 +272,7 @@ void bind_forms(nb::module_& m) {
     combine(parsed, va, vd, vo, o, as_stream(stream));
   }, nb::arg("op"), nb::arg("a"), nb::arg("dense"), nb::arg("out"), nb::arg("options"),
      nb::arg("stream"), "out = op(densify(a), dense)");
-  m.def("accumulate", [](const std::string& op, const OutArray& dense, const Operand& a,
+  m.def(names[kAccumulate], [](const std::string& op, const OutArray& dense, const Operand& a,
                          const SparseOptions& o, std::uintptr_t stream) {
     const BinaryOp parsed = parse_op(op);
     const TensorView vd = view(dense);
@@ -298,10 +310,10 @@ void bind_sparse(nb::module_& m) {
 
   // Every entry point: device operands run on `stream` (the producer's current stream, chosen
   // by the Python layer), host operands on the CPU backend; `stream_owner` is kept alive with
-  // a device result (see DeviceResult). Each takes COO operands, or compressed ones (then the
-  // result is compressed too, in a's format).
-  bind_forms<Coo>(m);
-  bind_forms<Compressed>(m);
+  // a device result (see DeviceResult). Each form takes COO operands, and under the name
+  // compressed_<form> compressed ones (the result then compressed too, in a's format).
+  bind_forms<Coo>(m, kCooNames);
+  bind_forms<Compressed>(m, kCompressedNames);
   m.def("multiply_values", [](const Coo& a, const InArray& dense, const OutArray& out_vals,
                               const SparseOptions& o, std::uintptr_t stream) {
     const CooView va = a.view();

@@ -24,23 +24,24 @@ from ewise import _ewise, _sparse
 
 def structure(kind, seed, scale):
     """A canonical cupyx CSR matrix of a structure kind (f32 values in [-4, 4], never zero)."""
-    rng = cp.random.default_rng(seed)
+    rng = cp.random.RandomState(seed)
     n = int(12_000_000 * scale)
     if kind == "graph":  # power-law rows (Zipf), uniform columns, duplicate edges summed
         shape = (1 << 22, 1 << 22)
         rows = (rng.zipf(1.6, n) - 1) % shape[0]
-        cols = rng.integers(0, shape[1], n)
+        cols = rng.randint(0, shape[1], n)
     elif kind == "wide":
         shape = (1024, 1 << 24)
-        rows, cols = rng.integers(0, shape[0], n), rng.integers(0, shape[1], n)
+        rows, cols = rng.randint(0, shape[0], n), rng.randint(0, shape[1], n)
     elif kind == "words":  # documents x vocabulary, Zipf columns
         shape = (500_000, 1 << 17)
-        rows = rng.integers(0, shape[0], n)
+        rows = rng.randint(0, shape[0], n)
         cols = (rng.zipf(1.3, n) - 1) % shape[1]
     else:  # mask: 8192^2 at about 16%
         shape = (8192, 8192)
-        rows, cols = rng.integers(0, shape[0], n), rng.integers(0, shape[1], n)
-    vals = rng.integers(1, 9, n).astype(cp.float32) * cp.where(rng.random(n) < 0.5, -0.5, 0.5)
+        rows, cols = rng.randint(0, shape[0], n), rng.randint(0, shape[1], n)
+    vals = rng.randint(1, 9, n).astype(cp.float32) * cp.where(rng.random_sample(n) < 0.5, -0.5,
+                                                               0.5)
     m = cs.coo_matrix((vals.astype(cp.float32), (rows.astype(cp.int32), cols.astype(cp.int32))),
                       shape=shape).tocsr()
     m.sum_duplicates()
@@ -144,7 +145,7 @@ def main():
                              "wall_sync_ms": w})
     # CSR ⊙ dense: the mask times a dense weight of its shape
     a = structure("mask", 3, args.scale)
-    w = cp.asarray(cp.random.default_rng(4).standard_normal(a.shape, dtype=cp.float32))
+    w = cp.random.RandomState(4).standard_normal(a.shape, dtype=cp.float32)
     assert same(ewise.sparse.multiply(a, w), a.multiply(w))
     calls = {"ewise": lambda: ewise.sparse.multiply(a, w), "ewise raw": raw("multiply_dense", a, w),
              "cupy": lambda: a.multiply(w)}

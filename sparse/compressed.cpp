@@ -144,29 +144,69 @@ struct Spelled {
   CooView coo;
 };
 
-/// v's major indices written out (its offsets, indices and canonical promise checked in the
-/// same pass: host views always, device views with validate_indices), and the COO view they make with v's indices and values: in v's own
-/// order (canonical when v is) where v's major axis is the call's row axis, else transposed.
+/// Spells out the compressed operands of a call (spell), then checks them (check, before the
+/// views are used): v's major indices written out, and the COO view they make with v's indices
+/// and values: in v's own order (canonical when v is) where v's major axis is the call's row
+/// axis, else transposed. The checks (offsets, index range, canonical promise) run in the same
+/// pass: host views always, each as it is spelled; device views with validate_indices, read back
+/// for every operand at once by check (one synchronization).
+template <class Buffer>
+class Speller {
+ public:
+  static constexpr bool kDevice = Buffer::memory == Memory::device;
+
+  Speller(const SparseOptions& options, cudaStream_t stream)
+      : options_(options), stream_(stream) {
+    if (!kDevice || !options.validate_indices) return;
+    const detail::CallMemory memory(options.memory);
+    words_ = DeviceBuffer(sizeof(unsigned long long) * kExpandCheckWords * 2, stream);
+    EWISE_CUDA_CHECK(cudaMemsetAsync(words_.data(), 0xFF, words_.size(), stream));
+  }
+
+  Spelled<Buffer> spell(const CompressedView& v, Orientation o, const char* what) {
+    Buffer majors(static_cast<std::size_t>(v.desc.nnz) * index_size(v.desc.index), stream_,
+                  options_.memory);
+    if constexpr (kDevice) {
+      auto* words = static_cast<unsigned long long*>(words_.data());
+      const detail::CallMemory memory(options_.memory);
+      device_expand_offsets(v, majors.data(), words ? words + n_ * kExpandCheckWords : nullptr,
+                            stream_);
+      checks_[n_++] = {v, majors.data(), what};
+    } else if (v.desc.index == IndexType::i32) {
+      host_expand(v, static_cast<std::int32_t*>(majors.data()), what);
+    } else {
+      host_expand(v, static_cast<std::int64_t*>(majors.data()), what);
+    }
+    const bool in_order = (v.format == SparseFormat::csc) == o.transposed;
+    CooDesc d = o.desc(v.desc);
+    d.canonical = in_order && v.desc.canonical;
+    const void* m = majors.data();
+    return {std::move(majors), {in_order ? m : v.indices, in_order ? v.indices : m, v.vals, d,
+                                v.memory}};
+  }
+
+  void check() {
+    if (words_.data() != nullptr)
+      device_read_expand_checks(checks_, n_, static_cast<const unsigned long long*>(words_.data()),
+                                stream_);
+  }
+
+ private:
+  SparseOptions options_;
+  cudaStream_t stream_;
+  DeviceBuffer words_;
+  ExpandCheck checks_[2];
+  int n_ = 0;
+};
+
+/// One operand spelled out and checked (Speller).
 template <class Buffer>
 Spelled<Buffer> spell(const CompressedView& v, Orientation o, const SparseOptions& options,
                       const char* what, cudaStream_t stream) {
-  Buffer majors(static_cast<std::size_t>(v.desc.nnz) * index_size(v.desc.index), stream,
-                options.memory);
-  if constexpr (Buffer::memory == Memory::host) {
-    if (v.desc.index == IndexType::i32)
-      host_expand(v, static_cast<std::int32_t*>(majors.data()), what);
-    else
-      host_expand(v, static_cast<std::int64_t*>(majors.data()), what);
-  } else {
-    const detail::CallMemory memory(options.memory);
-    device_expand_offsets(v, majors.data(), options.validate_indices, what, stream);
-  }
-  const bool in_order = (v.format == SparseFormat::csc) == o.transposed;
-  CooDesc d = o.desc(v.desc);
-  d.canonical = in_order && v.desc.canonical;
-  const void* m = majors.data();
-  return {std::move(majors), {in_order ? m : v.indices, in_order ? v.indices : m, v.vals, d,
-                              v.memory}};
+  Speller<Buffer> speller(options, stream);
+  Spelled<Buffer> s = speller.spell(v, o, what);
+  speller.check();
+  return s;
 }
 
 /// The options of a COO operation on spelled views: their indices were checked as spell made
@@ -255,8 +295,9 @@ Result multiply(const CompressedView& a, const CompressedView& b, const SparseOp
   check_resident(a, &b, stream);
   const Orientation o = orientation_of(a.format);
   using Buffer = typename Backend<M>::Buffer;
-  const Spelled<Buffer> sa = spell<Buffer>(a, o, options, "a", stream);
-  const Spelled<Buffer> sb = spell<Buffer>(b, o, options, "b", stream);
+  Speller<Buffer> speller(options, stream);
+  const Spelled<Buffer> sa = speller.spell(a, o, "a"), sb = speller.spell(b, o, "b");
+  speller.check();
   return compress<Result>(multiply<typename Backend<M>::Coo>(sa.coo, sb.coo, spelled(options), stream),
                           a.format, o, options, stream);
 }
@@ -302,8 +343,9 @@ Result combine(BinaryOp op, const CompressedView& a, const CompressedView& b,
   check_resident(a, &b, stream);
   const Orientation o = orientation_of(a.format);
   using Buffer = typename Backend<M>::Buffer;
-  const Spelled<Buffer> sa = spell<Buffer>(a, o, options, "a", stream);
-  const Spelled<Buffer> sb = spell<Buffer>(b, o, options, "b", stream);
+  Speller<Buffer> speller(options, stream);
+  const Spelled<Buffer> sa = speller.spell(a, o, "a"), sb = speller.spell(b, o, "b");
+  speller.check();
   return compress<Result>(combine<typename Backend<M>::Coo>(op, sa.coo, sb.coo, options, stream),
                           a.format, o, options, stream);
 }

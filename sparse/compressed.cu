@@ -76,14 +76,10 @@ __global__ void expand_offsets_kernel(const I* offsets, const I* indices, std::i
 
 }  // namespace
 
-void device_expand_offsets(const CompressedView& v, void* majors, bool validate, const char* what,
+void device_expand_offsets(const CompressedView& v, void* majors, unsigned long long* bad,
                            cudaStream_t stream) {
   const std::int64_t nmajor = v.major_extent(), nnz = v.desc.nnz;
-  if (!validate && nnz == 0) return;
-  constexpr int kWords = 4;
-  DeviceBuffer words(validate ? kWords * sizeof(unsigned long long) : 0, stream);
-  auto* bad = static_cast<unsigned long long*>(words.data());
-  if (validate) EWISE_CUDA_CHECK(cudaMemsetAsync(bad, 0xFF, words.size(), stream));
+  if (bad == nullptr && nnz == 0) return;
   const auto go = [&](auto tag) {
     using I = decltype(tag);
     constexpr int kPer = 16 / sizeof(I);
@@ -94,29 +90,35 @@ void device_expand_offsets(const CompressedView& v, void* majors, bool validate,
   };
   if (v.desc.index == IndexType::i32) go(std::int32_t{});
   else go(std::int64_t{});
-  if (!validate) return;
-  unsigned long long host[kWords];
-  EWISE_CUDA_CHECK(cudaMemcpyAsync(host, bad, sizeof host, cudaMemcpyDeviceToHost, stream));
+}
+
+void device_read_expand_checks(const ExpandCheck* checks, int n, const unsigned long long* words,
+                               cudaStream_t stream) {
+  unsigned long long host[2 * kExpandCheckWords];
+  EWISE_CUDA_CHECK(cudaMemcpyAsync(host, words, n * kExpandCheckWords * sizeof host[0],
+                                   cudaMemcpyDeviceToHost, stream));
   EWISE_CUDA_CHECK(cudaStreamSynchronize(stream));
-  const auto offset = [&](std::int64_t k) {
-    return device_index(v.offsets, v.desc.index, k, stream);
-  };
-  const auto index = [&](std::int64_t k) {
-    return device_index(v.indices, v.desc.index, k, stream);
-  };
-  const auto major = [&](std::int64_t k) { return device_index(majors, v.desc.index, k, stream); };
-  if (host[0] != ~0ull) {
-    const auto k = static_cast<std::int64_t>(host[0]);
-    throw_offsets_decrease(what, v, k, offset(k), offset(k + 1));
-  }
-  if (host[1] != ~0ull) throw_offsets_ends(what, v, offset(0), offset(nmajor));
-  if (host[2] != ~0ull) {
-    const auto k = static_cast<std::int64_t>(host[2]);
-    throw_index_out_of_range(what, v, k, major(k), index(k));
-  }
-  if (host[3] != ~0ull) {
-    const auto k = static_cast<std::int64_t>(host[3]);
-    throw_slice_not_increasing(what, v, k, major(k), index(k - 1), index(k));
+  for (int i = 0; i < n; ++i) {
+    const CompressedView& v = checks[i].view;
+    const unsigned long long* bad = host + i * kExpandCheckWords;
+    const auto read = [&](const void* p, std::int64_t k) {
+      return device_index(p, v.desc.index, k, stream);
+    };
+    if (bad[0] != ~0ull) {
+      const auto k = static_cast<std::int64_t>(bad[0]);
+      throw_offsets_decrease(checks[i].what, v, k, read(v.offsets, k), read(v.offsets, k + 1));
+    }
+    if (bad[1] != ~0ull)
+      throw_offsets_ends(checks[i].what, v, read(v.offsets, 0), read(v.offsets, v.major_extent()));
+    if (bad[2] != ~0ull) {
+      const auto k = static_cast<std::int64_t>(bad[2]);
+      throw_index_out_of_range(checks[i].what, v, k, read(checks[i].majors, k), read(v.indices, k));
+    }
+    if (bad[3] != ~0ull) {
+      const auto k = static_cast<std::int64_t>(bad[3]);
+      throw_slice_not_increasing(checks[i].what, v, k, read(checks[i].majors, k),
+                                 read(v.indices, k - 1), read(v.indices, k));
+    }
   }
 }
 

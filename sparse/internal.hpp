@@ -103,11 +103,23 @@ DeviceTensor device_csr_row_offsets(const CooView& a, const SparseOptions& optio
 /// offsets[r] (nrows + 1 of index type t) = the entries of canonical a in rows before r.
 void device_row_offsets(const CooView& a, void* offsets, IndexType t,
                         cudaStream_t stream);                                        // convert.cu
-/// majors[k] (nnz of v's index type) = the major index of v's entry k; with `validate`, in the
-/// same pass, checks v's offsets, its indices' range and, when v is marked canonical, their
-/// order in each slice (one synchronization), and throws naming the first failure.
-void device_expand_offsets(const CompressedView& v, void* majors, bool validate,
-                           const char* what, cudaStream_t stream);                   // compressed.cu
+/// majors[k] (nnz of v's index type) = the major index of v's entry k; with `bad` (a device
+/// block of kExpandCheckWords words set to ~0), in the same pass, checks v's offsets, its
+/// indices' range and, when v is marked canonical, their order in each slice, keeping the first
+/// failure of each check there for device_read_expand_checks.
+inline constexpr int kExpandCheckWords = 4;
+void device_expand_offsets(const CompressedView& v, void* majors, unsigned long long* bad,
+                           cudaStream_t stream);                                     // compressed.cu
+/// One operand's check of device_expand_offsets: the view, its majors, its name in messages.
+struct ExpandCheck {
+  CompressedView view;
+  const void* majors = nullptr;
+  const char* what = "";
+};
+/// Reads back the checks of n <= 2 operands (words: n blocks of kExpandCheckWords, in order;
+/// one synchronization) and throws naming the first failure.
+void device_read_expand_checks(const ExpandCheck* checks, int n, const unsigned long long* words,
+                               cudaStream_t stream);                                 // compressed.cu
 DeviceCoo device_combine(const CooView& a, const CooView& b, const UnionArgs& u,
                          const SparseOptions& options, cudaStream_t stream);        // union.cu
 void device_combine_dense(const CooView& a, const DenseOperand& dense, const TensorView& out,

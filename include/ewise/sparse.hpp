@@ -1,4 +1,5 @@
-// ewise/sparse.hpp — operations on sparse COO matrices (types in ewise/coo.hpp).
+// ewise/sparse.hpp — operations on sparse matrices: COO (types in ewise/coo.hpp), and CSR and CSC
+// (ewise/compressed.hpp; their forms at the end of this file).
 //
 //   DeviceCoo c = ewise::multiply(a, b);             // c = a ⊙ b, structural intersection
 //   DeviceCoo s = ewise::multiply(a, row_scale);     // COO ⊙ dense (dense broadcasts)

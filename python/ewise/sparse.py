@@ -2,18 +2,17 @@
 cupyx.scipy.sparse's and PyTorch's sparse tensors (on the GPU for CUDA ones; PyTorch's CPU
 tensors on the CPU backend).
 
-Operands may be any scipy.sparse or cupyx.scipy.sparse format (converted to COO), or PyTorch
-tensors of layout sparse_coo (also sparse_csr and sparse_csc, converted), 2-D with scalar
-values; unsorted and with duplicate coordinates, which stand for their sum. int32 and int64
-indices are kept. Sparse results (-> COO below) are canonical (sorted by row, then column; no
-duplicates) and of the first operand's kind and format: for SciPy and cupyx a CSR or CSC
-operand gives a CSR or CSC result, any other format a COO (coo_array for sparse arrays,
-coo_matrix for matrices; has_canonical_format set); for PyTorch a sparse_csr or sparse_csc
-tensor gives that layout, a sparse_coo one a coalesced sparse_coo tensor (built with
-is_coalesced=True, indices stacked into one (2, nnz) tensor). A SciPy CSR result shares the
-canonical COO's columns and values (its row offsets found by binary search); the other CSR and
-CSC results are the framework's own conversion of the canonical COO (row offsets without a sort
-for CSR; a sort by column for CSC).
+Operands may be any scipy.sparse or cupyx.scipy.sparse format, or PyTorch tensors of layout
+sparse_coo, sparse_csr or sparse_csc, 2-D with scalar values; unsorted and with duplicate
+coordinates, which stand for their sum. When every sparse operand of a call is CSR or CSC, each
+is read as it is (offsets, indices, values) and the result is made in the first operand's
+format and kind without a conversion; otherwise operands are read as COO (int32 and int64
+indices kept). Sparse results (-> COO below) are canonical (sorted by row, then column, or by
+column for CSC; no duplicates) and of the first operand's kind and format: for SciPy and cupyx
+a CSR or CSC operand gives a CSR or CSC result, any other format a COO (coo_array for sparse
+arrays, coo_matrix for matrices; has_canonical_format set); for PyTorch a sparse_csr or
+sparse_csc tensor gives that layout, a sparse_coo one a coalesced sparse_coo tensor (built with
+is_coalesced=True, indices stacked into one (2, nnz) tensor).
 
     multiply(a, b)        a ⊙ b over the coordinates stored in both              -> COO
     multiply(a, dense)    a ⊙ dense in a's pattern (dense broadcasts: (n, m), (m,), (n, 1),

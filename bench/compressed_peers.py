@@ -1,7 +1,8 @@
-"""CSR operands from Python against CuPy's CSR calls, same run, on the GPU
-(issue 35's targets): CSR ⊙ CSR and CSR + CSR on four structures of >= 10M entries (power-law
-graph, wide matrix, bag of words with Zipf columns, uniform mask), and CSR ⊙ dense. (PyTorch's sparse_csr * sparse_csr on these operands
-ended the process with a floating point exception on an H200 with torch 2.11: not timed.)
+"""CSR operands from Python against CuPy's CSR calls, same run, on the GPU (issue 35's
+targets): CSR ⊙ CSR and CSR + CSR on four structures of about 10M entries (power-law graph,
+wide matrix, bag of words with Zipf columns, uniform mask), and CSR ⊙ dense. (PyTorch's
+sparse_csr * sparse_csr on these operands ended the process with a floating point exception on
+an H200 with torch 2.11: not timed.)
 
 Each call is timed two ways: GPU time back to back (events around n calls) and wall time with a
 synchronization after each call (median). ewise is also timed through its extension entry

@@ -155,8 +155,7 @@ class Speller {
  public:
   static constexpr bool kDevice = Buffer::memory == Memory::device;
 
-  Speller(const SparseOptions& options, cudaStream_t stream)
-      : options_(options), stream_(stream) {
+  Speller(const SparseOptions& options, cudaStream_t stream) : options_(options), stream_(stream) {
     if (!kDevice || !options.validate_indices) return;
     const detail::CallMemory memory(options.memory);
     words_ = DeviceBuffer(sizeof(unsigned long long) * kExpandCheckWords * 2, stream);
@@ -181,8 +180,8 @@ class Speller {
     CooDesc d = o.desc(v.desc);
     d.canonical = in_order && v.desc.canonical;
     const void* m = majors.data();
-    return {std::move(majors), {in_order ? m : v.indices, in_order ? v.indices : m, v.vals, d,
-                                v.memory}};
+    return {std::move(majors),
+            {in_order ? m : v.indices, in_order ? v.indices : m, v.vals, d, v.memory}};
   }
 
   void check() {
@@ -228,8 +227,10 @@ Result compress(Coo coo, SparseFormat format, Orientation o, const SparseOptions
   Buffer offsets(static_cast<std::size_t>(d.nrows + 1) * index_size(d.index), stream,
                  options.memory);
   if constexpr (Buffer::memory == Memory::host) {
-    if (d.index == IndexType::i32) host_offsets(coo.view(), static_cast<std::int32_t*>(offsets.data()));
-    else host_offsets(coo.view(), static_cast<std::int64_t*>(offsets.data()));
+    if (d.index == IndexType::i32)
+      host_offsets(coo.view(), static_cast<std::int32_t*>(offsets.data()));
+    else
+      host_offsets(coo.view(), static_cast<std::int64_t*>(offsets.data()));
   } else {
     device_row_offsets(coo.view(), offsets.data(), d.index, stream);
   }
@@ -253,19 +254,19 @@ void check_compressed(const CompressedView& a, const CompressedView* b, Memory r
 }  // namespace
 
 CompressedView compressed_view(const ConstTensorView& offsets, const ConstTensorView& indices,
-                               const ConstTensorView& vals, std::int64_t nrows,
-                               std::int64_t ncols, SparseFormat format, bool canonical) {
+                               const ConstTensorView& vals, std::int64_t nrows, std::int64_t ncols,
+                               SparseFormat format, bool canonical) {
   const char* name = format_name(format);
   check_view(offsets, "offsets");
   check_view(indices, "indices");
   check_view(vals, "vals");
   for (const ConstTensorView* v : {&offsets, &indices, &vals})
     EWISE_EXPECTS(v->desc.rank() == 1 && v->desc.is_contiguous(), "compressed_view: ", name,
-                  " offsets, indices and vals must be contiguous 1-D tensors; got ",
-                  v->desc.str());
+                  " offsets, indices and vals must be contiguous 1-D tensors; got ", v->desc.str());
   EWISE_EXPECTS(offsets.desc.dtype == indices.desc.dtype &&
                     (offsets.desc.dtype == DType::i32 || offsets.desc.dtype == DType::i64),
-                "compressed_view: ", name, " offsets and indices must both be i32 or both i64; got ",
+                "compressed_view: ", name,
+                " offsets and indices must both be i32 or both i64; got ",
                 dtype_name(offsets.desc.dtype), " and ", dtype_name(indices.desc.dtype));
   EWISE_EXPECTS(offsets.memory == indices.memory && indices.memory == vals.memory,
                 "compressed_view: ", name, " offsets, indices and vals are not all in one memory (",
@@ -278,10 +279,10 @@ CompressedView compressed_view(const ConstTensorView& offsets, const ConstTensor
                 " indices and vals lengths differ: ", indices.desc.shape[0], ", ",
                 vals.desc.shape[0]);
   const IndexType index = offsets.desc.dtype == DType::i32 ? IndexType::i32 : IndexType::i64;
-  const CompressedView v{offsets.data, indices.data, vals.data,
-                         CooDesc{nrows, ncols, indices.desc.shape[0], index, vals.desc.dtype,
-                                 canonical},
-                         format, offsets.memory};
+  const CompressedView v{
+      offsets.data, indices.data,
+      vals.data,    CooDesc{nrows, ncols, indices.desc.shape[0], index, vals.desc.dtype, canonical},
+      format,       offsets.memory};
   check_view(v, "compressed_view");
   return v;
 }
@@ -298,8 +299,9 @@ Result multiply(const CompressedView& a, const CompressedView& b, const SparseOp
   Speller<Buffer> speller(options, stream);
   const Spelled<Buffer> sa = speller.spell(a, o, "a"), sb = speller.spell(b, o, "b");
   speller.check();
-  return compress<Result>(multiply<typename Backend<M>::Coo>(sa.coo, sb.coo, spelled(options), stream),
-                          a.format, o, options, stream);
+  return compress<Result>(
+      multiply<typename Backend<M>::Coo>(sa.coo, sb.coo, spelled(options), stream), a.format, o,
+      options, stream);
 }
 
 template <class Result>
@@ -315,8 +317,8 @@ Result multiply(const CompressedView& a, const ConstTensorView& dense, const Spa
   using Buffer = typename Backend<M>::Buffer;
   const Spelled<Buffer> sa = spell<Buffer>(a, o, options, "a", stream);
   return compress<Result>(
-      multiply<typename Backend<M>::Coo>(sa.coo, o.dense(dense), spelled(options), stream), a.format, o,
-      options, stream);
+      multiply<typename Backend<M>::Coo>(sa.coo, o.dense(dense), spelled(options), stream),
+      a.format, o, options, stream);
 }
 
 template <class Result>
@@ -372,8 +374,8 @@ void combine(BinaryOp op, const CompressedView& a, const ConstTensorView& dense,
   check_dense_operand(shape_of(a), dense, "combine");
   check_dense_result_options(options.drop_zeros, "combine");
   check_view(out, "out");
-  const DType r = result_dtype(op, options.promotion, a.desc.dtype,
-                               Operand(dense).type(options.promotion));
+  const DType r =
+      result_dtype(op, options.promotion, a.desc.dtype, Operand(dense).type(options.promotion));
   check_union_output(shape_of(a), &dense, out, r, "combine");
   check_resident(a, nullptr, stream, &dense, &out);
   const Orientation o = orientation_of(a.format);
@@ -382,8 +384,10 @@ void combine(BinaryOp op, const CompressedView& a, const ConstTensorView& dense,
     const Spelled<Buffer> sa = spell<Buffer>(a, o, options, "a", stream);
     combine(op, sa.coo, o.dense(dense), o.dense(out), spelled(options), stream);
   };
-  if (a.memory == Memory::host) run(HostBuffer{});
-  else run(DeviceBuffer{});
+  if (a.memory == Memory::host)
+    run(HostBuffer{});
+  else
+    run(DeviceBuffer{});
 }
 
 template <class Result>
@@ -393,8 +397,8 @@ Result combine(BinaryOp op, const CompressedView& a, const ConstTensorView& dens
   check_union_op(op, "combine");
   check_compressed(a, nullptr, M, "combine");
   check_dense_operand(shape_of(a), dense, "combine");
-  const DType r = result_dtype(op, options.promotion, a.desc.dtype,
-                               Operand(dense).type(options.promotion));
+  const DType r =
+      result_dtype(op, options.promotion, a.desc.dtype, Operand(dense).type(options.promotion));
   Result out(r, Dims{a.desc.nrows, a.desc.ncols}, stream, options.memory);
   combine(op, a, dense, out.view(), options, stream);
   return out;
@@ -404,7 +408,6 @@ void accumulate(BinaryOp op, const TensorView& dense, const CompressedView& a,
                 const SparseOptions& options, cudaStream_t stream) {
   check_union_op(op, "accumulate");
   check_compressed(a, nullptr, a.memory, "accumulate");
-  check_view(dense, "dense");
   const DType r = accumulate_dtype(op, dense, a.desc.dtype, options);
   check_union_output(shape_of(a), nullptr, dense, r, "accumulate");
   const ConstTensorView read = dense;
@@ -415,8 +418,10 @@ void accumulate(BinaryOp op, const TensorView& dense, const CompressedView& a,
     const Spelled<Buffer> sa = spell<Buffer>(a, o, options, "a", stream);
     accumulate(op, o.dense(dense), sa.coo, spelled(options), stream);
   };
-  if (a.memory == Memory::host) run(HostBuffer{});
-  else run(DeviceBuffer{});
+  if (a.memory == Memory::host)
+    run(HostBuffer{});
+  else
+    run(DeviceBuffer{});
 }
 
 template <class Result>
@@ -427,8 +432,8 @@ Result coalesce(const CompressedView& a, const SparseOptions& options, cudaStrea
   const Orientation o = orientation_of(a.format);
   using Buffer = typename Backend<M>::Buffer;
   const Spelled<Buffer> sa = spell<Buffer>(a, o, options, "a", stream);
-  return compress<Result>(coalesce<typename Backend<M>::Coo>(sa.coo, spelled(options), stream), a.format,
-                          o, options, stream);
+  return compress<Result>(coalesce<typename Backend<M>::Coo>(sa.coo, spelled(options), stream),
+                          a.format, o, options, stream);
 }
 
 template <class Result>
@@ -458,22 +463,22 @@ Result to_compressed(const CooView& a, SparseFormat format, const SparseOptions&
 }
 
 #define EWISE_COMPRESSED_INSTANTIATE(Compressed, Coo, Tensor)                                     \
-  template Compressed multiply<Compressed>(const CompressedView&, const CompressedView&,         \
-                                           const SparseOptions&, cudaStream_t);                  \
-  template Compressed multiply<Compressed>(const CompressedView&, const ConstTensorView&,        \
-                                           const SparseOptions&, cudaStream_t);                  \
-  template Compressed multiply<Compressed>(const CompressedView&, const Scalar&,                 \
-                                           const SparseOptions&, cudaStream_t);                  \
+  template Compressed multiply<Compressed>(const CompressedView&, const CompressedView&,          \
+                                           const SparseOptions&, cudaStream_t);                   \
+  template Compressed multiply<Compressed>(const CompressedView&, const ConstTensorView&,         \
+                                           const SparseOptions&, cudaStream_t);                   \
+  template Compressed multiply<Compressed>(const CompressedView&, const Scalar&,                  \
+                                           const SparseOptions&, cudaStream_t);                   \
   template Compressed combine<Compressed>(BinaryOp, const CompressedView&, const CompressedView&, \
-                                          const SparseOptions&, cudaStream_t);                   \
-  template Compressed combine<Compressed>(BinaryOp, const CompressedView&, const Scalar&,        \
-                                          const SparseOptions&, cudaStream_t);                   \
-  template Tensor combine<Tensor>(BinaryOp, const CompressedView&, const ConstTensorView&,       \
-                                  const SparseOptions&, cudaStream_t);                           \
-  template Compressed coalesce<Compressed>(const CompressedView&, const SparseOptions&,          \
-                                           cudaStream_t);                                        \
-  template Coo to_coo<Coo>(const CompressedView&, const SparseOptions&, cudaStream_t);           \
-  template Compressed to_compressed<Compressed>(const CooView&, SparseFormat,                    \
+                                          const SparseOptions&, cudaStream_t);                    \
+  template Compressed combine<Compressed>(BinaryOp, const CompressedView&, const Scalar&,         \
+                                          const SparseOptions&, cudaStream_t);                    \
+  template Tensor combine<Tensor>(BinaryOp, const CompressedView&, const ConstTensorView&,        \
+                                  const SparseOptions&, cudaStream_t);                            \
+  template Compressed coalesce<Compressed>(const CompressedView&, const SparseOptions&,           \
+                                           cudaStream_t);                                         \
+  template Coo to_coo<Coo>(const CompressedView&, const SparseOptions&, cudaStream_t);            \
+  template Compressed to_compressed<Compressed>(const CooView&, SparseFormat,                     \
                                                 const SparseOptions&, cudaStream_t);
 EWISE_COMPRESSED_INSTANTIATE(DeviceCompressed, DeviceCoo, DeviceTensor)
 EWISE_COMPRESSED_INSTANTIATE(HostCompressed, HostCoo, HostTensor)

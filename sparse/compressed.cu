@@ -27,8 +27,10 @@ __device__ __forceinline__ std::int64_t advance_major(const I* offsets, std::int
   std::int64_t hi = std::min(lo + step, nmajor) - 1;  // the answer lies in [lo, hi]
   while (lo < hi) {
     const std::int64_t mid = lo + (hi - lo + 1) / 2;
-    if (offsets[mid] <= k) lo = mid;
-    else hi = mid - 1;
+    if (offsets[mid] <= k)
+      lo = mid;
+    else
+      hi = mid - 1;
   }
   return lo;
 }
@@ -62,7 +64,8 @@ __global__ void expand_offsets_kernel(const I* offsets, const I* indices, std::i
       out[p] = static_cast<I>(m);
       if (bad == nullptr || k >= nnz) continue;
       const I c = indices[k];
-      if (c < 0 || c >= nminor) atomicMin(bad + 2, static_cast<unsigned long long>(k));
+      if (c < 0 || c >= nminor)
+        atomicMin(bad + 2, static_cast<unsigned long long>(k));
       else if (canonical && k + 1 < nnz && k + 1 < offsets[m + 1] && indices[k + 1] <= c)
         atomicMin(bad + 3, static_cast<unsigned long long>(k + 1));
     }
@@ -88,8 +91,10 @@ void device_expand_offsets(const CompressedView& v, void* majors, unsigned long 
                    stream, static_cast<const I*>(v.offsets), static_cast<const I*>(v.indices),
                    nmajor, v.minor_extent(), nnz, v.desc.canonical, static_cast<I*>(majors), bad);
   };
-  if (v.desc.index == IndexType::i32) go(std::int32_t{});
-  else go(std::int64_t{});
+  if (v.desc.index == IndexType::i32)
+    go(std::int32_t{});
+  else
+    go(std::int64_t{});
 }
 
 void device_read_expand_checks(const ExpandCheck* checks, int n, const unsigned long long* words,

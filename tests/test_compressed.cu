@@ -69,17 +69,21 @@ TEST(CompressedGpu, MatchesTheCpuBackend) {
   // 1500x2500 at 1%: 37,500 entries, many merge tiles; 30000x70 with gaps: slices of which
   // one in 97 holds entries (96 empty ones between them), either way round. The dense operands
   // stay small: the CPU backend's dense forms run once per case.
-  const Shape shapes[] = {{1, 1, 1.0, false},     {37, 53, 0.2, false},  {0, 5, 0.0, false},
-                          {9, 9, 0.0, false},     {1500, 2500, small ? 0.002 : 0.01, false},
-                          {30000, 70, 0.5, true}, {70, 30000, 0.5, true}};
+  const Shape shapes[] = {{1, 1, 1.0, false},
+                          {37, 53, 0.2, false},
+                          {0, 5, 0.0, false},
+                          {9, 9, 0.0, false},
+                          {1500, 2500, small ? 0.002 : 0.01, false},
+                          {30000, 70, 0.5, true},
+                          {70, 30000, 0.5, true}};
   for (const Shape& s : shapes)
     for (const DType t : test::sweep_dtypes())
       for (const IndexType index : {IndexType::i32, IndexType::i64})
         for (const bool canonical : {true, false}) {
-          const HostCoo a = random_operand(s.nrows, s.ncols, s.density, t, index, canonical,
-                                           s.gaps, ++seed);
-          const HostCoo b = random_operand(s.nrows, s.ncols, s.density, t, index, !canonical,
-                                           s.gaps, ++seed);
+          const HostCoo a =
+              random_operand(s.nrows, s.ncols, s.density, t, index, canonical, s.gaps, ++seed);
+          const HostCoo b =
+              random_operand(s.nrows, s.ncols, s.density, t, index, !canonical, s.gaps, ++seed);
           const HostTensor dense = verify::random_tensor(t, Dims{s.nrows, s.ncols}, ++seed);
           const HostTensor row = verify::random_tensor(t, Dims{s.ncols}, ++seed);
           const DeviceTensor ddense = to_device(dense.view(), stream);
@@ -89,8 +93,10 @@ TEST(CompressedGpu, MatchesTheCpuBackend) {
             for (const SparseFormat fb : kFormats) {
               SparseOptions options;
               options.validate_indices = (seed % 4) != 0;
-              const HostCompressed ha = compressed_from(a.view(), fa), hb = compressed_from(b.view(), fb);
-              const DeviceCompressed da = test::to_device(ha.view()), db = test::to_device(hb.view());
+              const HostCompressed ha = compressed_from(a.view(), fa),
+                                   hb = compressed_from(b.view(), fb);
+              const DeviceCompressed da = test::to_device(ha.view()),
+                                     db = test::to_device(hb.view());
               const std::string what = std::string(format_name(fa)) + " " + format_name(fb) + " " +
                                        a.desc().str() + " seed " + std::to_string(seed) +
                                        (options.validate_indices ? "" : " unchecked");
@@ -101,7 +107,8 @@ TEST(CompressedGpu, MatchesTheCpuBackend) {
               };
               same(multiply(da.view(), db.view(), options, stream),
                    multiply<HostCompressed>(ha.view(), hb.view()), "multiply");
-              for (const BinaryOp op : {BinaryOp::add, BinaryOp::sub, BinaryOp::min, BinaryOp::max}) {
+              for (const BinaryOp op :
+                   {BinaryOp::add, BinaryOp::sub, BinaryOp::min, BinaryOp::max}) {
                 if (small && op != BinaryOp::add) continue;
                 same(combine(op, da.view(), db.view(), options, stream),
                      combine<HostCompressed>(op, ha.view(), hb.view()), op_name(op));
@@ -163,7 +170,9 @@ TEST(CompressedGpu, RefusesBadOffsetsAndIndicesBeforeWriting) {
         {first, good_indices, true, "offsets run from 1 to 3"},
         {last, good_indices, true, "offsets run from 0 to 2"},
         {good_offsets, {0, csr ? 4 : 3, 1}, true, "entry 1 is at"},
-        {good_offsets, {2, 0, 1}, true,
+        {good_offsets,
+         {2, 0, 1},
+         true,
          "in " + slice + " 0 entry 1 (" + minor + " 0) does not come after entry 0"},
         {good_offsets, {-1, 2, 1}, false, "entry 0 is at"}};
     for (const Case& c : cases) {
@@ -174,9 +183,9 @@ TEST(CompressedGpu, RefusesBadOffsetsAndIndicesBeforeWriting) {
       std::memset(vals.data(), 0, vals.bytes());
       const DeviceTensor doff = to_device(offsets.view()), didx = to_device(indices.view()),
                          dval = to_device(vals.view());
-      const CompressedView v{doff.data(), didx.data(), dval.data(),
-                             CooDesc{3, 4, 3, IndexType::i64, DType::f32, c.canonical}, f,
-                             Memory::device};
+      const CompressedView v{doff.data(), didx.data(),
+                             dval.data(), CooDesc{3, 4, 3, IndexType::i64, DType::f32, c.canonical},
+                             f,           Memory::device};
       const HostTensor start = verify::random_tensor(DType::f32, Dims{3, 4}, 5);
       DeviceTensor table = to_device(start.view());
       expect_invalid([&] { accumulate(BinaryOp::add, table.view(), v); }, {c.message});

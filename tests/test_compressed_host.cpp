@@ -60,8 +60,8 @@ std::vector<HostTensor> dense_operands(std::int64_t nrows, std::int64_t ncols, D
 ConstTensorView dense_view(const HostTensor& d, int k) {
   ConstTensorView v = d.view();
   if (k == 1)
-    v.desc = TensorDesc::strided(v.desc.dtype, Dims{d.shape()[1], d.shape()[0]},
-                                 Dims{1, d.shape()[1]});
+    v.desc =
+        TensorDesc::strided(v.desc.dtype, Dims{d.shape()[1], d.shape()[0]}, Dims{1, d.shape()[1]});
   return v;
 }
 
@@ -69,8 +69,8 @@ struct Shape {
   std::int64_t nrows, ncols;
   double density;
 };
-constexpr Shape kShapes[] = {{1, 1, 1.0}, {7, 5, 0.4}, {37, 53, 0.2}, {64, 3, 0.5},
-                             {3, 70, 0.1}, {0, 4, 0.0}, {5, 0, 0.0}, {9, 9, 0.0}};
+constexpr Shape kShapes[] = {{1, 1, 1.0},  {7, 5, 0.4}, {37, 53, 0.2}, {64, 3, 0.5},
+                             {3, 70, 0.1}, {0, 4, 0.0}, {5, 0, 0.0},   {9, 9, 0.0}};
 
 TEST(CompressedHost, SparseResultsMatchTheCooOperations) {
   std::uint64_t seed = verify::seed_from_env_or_random();
@@ -78,13 +78,16 @@ TEST(CompressedHost, SparseResultsMatchTheCooOperations) {
     for (const DType t : kValueDTypes)
       for (const IndexType index : {IndexType::i32, IndexType::i64})
         for (const bool canonical : {true, false}) {
-          const HostCoo a = random_operand(s.nrows, s.ncols, s.density, t, index, canonical, ++seed);
-          const HostCoo b = random_operand(s.nrows, s.ncols, s.density, t, index, !canonical, ++seed);
+          const HostCoo a =
+              random_operand(s.nrows, s.ncols, s.density, t, index, canonical, ++seed);
+          const HostCoo b =
+              random_operand(s.nrows, s.ncols, s.density, t, index, !canonical, ++seed);
           for (const SparseFormat fa : kFormats)
             for (const SparseFormat fb : kFormats) {
-              const HostCompressed ca = compressed_from(a.view(), fa), cb = compressed_from(b.view(), fb);
+              const HostCompressed ca = compressed_from(a.view(), fa),
+                                   cb = compressed_from(b.view(), fb);
               const std::string what = std::string(format_name(fa)) + " " + format_name(fb) + " " +
-                                        a.desc().str() + " seed " + std::to_string(seed);
+                                       a.desc().str() + " seed " + std::to_string(seed);
               const HostCompressed product = multiply<HostCompressed>(ca.view(), cb.view());
               const HostCoo want_product = multiply<HostCoo>(a.view(), b.view());
               EXPECT_EQ(compressed_difference(product, compressed_from(want_product, fa)), "")
@@ -120,9 +123,8 @@ TEST(CompressedHost, SparseResultsMatchTheCooOperations) {
                 << "times 0.5 " << what;
             EXPECT_EQ(compressed_difference(
                           combine<HostCompressed>(BinaryOp::add, ca.view(), Scalar::weak_int(0)),
-                          compressed_from(combine<HostCoo>(BinaryOp::add, a.view(),
-                                                           Scalar::weak_int(0)),
-                                          f)),
+                          compressed_from(
+                              combine<HostCoo>(BinaryOp::add, a.view(), Scalar::weak_int(0)), f)),
                       "")
                 << "plus 0 " << what;
           }
@@ -134,8 +136,8 @@ TEST(CompressedHost, DenseFormsMatchTheCooOperations) {
   for (const Shape& s : kShapes)
     for (const DType t : {DType::bf16, DType::f32, DType::i64})
       for (const bool canonical : {true, false}) {
-        const HostCoo a = random_operand(s.nrows, s.ncols, s.density, t, IndexType::i32, canonical,
-                                         ++seed);
+        const HostCoo a =
+            random_operand(s.nrows, s.ncols, s.density, t, IndexType::i32, canonical, ++seed);
         const std::vector<HostTensor> dense = dense_operands(s.nrows, s.ncols, t, ++seed);
         for (const SparseFormat f : kFormats) {
           const HostCompressed ca = compressed_from(a.view(), f);
@@ -165,8 +167,8 @@ TEST(CompressedHost, DenseFormsMatchTheCooOperations) {
               }
               accumulate(op, g, ca.view());
               accumulate(op, w, a.view());
-              EXPECT_TRUE(same_bytes(got, want)) << "accumulate " << op_name(op) << " "
-                                                 << format_name(f) << " " << a.desc().str();
+              EXPECT_TRUE(same_bytes(got, want))
+                  << "accumulate " << op_name(op) << " " << format_name(f) << " " << a.desc().str();
             }
         }
       }
@@ -180,10 +182,10 @@ TEST(CompressedHost, MixedDtypesPromoteAsCoo) {
   const HostCompressed u = combine<HostCompressed>(BinaryOp::add, ca.view(), cb.view());
   EXPECT_EQ(u.desc().dtype, DType::f64);
   EXPECT_EQ(u.format(), SparseFormat::csc);
-  EXPECT_EQ(compressed_difference(u, compressed_from(combine<HostCoo>(BinaryOp::add, a.view(),
-                                                                      b.view()),
-                                                     SparseFormat::csc)),
-            "");
+  EXPECT_EQ(
+      compressed_difference(u, compressed_from(combine<HostCoo>(BinaryOp::add, a.view(), b.view()),
+                                               SparseFormat::csc)),
+      "");
 }
 
 /// A 3x4 CSR matrix with entries (0,1) (0,3) (2,0), i32, f32, and writable arrays.
@@ -192,8 +194,12 @@ struct Small {
   std::int32_t indices[3] = {1, 3, 0};
   float vals[3] = {1, 2, 3};
   CompressedView view(bool canonical = true) const {
-    return {offsets, indices, vals, CooDesc{3, 4, 3, IndexType::i32, DType::f32, canonical},
-            SparseFormat::csr, Memory::host};
+    return {offsets,
+            indices,
+            vals,
+            CooDesc{3, 4, 3, IndexType::i32, DType::f32, canonical},
+            SparseFormat::csr,
+            Memory::host};
   }
 };
 

@@ -354,10 +354,11 @@ Result coo_to_csr_row_offsets(const CooView& a, const SparseOptions& options = {
 // found from its sorted major indices. A canonical operand in the first one's format is a
 // canonical COO matrix so: merge and union run on it as they are. An operand of the other
 // format (CSR with CSC), or one not marked canonical, goes through the COO path's sort.
-// Checks: the COO forms' (shapes, dtypes, outputs; index ranges and canonical promises with
-// validate_indices), after the offsets' own: offsets[0] = 0, none decreasing, offsets[major] =
-// nnz (host views always; device views with validate_indices, in the pass that spells the major
-// indices out, read back with one synchronization, before anything else runs).
+// Checks: the COO forms' argument checks (shapes, dtypes, outputs) first; then, in the pass that
+// spells the major indices out, each operand's offsets (offsets[0] = 0, none decreasing,
+// offsets[major] = nnz), index ranges and, for one marked canonical, each slice's order (host
+// views always; device views with validate_indices, every operand's read back with one
+// synchronization), before anything else runs; the messages name the format and the slice.
 
 /// A compressed view over three 1-D tensors (contiguous; offsets and indices both i32 or both
 /// i64; all in one memory) of an nrows × ncols matrix in `format`. Throws InvalidArgument naming

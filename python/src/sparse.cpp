@@ -1,11 +1,12 @@
 // python/src/sparse.cpp — the sparse entry points of `ewise._ewise`. The Python layer hands them
-// COO operands as three 1-D arrays (CSR and CSC ones as offsets, indices and values) (SciPy's and NumPy's on the host; CuPy's and PyTorch's on
-// the GPU) and, for device operands, the producer's current stream. The operands' memory picks
-// the backend, as in the C++ API: host views run multiply<HostCoo> etc. on the CPU backend,
-// device views multiply<DeviceCoo> on `stream`. A result's arrays are handed over without a
-// copy: the HostCoo or DeviceCoo moves into a capsule that owns them, and NumPy arrays (host)
-// or DLPack-exporting nanobind arrays (device; the caller imports them with its framework's
-// from_dlpack) are views of it.
+// COO operands as three 1-D arrays, CSR and CSC ones as offsets, indices and values (SciPy's and
+// NumPy's on the host; CuPy's and PyTorch's on the GPU) and, for device operands, the
+// producer's current stream. The operands' memory picks the backend, as in the C++ API: host
+// views run multiply<HostCoo> etc. on the CPU backend, device views multiply<DeviceCoo> on
+// `stream`. A result's arrays are handed over without a copy: the result matrix (COO or
+// compressed) moves into a capsule that owns them, and NumPy arrays (host) or DLPack-exporting
+// nanobind arrays (device; the caller imports them with its framework's from_dlpack) are views
+// of it.
 #include <cuda_runtime_api.h>
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
@@ -50,7 +51,8 @@ struct Compressed {
 
   CompressedView view() const {
     if (format != "csr" && format != "csc")
-      throw nb::value_error(("ewise: unknown compressed format '" + format + "' (csr or csc)").c_str());
+      throw nb::value_error(
+          ("ewise: unknown compressed format '" + format + "' (csr or csc)").c_str());
     return compressed_view(const_view(offsets), const_view(indices), const_view(vals), nrows,
                            ncols, format == "csr" ? SparseFormat::csr : SparseFormat::csc,
                            canonical);
@@ -67,7 +69,8 @@ struct DeviceResult {
 };
 
 // A 1-D array of n elements over `data`, owned by `owner`: NumPy's for host memory, nanobind's
-// DLPack-exporting array (nb::array_api: __dlpack__, __dlpack_device__) for device memory (on the current device).
+// DLPack-exporting array (nb::array_api: __dlpack__, __dlpack_device__) for device memory (on
+// the current device).
 nb::object array(const void* data, std::size_t n, nb::dlpack::dtype dtype, nb::handle owner,
                  Memory memory) {
   const std::size_t shape[1] = {n};

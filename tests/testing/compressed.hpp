@@ -25,8 +25,10 @@ inline std::int64_t read_index(const void* p, IndexType t, std::int64_t k) {
   return static_cast<const std::int64_t*>(p)[k];
 }
 inline void write_index(void* p, IndexType t, std::int64_t k, std::int64_t v) {
-  if (t == IndexType::i32) static_cast<std::int32_t*>(p)[k] = static_cast<std::int32_t>(v);
-  else static_cast<std::int64_t*>(p)[k] = v;
+  if (t == IndexType::i32)
+    static_cast<std::int32_t*>(p)[k] = static_cast<std::int32_t>(v);
+  else
+    static_cast<std::int64_t*>(p)[k] = v;
 }
 
 /// a (host) in `format`, each slice in a's storage order; canonical when a is marked so (a
@@ -79,8 +81,10 @@ inline HostCompressed to_host(const CompressedView& v) {
   const std::size_t sizes[] = {ob, ib, vb};
   for (int i = 0; i < 3; ++i) {
     if (sizes[i] == 0) continue;
-    if (kind == cudaMemcpyHostToHost) std::memcpy(parts[i].first, parts[i].second, sizes[i]);
-    else EWISE_CUDA_CHECK(cudaMemcpy(parts[i].first, parts[i].second, sizes[i], kind));
+    if (kind == cudaMemcpyHostToHost)
+      std::memcpy(parts[i].first, parts[i].second, sizes[i]);
+    else
+      EWISE_CUDA_CHECK(cudaMemcpy(parts[i].first, parts[i].second, sizes[i], kind));
   }
   return HostCompressed(v.desc, v.format, std::move(offsets), std::move(indices), std::move(vals));
 }
@@ -98,7 +102,8 @@ inline std::string compressed_difference(const CompressedView& got, const Compre
   const void* w[] = {want.offsets, want.indices, want.vals};
   const char* names[] = {"offsets", "indices", "values"};
   for (int i = 0; i < 3; ++i)
-    if (sizes[i] && std::memcmp(g[i], w[i], sizes[i]) != 0) return std::string(names[i]) + " differ";
+    if (sizes[i] && std::memcmp(g[i], w[i], sizes[i]) != 0)
+      return std::string(names[i]) + " differ";
   return "";
 }
 

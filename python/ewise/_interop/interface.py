@@ -62,8 +62,8 @@ class Adapter:
     arrays, device), a canonical COO of like's kind over the (rows, cols, vals) ewise returned
     for op (like's Operand); compressed(x, what) gives CSR and CSC matrices as a Compressed (None
     for other formats), and compressed_result(like, op, arrays, device) a matrix of like's kind
-    and op's format over the (offsets, indices, vals) ewise returned; one whose shares_pattern can be true has values_like(op) and
-    with_values(x, vals, op)."""
+    and op's format over the (offsets, indices, vals) ewise returned; one whose shares_pattern
+    can be true has values_like(op) and with_values(x, vals, op)."""
 
     # The promotion rule of the framework's dense calls (ewise/promotion.hpp): "numpy" (NumPy 2,
     # NEP 50) or "torch" (torch.result_type).

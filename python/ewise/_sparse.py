@@ -35,9 +35,18 @@ def _sparse_pair(a, b):
     result then in a's format, read and made as it is), else both COO."""
     oa, ob = _sparse_operand(a, "a"), _sparse_operand(b, "b")
     if isinstance(oa, Compressed) and isinstance(ob, Compressed):
+        if oa.offsets.dtype != ob.offsets.dtype:  # int32 with int64: both int64, as SciPy does
+            oa, ob = _wide(oa), _wide(ob)
         return oa, ob
     return (oa if isinstance(oa, Operand) else _sparse_operand(a, "a", False),
             ob if isinstance(ob, Operand) else _sparse_operand(b, "b", False))
+
+
+def _wide(op):
+    """A Compressed with int64 offsets and indices (a copy of int32 ones)."""
+    def wide(x):
+        return x.long() if hasattr(x, "long") else x.astype("int64", copy=False)
+    return op._replace(offsets=wide(op.offsets), indices=wide(op.indices))
 
 
 def _coo(run, op):

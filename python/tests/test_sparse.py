@@ -222,6 +222,18 @@ def test_compressed_operands_read_and_made_as_they_are(index, monkeypatch):
         np.testing.assert_array_equal(c.toarray(), want)
 
 
+def test_compressed_index_dtypes_mixed():
+    """CSR operands with int32 and int64 indices are taken together (both as int64, as SciPy
+    does)."""
+    a = sp.random(50, 40, density=0.2, format="csr", random_state=1, dtype=np.float64)
+    b = sp.random(50, 40, density=0.2, format="csr", random_state=2, dtype=np.float64)
+    b.indptr, b.indices = b.indptr.astype(np.int64), b.indices.astype(np.int64)
+    for x, y in ((a, b), (b, a), (a.tocsc(), b)):
+        c = ewise.sparse.add(x, y)
+        assert c.format == x.format
+        np.testing.assert_array_equal(c.toarray(), x.toarray() + y.toarray())
+
+
 def pattern_of(m):
     """The coordinates a CSR or CSC matrix stores, read from its own arrays."""
     major = np.repeat(np.arange(m.indptr.size - 1), np.diff(m.indptr))

@@ -29,15 +29,11 @@ template <Memory M>
 struct Backend {
   using Buffer = DeviceBuffer;
   using Coo = DeviceCoo;
-  using Tensor = DeviceTensor;
-  using Compressed = DeviceCompressed;
 };
 template <>
 struct Backend<Memory::host> {
   using Buffer = HostBuffer;
   using Coo = HostCoo;
-  using Tensor = HostTensor;
-  using Compressed = HostCompressed;
 };
 /// The memory a result type (BasicCompressed, BasicCoo or BasicTensor of a buffer) lives in.
 template <class Result>
@@ -348,8 +344,9 @@ Result combine(BinaryOp op, const CompressedView& a, const CompressedView& b,
   Speller<Buffer> speller(options, stream);
   const Spelled<Buffer> sa = speller.spell(a, o, "a"), sb = speller.spell(b, o, "b");
   speller.check();
-  return compress<Result>(combine<typename Backend<M>::Coo>(op, sa.coo, sb.coo, options, stream),
-                          a.format, o, options, stream);
+  return compress<Result>(
+      combine<typename Backend<M>::Coo>(op, sa.coo, sb.coo, spelled(options), stream), a.format,
+      o, options, stream);
 }
 
 template <class Result>
@@ -363,8 +360,9 @@ Result combine(BinaryOp op, const CompressedView& a, const Scalar& s, const Spar
   const Orientation o = orientation_of(a.format);
   using Buffer = typename Backend<M>::Buffer;
   const Spelled<Buffer> sa = spell<Buffer>(a, o, options, "a", stream);
-  return compress<Result>(combine<typename Backend<M>::Coo>(op, sa.coo, s, options, stream),
-                          a.format, o, options, stream);
+  return compress<Result>(
+      combine<typename Backend<M>::Coo>(op, sa.coo, s, spelled(options), stream), a.format, o,
+      options, stream);
 }
 
 void combine(BinaryOp op, const CompressedView& a, const ConstTensorView& dense,

@@ -66,7 +66,8 @@ __global__ void expand_offsets_kernel(const I* offsets, const I* indices, std::i
       const I c = indices[k];
       if (c < 0 || c >= nminor)
         atomicMin(bad + 2, static_cast<unsigned long long>(k));
-      else if (canonical && k + 1 < nnz && k + 1 < offsets[m + 1] && indices[k + 1] <= c)
+      else if (canonical && k + 1 < nnz && m < nmajor && k + 1 < offsets[m + 1] &&
+               indices[k + 1] <= c)
         atomicMin(bad + 3, static_cast<unsigned long long>(k + 1));
     }
     if (k0 + kPer <= nnz) {

@@ -199,5 +199,22 @@ TEST(CompressedGpu, RefusesBadOffsetsAndIndicesBeforeWriting) {
   }
 }
 
+TEST(CompressedGpu, EntriesOfAMatrixWithoutSlicesAreRefused) {
+  EWISE_REQUIRE_GPU();
+  // 0x4 CSR (no rows) claiming 2 entries, canonical: the spelling pass reads offsets[0] only.
+  HostTensor offsets(DType::i32, Dims{1}), indices(DType::i32, Dims{2}), vals(DType::f32, Dims{2});
+  const std::int32_t o[1] = {2}, i[2] = {0, 1};
+  std::memcpy(offsets.data(), o, sizeof o);
+  std::memcpy(indices.data(), i, sizeof i);
+  std::memset(vals.data(), 0, vals.bytes());
+  const DeviceTensor doff = to_device(offsets.view()), didx = to_device(indices.view()),
+                     dval = to_device(vals.view());
+  const CompressedView v{doff.data(), didx.data(), dval.data(),
+                         CooDesc{0, 4, 2, IndexType::i32, DType::f32, true}, SparseFormat::csr,
+                         Memory::device};
+  expect_invalid([&] { (void)coalesce(v); }, {"offsets run from 2 to 2", "not from 0 to nnz = 2"});
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+}
+
 }  // namespace
 }  // namespace ewise

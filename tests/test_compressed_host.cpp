@@ -239,6 +239,17 @@ TEST(CompressedHost, BadOffsetsAndIndicesAreRefusedBeforeAnythingIsWritten) {
   EXPECT_EQ(static_cast<const float*>(summed.vals())[0], 3.0f);
 }
 
+TEST(CompressedHost, EntriesOfAMatrixWithoutSlicesAreRefused) {
+  // 0x4 CSR (no rows) claiming 2 entries: offsets {2}.
+  const std::int32_t offsets[1] = {2}, indices[2] = {0, 1};
+  const float vals[2] = {1, 2};
+  const CompressedView v{offsets, indices, vals,
+                         CooDesc{0, 4, 2, IndexType::i32, DType::f32, true}, SparseFormat::csr,
+                         Memory::host};
+  expect_invalid([&] { (void)coalesce<HostCompressed>(v); },
+                 {"offsets run from 2 to 2", "not from 0 to nnz = 2"});
+}
+
 TEST(CompressedHost, ArgumentChecksNameTheValues) {
   Small m;
   CompressedView wide = m.view();

@@ -124,8 +124,8 @@ struct SparseOptions {
   /// multiply(COO, COO) on the GPU; the CPU backend has one algorithm and ignores it (it only
   /// checks that it is a known value, not the GPU algorithms' size limits).
   CooAlgorithm algorithm = CooAlgorithm::automatic;
-  /// Check every index (and every canonical promise) before computing. Host views are always
-  /// checked.
+  /// Check every index (and every canonical promise) before computing, on either backend.
+  /// Off, the caller vouches for them: bad ones are undefined behaviour.
   bool validate_indices = true;
   /// Remove result entries whose value is zero (see the file comment). multiply, coalesce and
   /// combine(COO, COO); the dense forms of combine and accumulate reject it.

@@ -53,11 +53,11 @@ operand.
 Unlike SciPy, ewise keeps stored zeros (a product or sum that is zero stays an entry) unless
 drop_zeros=True: with it, multiply and add/sub/minimum/maximum of two matrices give SciPy's
 A.multiply(B), A + B, A - B, A.minimum(B), A.maximum(B). Keywords: drop_zeros, algorithm (COO ⊙
-COO on the GPU; checked on the CPU), fill_a, fill_b, validate_indices (host input is always
-checked). A coalesced PyTorch operand is passed as canonical (its order is then checked, not
-sorted again, unless validate_indices=False, which trusts it; ⊙ dense keeps its pattern, so
-only its indices' range is checked there); SciPy's and cupyx's
-has_canonical_format flags are not relied on.
+COO on the GPU; checked on the CPU), fill_a, fill_b, validate_indices (False trusts the
+indices and canonical promises on either backend: bad ones are then undefined behaviour). A
+coalesced PyTorch operand is passed as canonical (its order is then checked, not sorted again;
+⊙ dense keeps its pattern, so only its indices' range is checked there); a CSR or CSC operand
+as its producer says (see above).
 
 Autograd: multiply(torch_sparse, torch_dense) with either requiring a gradient (and grad mode
 on) is recorded for torch.autograd (ewise.torch.sparse_multiply): gradients to the dense

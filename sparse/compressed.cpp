@@ -8,6 +8,7 @@
 // operand is: merge and union take it as it is).
 #include <climits>
 #include <cstdint>
+#include <optional>
 #include <type_traits>
 #include <utility>
 
@@ -194,14 +195,18 @@ class Speller {
   int n_ = 0;
 };
 
-/// One operand spelled out and checked (Speller).
-template <class Buffer>
-Spelled<Buffer> spell(const CompressedView& v, Orientation o, const SparseOptions& options,
-                      const char* what, cudaStream_t stream) {
+/// f(a's COO view, b's or an empty view), a and b (when given) spelled out and checked by one
+/// Speller on the backend of memory M; the spelled views live for the call of f.
+template <Memory M, class F>
+decltype(auto) with_spelled(const CompressedView& a, const CompressedView* b, Orientation o,
+                            const SparseOptions& options, cudaStream_t stream, F&& f) {
+  using Buffer = typename Backend<M>::Buffer;
   Speller<Buffer> speller(options, stream);
-  Spelled<Buffer> s = speller.spell(v, o, what);
+  const Spelled<Buffer> sa = speller.spell(a, o, "a");
+  std::optional<Spelled<Buffer>> sb;
+  if (b) sb.emplace(speller.spell(*b, o, "b"));
   speller.check();
-  return s;
+  return f(sa.coo, sb ? sb->coo : CooView{});
 }
 
 /// The options of a COO operation on spelled views: their indices were checked as spell made
@@ -234,6 +239,23 @@ Result compress(Coo coo, SparseFormat format, Orientation o, const SparseOptions
   CooDesc real = o.desc(d);
   real.canonical = true;
   return Result(real, format, std::move(offsets), std::move(arrays.cols), std::move(arrays.vals));
+}
+
+/// The COO result type of a compressed result type.
+template <class Result>
+using CooOf = typename Backend<MemoryOf<Result>::value>::Coo;
+
+/// A form with a sparse result: coo_form(orientation, a's view, b's view), the COO form on the
+/// spelled views (with_spelled), its result compressed in a's format.
+template <class Result, class CooForm>
+Result compressed_form(const CompressedView& a, const CompressedView* b,
+                       const SparseOptions& options, cudaStream_t stream, CooForm coo_form) {
+  const Orientation o = orientation_of(a.format);
+  return compress<Result>(
+      with_spelled<MemoryOf<Result>::value>(
+          a, b, o, options, stream,
+          [&](const CooView& va, const CooView& vb) { return coo_form(o, va, vb); }),
+      a.format, o, options, stream);
 }
 
 /// The checks every form makes of its compressed operands and the memory of its result.
@@ -286,83 +308,65 @@ CompressedView compressed_view(const ConstTensorView& offsets, const ConstTensor
 template <class Result>
 Result multiply(const CompressedView& a, const CompressedView& b, const SparseOptions& options,
                 cudaStream_t stream) {
-  constexpr Memory M = MemoryOf<Result>::value;
-  check_compressed(a, &b, M, "multiply");
+  check_compressed(a, &b, MemoryOf<Result>::value, "multiply");
   result_dtype(BinaryOp::multiply, options.promotion, a.desc.dtype, {b.desc.dtype, Weight::tensor});
   check_resident(a, &b, stream);
-  const Orientation o = orientation_of(a.format);
-  using Buffer = typename Backend<M>::Buffer;
-  Speller<Buffer> speller(options, stream);
-  const Spelled<Buffer> sa = speller.spell(a, o, "a"), sb = speller.spell(b, o, "b");
-  speller.check();
-  return compress<Result>(
-      multiply<typename Backend<M>::Coo>(sa.coo, sb.coo, spelled(options), stream), a.format, o,
-      options, stream);
+  return compressed_form<Result>(a, &b, options, stream,
+                                 [&](Orientation, const CooView& va, const CooView& vb) {
+                                   return multiply<CooOf<Result>>(va, vb, spelled(options), stream);
+                                 });
 }
 
 template <class Result>
 Result multiply(const CompressedView& a, const ConstTensorView& dense, const SparseOptions& options,
                 cudaStream_t stream) {
-  constexpr Memory M = MemoryOf<Result>::value;
-  check_compressed(a, nullptr, M, "multiply");
+  check_compressed(a, nullptr, MemoryOf<Result>::value, "multiply");
   check_dense_operand(shape_of(a), dense);
   result_dtype(BinaryOp::multiply, options.promotion, a.desc.dtype,
                Operand(dense).type(options.promotion));
   check_resident(a, nullptr, stream, &dense);
-  const Orientation o = orientation_of(a.format);
-  using Buffer = typename Backend<M>::Buffer;
-  const Spelled<Buffer> sa = spell<Buffer>(a, o, options, "a", stream);
-  return compress<Result>(
-      multiply<typename Backend<M>::Coo>(sa.coo, o.dense(dense), spelled(options), stream),
-      a.format, o, options, stream);
+  return compressed_form<Result>(
+      a, nullptr, options, stream, [&](Orientation o, const CooView& va, const CooView&) {
+        return multiply<CooOf<Result>>(va, o.dense(dense), spelled(options), stream);
+      });
 }
 
 template <class Result>
 Result multiply(const CompressedView& a, const Scalar& s, const SparseOptions& options,
                 cudaStream_t stream) {
-  constexpr Memory M = MemoryOf<Result>::value;
-  check_compressed(a, nullptr, M, "multiply");
+  check_compressed(a, nullptr, MemoryOf<Result>::value, "multiply");
   result_dtype(BinaryOp::multiply, options.promotion, a.desc.dtype, s.type());
   check_resident(a, nullptr, stream);
-  const Orientation o = orientation_of(a.format);
-  using Buffer = typename Backend<M>::Buffer;
-  const Spelled<Buffer> sa = spell<Buffer>(a, o, options, "a", stream);
-  return compress<Result>(multiply<typename Backend<M>::Coo>(sa.coo, s, spelled(options), stream),
-                          a.format, o, options, stream);
+  return compressed_form<Result>(a, nullptr, options, stream,
+                                 [&](Orientation, const CooView& va, const CooView&) {
+                                   return multiply<CooOf<Result>>(va, s, spelled(options), stream);
+                                 });
 }
 
 template <class Result>
 Result combine(BinaryOp op, const CompressedView& a, const CompressedView& b,
                const SparseOptions& options, cudaStream_t stream) {
-  constexpr Memory M = MemoryOf<Result>::value;
   check_union_op(op, "combine");
-  check_compressed(a, &b, M, "combine");
+  check_compressed(a, &b, MemoryOf<Result>::value, "combine");
   result_dtype(op, options.promotion, a.desc.dtype, {b.desc.dtype, Weight::tensor});
   check_resident(a, &b, stream);
-  const Orientation o = orientation_of(a.format);
-  using Buffer = typename Backend<M>::Buffer;
-  Speller<Buffer> speller(options, stream);
-  const Spelled<Buffer> sa = speller.spell(a, o, "a"), sb = speller.spell(b, o, "b");
-  speller.check();
-  return compress<Result>(
-      combine<typename Backend<M>::Coo>(op, sa.coo, sb.coo, spelled(options), stream), a.format,
-      o, options, stream);
+  return compressed_form<Result>(
+      a, &b, options, stream, [&](Orientation, const CooView& va, const CooView& vb) {
+        return combine<CooOf<Result>>(op, va, vb, spelled(options), stream);
+      });
 }
 
 template <class Result>
 Result combine(BinaryOp op, const CompressedView& a, const Scalar& s, const SparseOptions& options,
                cudaStream_t stream) {
-  constexpr Memory M = MemoryOf<Result>::value;
   check_union_op(op, "combine");
-  check_compressed(a, nullptr, M, "combine");
+  check_compressed(a, nullptr, MemoryOf<Result>::value, "combine");
   result_dtype(op, options.promotion, a.desc.dtype, s.type());
   check_resident(a, nullptr, stream);
-  const Orientation o = orientation_of(a.format);
-  using Buffer = typename Backend<M>::Buffer;
-  const Spelled<Buffer> sa = spell<Buffer>(a, o, options, "a", stream);
-  return compress<Result>(
-      combine<typename Backend<M>::Coo>(op, sa.coo, s, spelled(options), stream), a.format, o,
-      options, stream);
+  return compressed_form<Result>(
+      a, nullptr, options, stream, [&](Orientation, const CooView& va, const CooView&) {
+        return combine<CooOf<Result>>(op, va, s, spelled(options), stream);
+      });
 }
 
 void combine(BinaryOp op, const CompressedView& a, const ConstTensorView& dense,
@@ -377,23 +381,20 @@ void combine(BinaryOp op, const CompressedView& a, const ConstTensorView& dense,
   check_union_output(shape_of(a), &dense, out, r, "combine");
   check_resident(a, nullptr, stream, &dense, &out);
   const Orientation o = orientation_of(a.format);
-  const auto run = [&](auto buffer) {
-    using Buffer = decltype(buffer);
-    const Spelled<Buffer> sa = spell<Buffer>(a, o, options, "a", stream);
-    combine(op, sa.coo, o.dense(dense), o.dense(out), spelled(options), stream);
+  const auto run = [&](const CooView& va, const CooView&) {
+    combine(op, va, o.dense(dense), o.dense(out), spelled(options), stream);
   };
   if (a.memory == Memory::host)
-    run(HostBuffer{});
+    with_spelled<Memory::host>(a, nullptr, o, options, stream, run);
   else
-    run(DeviceBuffer{});
+    with_spelled<Memory::device>(a, nullptr, o, options, stream, run);
 }
 
 template <class Result>
 Result combine(BinaryOp op, const CompressedView& a, const ConstTensorView& dense,
                const SparseOptions& options, cudaStream_t stream) {
-  constexpr Memory M = MemoryOf<Result>::value;
   check_union_op(op, "combine");
-  check_compressed(a, nullptr, M, "combine");
+  check_compressed(a, nullptr, MemoryOf<Result>::value, "combine");
   check_dense_operand(shape_of(a), dense, "combine");
   const DType r =
       result_dtype(op, options.promotion, a.desc.dtype, Operand(dense).type(options.promotion));
@@ -411,27 +412,23 @@ void accumulate(BinaryOp op, const TensorView& dense, const CompressedView& a,
   const ConstTensorView read = dense;
   check_resident(a, nullptr, stream, &read);
   const Orientation o = orientation_of(a.format);
-  const auto run = [&](auto buffer) {
-    using Buffer = decltype(buffer);
-    const Spelled<Buffer> sa = spell<Buffer>(a, o, options, "a", stream);
-    accumulate(op, o.dense(dense), sa.coo, spelled(options), stream);
+  const auto run = [&](const CooView& va, const CooView&) {
+    accumulate(op, o.dense(dense), va, spelled(options), stream);
   };
   if (a.memory == Memory::host)
-    run(HostBuffer{});
+    with_spelled<Memory::host>(a, nullptr, o, options, stream, run);
   else
-    run(DeviceBuffer{});
+    with_spelled<Memory::device>(a, nullptr, o, options, stream, run);
 }
 
 template <class Result>
 Result coalesce(const CompressedView& a, const SparseOptions& options, cudaStream_t stream) {
-  constexpr Memory M = MemoryOf<Result>::value;
-  check_compressed(a, nullptr, M, "coalesce");
+  check_compressed(a, nullptr, MemoryOf<Result>::value, "coalesce");
   check_resident(a, nullptr, stream);
-  const Orientation o = orientation_of(a.format);
-  using Buffer = typename Backend<M>::Buffer;
-  const Spelled<Buffer> sa = spell<Buffer>(a, o, options, "a", stream);
-  return compress<Result>(coalesce<typename Backend<M>::Coo>(sa.coo, spelled(options), stream),
-                          a.format, o, options, stream);
+  return compressed_form<Result>(a, nullptr, options, stream,
+                                 [&](Orientation, const CooView& va, const CooView&) {
+                                   return coalesce<CooOf<Result>>(va, spelled(options), stream);
+                                 });
 }
 
 template <class Result>
@@ -439,9 +436,10 @@ Result to_coo(const CompressedView& a, const SparseOptions& options, cudaStream_
   constexpr Memory M = MemoryOf<Result>::value;
   check_compressed(a, nullptr, M, "to_coo");
   check_resident(a, nullptr, stream);
-  using Buffer = typename Backend<M>::Buffer;
-  const Spelled<Buffer> sa = spell<Buffer>(a, Orientation{}, options, "a", stream);
-  return coalesce<Result>(sa.coo, spelled(options), stream);
+  return with_spelled<M>(a, nullptr, Orientation{}, options, stream,
+                         [&](const CooView& va, const CooView&) {
+                           return coalesce<Result>(va, spelled(options), stream);
+                         });
 }
 
 template <class Result>
@@ -456,8 +454,7 @@ Result to_compressed(const CooView& a, SparseFormat format, const SparseOptions&
     v = {a.cols, a.rows, a.vals, o.desc(a.desc), a.memory};
     v.desc.canonical = false;
   }
-  return compress<Result>(coalesce<typename Backend<M>::Coo>(v, options, stream), format, o,
-                          options, stream);
+  return compress<Result>(coalesce<CooOf<Result>>(v, options, stream), format, o, options, stream);
 }
 
 #define EWISE_COMPRESSED_INSTANTIATE(Compressed, Coo, Tensor)                                     \

@@ -15,11 +15,15 @@ std::string gpu_unavailable_reason() {
   if (err != cudaSuccess) {
     (void)cudaGetLastError();  // clear the sticky-free error so later calls are unaffected
     // The plain cause first, then CUDA's words.
+#ifdef EWISE_NO_CUDA
+    const char* plain = "";  // the build's no-driver runtime says why (src/no_cuda)
+#else
     const char* plain = err == cudaErrorInsufficientDriver
                             ? "no NVIDIA driver, or one older than the CUDA runtime ewise was "
                               "built with; "
                         : err == cudaErrorNoDevice ? "no CUDA GPU in this machine; "
                                                    : "";
+#endif
     return detail::concat(plain, cudaGetErrorName(err), ": ", cudaGetErrorString(err));
   }
   return count > 0 ? std::string() : std::string("the CUDA runtime reports 0 devices");

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include <ewise/ewise.hpp>
@@ -64,6 +65,25 @@ TEST(Umbrella, IncludesTheOtherPublicHostHeaders) {
   ASSERT_EQ(c.rows.size(), 2u);
   EXPECT_EQ(c.rows[0].density, 0.1);
   EXPECT_EQ(c.failures(), 0);
+}
+
+// Without a usable GPU (CI's machine, or a build without CUDA) a device view is refused with
+// CudaError naming why, before anything runs; with one the GPU tests cover device views.
+TEST(Umbrella, DeviceViewsWithoutAGpuThrowCudaErrorSayingWhy) {
+  if (gpu_available()) GTEST_SKIP() << "a GPU is usable here: the GPU tests take device views";
+  float a = 1, b = 2, c = 0;
+  const auto scalar = TensorDesc::contiguous(DType::f32, {});
+  try {
+    binary(BinaryOp::add, ConstTensorView(&a, scalar, Memory::device),
+           ConstTensorView(&b, scalar, Memory::device), TensorView{&c, scalar, Memory::device});
+    FAIL() << "a device view ran without a GPU";
+  } catch (const CudaError& e) {
+    EXPECT_EQ(c, 0.0f);
+#ifdef EWISE_NO_CUDA
+    EXPECT_NE(std::string(e.what()).find("built without CUDA"), std::string::npos) << e.what();
+    EXPECT_NE(gpu_unavailable_reason().find("built without CUDA"), std::string::npos);
+#endif
+  }
 }
 
 }  // namespace

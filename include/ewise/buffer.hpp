@@ -10,7 +10,7 @@
 // on the buffer serves both.
 #pragma once
 
-#include <cuda_runtime_api.h>
+#include "ewise/detail/stream.hpp"
 
 #include <cstddef>
 

@@ -15,7 +15,7 @@
 // matrices.
 #pragma once
 
-#include <cuda_runtime_api.h>
+#include "ewise/detail/stream.hpp"
 
 #include <cstdint>
 #include <utility>

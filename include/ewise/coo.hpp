@@ -10,7 +10,7 @@
 // Operations on COO matrices are in ewise/sparse.hpp.
 #pragma once
 
-#include <cuda_runtime_api.h>
+#include "ewise/detail/stream.hpp"
 
 #include <cstdint>
 #include <utility>

@@ -32,7 +32,7 @@
 // the innermost dim of that plan, "inner stride" an operand's stride along it.
 #pragma once
 
-#include <cuda_runtime_api.h>
+#include "ewise/detail/stream.hpp"
 
 #include <array>
 #include <cstddef>

@@ -24,7 +24,7 @@
 // stream.
 #pragma once
 
-#include <cuda_runtime_api.h>
+#include "ewise/detail/stream.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -64,7 +64,7 @@
 // anything is written at an index-derived address. Skipping it on bad input is undefined behaviour.
 #pragma once
 
-#include <cuda_runtime_api.h>
+#include "ewise/detail/stream.hpp"
 
 #include <cstdint>
 #include <string_view>

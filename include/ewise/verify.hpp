@@ -19,7 +19,7 @@
 // functors and for the CLI comparing files.
 #pragma once
 
-#include <cuda_runtime_api.h>
+#include "ewise/detail/stream.hpp"
 
 #include <cstdint>
 #include <string>

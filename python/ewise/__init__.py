@@ -32,12 +32,18 @@ from . import _dense, _ewise, _ops, sparse
 from ._compare import compare
 from ._interop import routes as _routes
 
-__all__ = [*_ops.NAMES, "binary", "compare", "gpu_available", "kernels", "routes", "sparse"]
+__all__ = [*_ops.NAMES, "binary", "compare", "gpu_available", "gpu_unavailable_reason", "kernels",
+           "routes", "sparse"]
 
 
 def gpu_available():
     """True when ewise can use a CUDA device."""
     return _ewise.gpu_available()
+
+
+def gpu_unavailable_reason():
+    """Why ewise can use no CUDA device (no driver, no GPU, a build without CUDA); "" when it can."""
+    return _ewise.gpu_unavailable_reason()
 
 
 def kernels():

@@ -181,6 +181,8 @@ NB_MODULE(_ewise, m) {
   m.def("broadcast_shape", &broadcast_shape, nb::arg("a"), nb::arg("b"),
         "NumPy's broadcast shape of two shapes, or ValueError naming both");
   m.def("gpu_available", &ewise::gpu_available, "True when a CUDA device can be used");
+  m.def("gpu_unavailable_reason", &ewise::gpu_unavailable_reason,
+        "why no CUDA device can be used; empty when one can");
   m.def("kernels", [] {
     std::vector<std::string> names;
     for (const auto& k : ewise::kKernelNames) names.emplace_back(k.name);

@@ -353,3 +353,9 @@ def test_cpu_threads_after_fork_and_from_python_threads():
     for t in threads:
         t.join()
     assert results == [True] * 40
+
+
+def test_gpu_unavailable_reason_says_why_exactly_when_no_gpu():
+    reason = ewise.gpu_unavailable_reason()
+    assert isinstance(reason, str)
+    assert (reason == "") == ewise.gpu_available()

@@ -1,7 +1,7 @@
 // ewise/detail/check_launch.hpp — launch checking, callable from host-only code.
 #pragma once
 
-#include <cuda_runtime_api.h>
+#include "ewise/detail/stream.hpp"
 
 namespace ewise::detail {
 

@@ -7,7 +7,10 @@ reports the median of --runs samples (time.perf_counter; a sample is one call, 2
 small one; ewise's and NumPy's samples alternate) and their ratio. Needs numpy, scipy and the ewise package
 (PYTHONPATH=build/python).
 
-    python3 bench/cpu_bench.py [--runs 7] [--json FILE]
+    python3 bench/cpu_bench.py [--runs 7] [--json FILE] [--only TEXT[,TEXT...]]
+
+--only keeps the cases whose name contains one of the texts (a thread-scaling sweep times a few;
+EWISE_NUM_THREADS sets the CPU backend's threads, read once a process).
 """
 import argparse
 import json
@@ -125,10 +128,14 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--runs", type=int, default=7)
     p.add_argument("--json")
+    p.add_argument("--only", help="comma-separated texts; only cases whose name holds one")
     args = p.parse_args()
+    only = args.only.split(",") if args.only else None
     rows = []
     print(f"{'case':38s} {'ewise ms':>10s} {'numpy ms':>10s} {'ratio':>7s}")
     for name, e, n, repeat in cases():
+        if only and not any(t in name for t in only):
+            continue
         got, want = e(), n()
         assert same(got, want), name
         te, tn = median_ms([e, n], args.runs, repeat)
@@ -136,7 +143,8 @@ def main():
         print(f"{name:38s} {te:10.4f} {tn:10.4f} {te / tn:7.2f}")
     if args.json:
         meta = {"machine": platform.processor() or platform.machine(), "cores": os.cpu_count(),
-                "numpy": np.__version__, "python": platform.python_version()}
+                "numpy": np.__version__, "python": platform.python_version(),
+                "threads": os.environ.get("EWISE_NUM_THREADS", "")}
         with open(args.json, "w") as f:
             json.dump({"meta": meta, "cases": rows}, f, indent=1)
 

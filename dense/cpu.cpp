@@ -35,8 +35,17 @@ namespace {
 /// baseline, and the loader picks one by the CPU it runs on: AVX2 halves the instructions of
 /// a loop that is otherwise issue-bound on SSE2 (f32 add with its NaN rule). FMA stays off
 /// (AVX2 does not include it; the file is also built with -ffp-contract=off, CMakeLists.txt),
-/// so the results stay the reference's.
-#if defined(__x86_64__) && defined(__linux__) && (defined(__GNUC__) || defined(__clang__))
+/// so the results stay the reference's. Not under ThreadSanitizer: the loader runs a clone's
+/// resolver before the sanitizer's runtime starts, and the instrumented resolver crashes there.
+#if defined(__SANITIZE_THREAD__)
+#define EWISE_CPU_NO_CLONES 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define EWISE_CPU_NO_CLONES 1
+#endif
+#endif
+#if defined(__x86_64__) && defined(__linux__) && (defined(__GNUC__) || defined(__clang__)) && \
+    !defined(EWISE_CPU_NO_CLONES)
 #define EWISE_CPU_X86 1
 #define EWISE_CPU_TARGETS __attribute__((target_clones("avx2", "default")))
 #else

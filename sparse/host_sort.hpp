@@ -37,38 +37,59 @@ void for_each_coord(const std::vector<std::int64_t>& keys, std::int64_t ncols, F
   }
 }
 
+/// The bounds [first, second) of part p of n elements split into `parts` nearly equal parts.
+inline std::pair<std::size_t, std::size_t> part_bounds(std::size_t n, int p, int parts) {
+  return {n * p / parts, n * (p + 1) / parts};
+}
+
 /// Sorts the entries (keys[i], vals[i]) by key (each of key_bits bits: internal.hpp's key_bits),
-/// stably: a
-/// least-significant-digit radix sort over the key's bits alone, each value moved with its key,
-/// in as few passes as digits of at most 11 bits take, the bits split evenly among them (a
-/// 4096² matrix: three passes of 8 bits, whose 256 buckets the scatter writes with better
+/// stably: a least-significant-digit radix sort over the key's bits alone, each value moved with
+/// its key, in as few passes as digits of at most 11 bits take, the bits split evenly among them
+/// (a 4096² matrix: three passes of 8 bits, whose 256 buckets the scatter writes with better
 /// locality than 11 bits' 2048: the product of two shuffled 4096² 10% operands from 119 to 93
-/// ms). A pass whose digit all share is skipped. With a comparison sort of positions and the
-/// values gathered after it, that product took 810 ms (SciPy 175).
+/// ms). A pass whose digit all share is skipped. Each pass is split over the CPU backend's
+/// threads (thread_pool.hpp): every part counts its digits, a part's bucket d starts after all
+/// smaller digits and after digit d of the parts before it (so the sort stays stable), and every
+/// part scatters its own entries.
 template <class C>
 void sort_by_key(std::vector<std::int64_t>& keys, std::vector<C>& vals, const int key_bits) {
   const std::size_t n = keys.size();
+  if (n < 2) return;
   constexpr int kMaxDigitBits = 11;
   const int passes = (key_bits + kMaxDigitBits - 1) / kMaxDigitBits;
   const int digit_bits = passes == 0 ? 0 : (key_bits + passes - 1) / passes;
   const std::uint64_t digit_mask = (std::uint64_t{1} << digit_bits) - 1;
+  const std::size_t buckets = std::size_t{1} << digit_bits;
+  const int parts = detail::parts_for(static_cast<std::int64_t>(n));
   std::vector<std::int64_t> other_keys(n);
   std::vector<C> other_vals(n);
-  std::vector<std::size_t> start(std::size_t{1} << digit_bits);
+  std::vector<std::size_t> start(buckets * static_cast<std::size_t>(parts));  // [part][digit]
   for (int shift = 0; shift < key_bits; shift += digit_bits) {
     const auto digit = [&](std::int64_t key) {
       return static_cast<std::size_t>(static_cast<std::uint64_t>(key) >> shift & digit_mask);
     };
-    std::fill(start.begin(), start.end(), 0);
-    for (const std::int64_t key : keys) ++start[digit(key)];
-    if (start[digit(keys[0])] == n) continue;
+    detail::run_parts(parts, [&](int p) {
+      std::size_t* count = start.data() + p * buckets;
+      std::fill(count, count + buckets, 0);
+      const auto [lo, hi] = part_bounds(n, p, parts);
+      for (std::size_t i = lo; i < hi; ++i) ++count[digit(keys[i])];
+    });
+    const std::size_t first = digit(keys[0]);
+    std::size_t sharing = 0;
+    for (int p = 0; p < parts; ++p) sharing += start[p * buckets + first];
+    if (sharing == n) continue;
     std::size_t at = 0;
-    for (std::size_t& first : start) at += std::exchange(first, at);
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::size_t to = start[digit(keys[i])]++;
-      other_keys[to] = keys[i];
-      other_vals[to] = vals[i];
-    }
+    for (std::size_t d = 0; d < buckets; ++d)
+      for (int p = 0; p < parts; ++p) at += std::exchange(start[p * buckets + d], at);
+    detail::run_parts(parts, [&](int p) {
+      std::size_t* next = start.data() + p * buckets;
+      const auto [lo, hi] = part_bounds(n, p, parts);
+      for (std::size_t i = lo; i < hi; ++i) {
+        const std::size_t to = next[digit(keys[i])]++;
+        other_keys[to] = keys[i];
+        other_vals[to] = vals[i];
+      }
+    });
     keys.swap(other_keys);
     vals.swap(other_vals);
   }
@@ -81,23 +102,36 @@ template <class E>
 Summed<typename E::compute> summed(const CooView& m) {
   using C = typename E::compute;
   const std::int64_t n = m.desc.nnz, nc = m.desc.ncols;
-  std::vector<std::int64_t> keys(static_cast<std::size_t>(n));
-  bool increasing = true;
-  const auto read = [&](auto index) {  // the index type switched once, not once an entry
-    using I = decltype(index);
-    const I* rows = static_cast<const I*>(m.rows);
-    const I* cols = static_cast<const I*>(m.cols);
-    for (std::int64_t k = 0; k < n; ++k) {
-      keys[k] = static_cast<std::int64_t>(rows[k]) * nc + cols[k];
-      increasing = increasing && (k == 0 || keys[k - 1] < keys[k]);
-    }
-  };
-  if (m.desc.index == IndexType::i32) read(std::int32_t{});
-  else read(std::int64_t{});
   Summed<C> out;
-  out.keys = std::move(keys);
+  out.keys.resize(static_cast<std::size_t>(n));
   out.vals.resize(static_cast<std::size_t>(n));
-  for (std::int64_t k = 0; k < n; ++k) out.vals[k] = E::load(m.vals, k);
+  // Keys and values read in parts over the pool; each part says whether its keys increase, and
+  // the keys increase where every part's do and each part's first exceeds the last before it.
+  const int parts = detail::parts_for(n);
+  std::vector<char> part_increasing(static_cast<std::size_t>(parts), 1);
+  detail::run_parts(parts, [&](int p) {
+    const auto [lo, hi] = part_bounds(static_cast<std::size_t>(n), p, parts);
+    const auto read = [&](auto index) {  // the index type switched once, not once an entry
+      using I = decltype(index);
+      const I* rows = static_cast<const I*>(m.rows);
+      const I* cols = static_cast<const I*>(m.cols);
+      bool increasing = true;
+      for (std::size_t k = lo; k < hi; ++k) {
+        out.keys[k] = static_cast<std::int64_t>(rows[k]) * nc + cols[k];
+        increasing = increasing && (k == lo || out.keys[k - 1] < out.keys[k]);
+      }
+      part_increasing[p] = increasing;
+    };
+    if (m.desc.index == IndexType::i32) read(std::int32_t{});
+    else read(std::int64_t{});
+    for (std::size_t k = lo; k < hi; ++k) out.vals[k] = E::load(m.vals, static_cast<std::int64_t>(k));
+  });
+  bool increasing = true;
+  for (int p = 0; p < parts; ++p) {
+    const std::size_t lo = part_bounds(static_cast<std::size_t>(n), p, parts).first;
+    increasing = increasing && part_increasing[p] &&
+                 (p == 0 || lo == 0 || out.keys[lo - 1] < out.keys[lo]);
+  }
   if (increasing) return out;
   sort_by_key(out.keys, out.vals, key_bits(m.desc));
   // each coordinate's values summed in place, in their (storage) order
@@ -114,24 +148,6 @@ Summed<typename E::compute> summed(const CooView& m) {
   out.keys.resize(kept);
   out.vals.resize(kept);
   return out;
-}
-
-/// summed() of both operands of a binary operation, side by side on the CPU backend's pool
-/// (thread_pool.hpp) where they are large enough to split.
-template <class E>
-std::pair<Summed<typename E::compute>, Summed<typename E::compute>> summed_both(
-    const CooView& a, const CooView& b) {
-  std::pair<Summed<typename E::compute>, Summed<typename E::compute>> both;
-  if (detail::parts_for(a.desc.nnz + b.desc.nnz) == 1) {
-    both.first = summed<E>(a);
-    both.second = summed<E>(b);
-  } else {
-    detail::run_parts(2, [&](int p) {
-      if (p == 0) both.first = summed<E>(a);
-      else both.second = summed<E>(b);
-    });
-  }
-  return both;
 }
 
 }  // namespace ewise::sparse_detail

@@ -26,7 +26,6 @@ using sparse_detail::for_each_coord;
 using sparse_detail::host_index;
 using sparse_detail::Summed;
 using sparse_detail::summed;
-using sparse_detail::summed_both;
 using sparse_detail::with_elem;
 
 /// A dense or scalar operand's factor at (r, c), in the compute type.
@@ -263,9 +262,7 @@ HostCoo host_multiply(const CooView& a, const CooView& b, const SparseOptions& o
     if (canonical_data(a) && canonical_data(b))
       return merge_canonical_of<E>(a, b, std::min(a.desc.nnz, b.desc.nnz), options.drop_zeros,
                                    [](C x, C y) { return ops::Mul{}(x, y); }, nullptr, nullptr);
-    const auto operands = summed_both<E>(a, b);
-    const auto& sa = operands.first;
-    const auto& sb = operands.second;
+    const auto sa = summed<E>(a), sb = summed<E>(b);  // each over all of the pool's threads
     Summed<typename E::compute> out;
     for (std::size_t i = 0, j = 0; i < sa.keys.size() && j < sb.keys.size();) {
       if (sa.keys[i] < sb.keys[j]) {
@@ -317,9 +314,7 @@ HostCoo host_combine(const CooView& a, const CooView& b, const UnionArgs& u,
             [f, fill_b](C x) { return f(x, fill_b); }, [f, fill_a](C y) { return f(fill_a, y); });
       });
     }
-    const auto operands = summed_both<E>(a, b);
-    const auto& sa = operands.first;
-    const auto& sb = operands.second;
+    const auto sa = summed<E>(a), sb = summed<E>(b);  // each over all of the pool's threads
     Summed<C> out;
     out.keys.reserve(sa.keys.size() + sb.keys.size());
     out.vals.reserve(sa.keys.size() + sb.keys.size());

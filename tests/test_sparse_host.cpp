@@ -402,6 +402,38 @@ TEST_F(SparseReferenceRandom, LargeCanonicalMergesSplitOverThreads) {
   }
 }
 
+// Operands in no order with duplicates, large enough that the radix sort and the read split
+// over the pool (ctest runs this at 1 and 5 threads too): coalesce against a stable sort of the
+// positions by key with each coordinate's f32 values summed in storage order, bit for bit (the
+// order of the additions shows in the sums' bits).
+TEST_F(SparseReferenceRandom, LargeShuffledOperandsSortOverThreads) {
+  for (const IndexType index : {IndexType::i32, IndexType::i64}) {
+    verify::CooGenOptions o;
+    o.index = index;
+    o.dtype = DType::f32;
+    o.unsorted = true;
+    o.duplicate_fraction = 0.4;
+    const HostCoo a = verify::random_coo(3000, 2500, 0.2, seed_, o);
+    ASSERT_GE(a.nnz(), 2 * (std::int64_t{1} << 20));
+    const std::vector<Entry> in = entries(a);
+    std::vector<std::size_t> order(in.size());
+    for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+      return in[x].r != in[y].r ? in[x].r < in[y].r : in[x].c < in[y].c;
+    });
+    std::vector<Entry> want;
+    for (const std::size_t k : order) {
+      if (!want.empty() && want.back().r == in[k].r && want.back().c == in[k].c)
+        want.back().v = static_cast<float>(want.back().v) + static_cast<float>(in[k].v);
+      else want.push_back(in[k]);
+    }
+    const std::vector<Entry> got = entries(coalesce<HostCoo>(a));
+    ASSERT_EQ(got.size(), want.size()) << index_name(index);
+    for (std::size_t k = 0; k < got.size(); ++k)
+      ASSERT_EQ(got[k], want[k]) << "entry " << k << ", " << index_name(index);
+  }
+}
+
 TEST_F(SparseReferenceRandom, CoalesceAndRoundTrips) {
   for (const IndexType index : {IndexType::i32, IndexType::i64}) {
     verify::CooGenOptions o;

@@ -124,7 +124,8 @@ Summed<typename E::compute> summed(const CooView& m) {
     };
     if (m.desc.index == IndexType::i32) read(std::int32_t{});
     else read(std::int64_t{});
-    for (std::size_t k = lo; k < hi; ++k) out.vals[k] = E::load(m.vals, static_cast<std::int64_t>(k));
+    for (std::size_t k = lo; k < hi; ++k)
+      out.vals[k] = E::load(m.vals, static_cast<std::int64_t>(k));
   });
   bool increasing = true;
   for (int p = 0; p < parts; ++p) {

@@ -63,7 +63,11 @@ C load_as(DType t, const std::byte* p) {
   }
   return with_storage(t, [&](auto tag) -> C {
     using T = decltype(tag);
-    const T x = load_raw<T>(p);
+    // A bool element is read as its byte, nonzero true (as NumPy reads one): loading a byte
+    // other than 0 or 1 as a bool is undefined behaviour.
+    T x;
+    if constexpr (std::is_same_v<T, bool>) x = load_raw<std::uint8_t>(p) != 0;
+    else x = load_raw<T>(p);
     if constexpr (std::is_same_v<C, bool>) return x != T(0);
     else return static_cast<C>(x);
   });
@@ -131,9 +135,11 @@ inline bool fits(DType t, std::int64_t v) {
 /// The element's value as double (exact for every dtype but 64-bit integers beyond 2^53).
 inline double load_double(DType t, const std::byte* p) { return load_as<double>(t, p); }
 
-/// Integer and bool dtypes: the element's value (u64 beyond 2^63 wraps).
+/// Integer and bool dtypes: the element's value (u64 beyond 2^63 wraps); a bool's byte itself,
+/// so that a byte other than 0 or 1 (a poisoned element, verify.cpp) shows as what it is.
 inline std::int64_t load_int(DType t, const std::byte* p) {
   if (t == DType::u64) return static_cast<std::int64_t>(load_raw<std::uint64_t>(p));
+  if (t == DType::b8) return load_raw<std::uint8_t>(p);
   return load_as<std::int64_t>(t, p);
 }
 

@@ -232,6 +232,9 @@ def test_device_arrays_checked_not_crashing():
     with pytest.raises(ValueError, match="DLPack device"):
         ewise._ewise.binary("add", Producer(0x1000, 4, 10, 2, 32), host, host, None, 0,
                             "numpy")
+    if "built without CUDA" in ewise.gpu_unavailable_reason():  # EWISE_WITH_CUDA=OFF
+        with pytest.raises(RuntimeError, match="built without CUDA"):
+            ewise.add(fake, Producer(0x2000, 4, 2, 2, 32), out=Producer(0x3000, 4, 2, 2, 32))
 
 
 def test_negative_strides_through_an_array_interface():

@@ -6,8 +6,7 @@
 #
 # Environment: EWISE_FUZZ_BUILD (build and working-corpus directory, default
 # /work/build-hardening/fuzz or ./build-fuzz outside that machine), CXX (default clang++),
-# CUDA_HOME (default /usr/local/cuda; only the CUDA runtime's headers and libcudart are needed:
-# host sources include cuda_runtime_api.h, nothing here touches a GPU), FUZZ_JOBS (parallel
+# FUZZ_JOBS (parallel
 # fuzzing processes per target, default 1), FUZZ_KEEP_GOING=1 (look past known bugs: runs in
 # libFuzzer's fork mode with -ignore_crashes=1, undefined behaviour is reported but does not stop
 # the run; every crash is still saved and the run still fails).
@@ -26,26 +25,29 @@ default_build=/work/build-hardening/fuzz
 [[ -d /work ]] || default_build="$root/build-fuzz"
 build="${EWISE_FUZZ_BUILD:-$default_build}"
 cxx="${CXX:-clang++}"
-cuda="${CUDA_HOME:-/usr/local/cuda}"
 jobs="${FUZZ_JOBS:-1}"
 
-# Host sources the entries need, relative to the repository (the library's .cu files need nvcc
-# and a GPU; none is needed). The api entry calls the public dense and sparse entry points, whose
-# GPU backend fuzz/no_gpu.cpp replaces (it throws if reached; the entries pass host views only).
-sources=(src/{tensor,broadcast,error,buffer,coo,half,ops,promotion,call_types,reference,npy,mtx,io_file,verify,device}
-         src/{memory,residency,own_allocations}
-         dense/{plan,plan_accepts,plan_launch,dense} sparse/{api,checks,promote,reference,select,workspace})
+# The library as the build without CUDA compiles it (CMakeLists.txt, EWISE_WITH_CUDA=OFF): every
+# host source but residency.cpp, the no-driver runtime API of src/no_cuda, and the launchers of
+# src/no_cuda/no_device.cpp, which throw CudaError if reached (the entries pass host views
+# only). No CUDA toolkit is needed and nothing touches a GPU.
+sources=()
+for f in "$root"/src/*.cpp "$root"/dense/*.cpp "$root"/sparse/*.cpp "$root"/src/no_cuda/no_device.cpp; do
+  [[ $f == */src/residency.cpp ]] || sources+=("${f#"$root"/}")
+done
+# -ffp-contract=off: the CPU backend's loops must give the reference's bits (CMakeLists.txt).
 flags=(-std=c++17 -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined
-       -fsanitize-recover=undefined -I"$root/include" -I"$root/src" -I"$cuda/include")
+       -fsanitize-recover=undefined -ffp-contract=off -DEWISE_NO_CUDA -I"$root/include"
+       -I"$root/src" -I"$root/src/no_cuda")
 
 mkdir -p "$build/obj"
 objs=()
-for s in "${sources[@]}" fuzz/entries_io fuzz/entries_plan fuzz/entries_dense fuzz/entries_api \
+for s in "${sources[@]%.cpp}" fuzz/entries_io fuzz/entries_plan fuzz/entries_dense fuzz/entries_api \
          fuzz/api_oracle fuzz/api_oracle_rules fuzz/api_oracle_binary fuzz/api_call fuzz/api_decode fuzz/api_decode_dense \
-         fuzz/api_run fuzz/no_gpu; do
+         fuzz/api_run; do
   src="$root/$s.cpp"
   obj="$build/obj/${s//\//_}.o"
-  if [[ ! -f $obj || $src -nt $obj || -n $(find "$root/include" "$root/src" "$root/dense" "$root/sparse" "$root/fuzz" -newer "$obj" -name '*.hpp' -print -quit) ]]; then
+  if [[ ! -f $obj || $src -nt $obj || -n $(find "$root/include" "$root/src" "$root/dense" "$root/sparse" "$root/fuzz" -newer "$obj" -name '*.h*' -print -quit) ]]; then
     # The checking harness is not coverage-instrumented: coverage should steer towards new
     # behaviour of the code under test, and tracing the harness's loops costs most of the time.
     if [[ $s == fuzz/* ]]; then
@@ -56,22 +58,13 @@ for s in "${sources[@]}" fuzz/entries_io fuzz/entries_plan fuzz/entries_dense fu
   fi
   objs+=("$obj")
 done
-# to_host (src/buffer.cpp) gathers strided device views with a kernel: that one CUDA source is
-# compiled by nvcc, uninstrumented, for the link only (the entries never touch device memory).
-gather_obj="$build/obj/src_strided_device.o"
-if [[ ! -f $gather_obj || $root/src/strided_device.cu -nt $gather_obj ]]; then
-  "$cuda/bin/nvcc" -std=c++17 -O1 -arch=sm_90 -I"$root/include" -I"$root/src" \
-    -c "$root/src/strided_device.cu" -o "$gather_obj"
-fi
-objs+=("$gather_obj")
 
 status=0
 summary=()
 for t in "${targets[@]}"; do
   exe="$build/fuzz_$t"
   "$cxx" "${flags[@]/fuzzer-no-link/fuzzer}" -DEWISE_FUZZ_ENTRY="${t}_entry" \
-    "$root/fuzz/target.cpp" "${objs[@]}" -L"$cuda/lib64" -lcudart -Wl,-rpath,"$cuda/lib64" \
-    -o "$exe"
+    "$root/fuzz/target.cpp" "${objs[@]}" -pthread -o "$exe"
   work="$build/corpus/$t"
   mkdir -p "$work" "$build/artifacts/$t"
   args=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 -max_len=8192

@@ -110,7 +110,9 @@ Summed<typename E::compute> summed(const CooView& m) {
   const int parts = detail::parts_for(n);
   std::vector<char> part_increasing(static_cast<std::size_t>(parts), 1);
   detail::run_parts(parts, [&](int p) {
-    const auto [lo, hi] = part_bounds(static_cast<std::size_t>(n), p, parts);
+    // Plain variables, not structured bindings: the lambda below captures them (C++17).
+    const auto bounds = part_bounds(static_cast<std::size_t>(n), p, parts);
+    const std::size_t lo = bounds.first, hi = bounds.second;
     const auto read = [&](auto index) {  // the index type switched once, not once an entry
       using I = decltype(index);
       const I* rows = static_cast<const I*>(m.rows);

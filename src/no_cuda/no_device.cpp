@@ -4,7 +4,8 @@
 // residency.hpp), which here throws CudaError with the runtime's no-driver code, as the CUDA
 // build does on a machine without a driver; nothing after it is reached. The launchers throw
 // the same should a path ever skip that check. The linker names any launcher added to the CUDA
-// build and missing here, so this list cannot fall behind silently.
+// build and missing here, so this list cannot fall behind silently. The libFuzzer targets
+// (scripts/fuzz.sh) link the same file.
 #include "../../dense/builtin.hpp"
 #include "../../dense/convert.hpp"
 #include "../../sparse/internal.hpp"
@@ -32,30 +33,16 @@ void device_fill_random(const TensorView&, const RandomSpec&, cudaStream_t) {
 void device_poison(const TensorView&, const void*, cudaStream_t) { no_gpu("device_poison"); }
 void device_gather(const ConstTensorView&, void*, cudaStream_t) { no_gpu("device_gather"); }
 
-template <>
-void run_builtin<DType::f16>(BinaryOp, const DensePlan&, cudaStream_t) {
-  no_gpu("run_builtin");
-}
-template <>
-void run_builtin<DType::bf16>(BinaryOp, const DensePlan&, cudaStream_t) {
-  no_gpu("run_builtin");
-}
-template <>
-void run_builtin<DType::f32>(BinaryOp, const DensePlan&, cudaStream_t) {
-  no_gpu("run_builtin");
-}
-template <>
-void run_builtin<DType::f64>(BinaryOp, const DensePlan&, cudaStream_t) {
-  no_gpu("run_builtin");
-}
-template <>
-void run_builtin<DType::i32>(BinaryOp, const DensePlan&, cudaStream_t) {
-  no_gpu("run_builtin");
-}
-template <>
-void run_builtin<DType::i64>(BinaryOp, const DensePlan&, cudaStream_t) {
-  no_gpu("run_builtin");
-}
+#define EWISE_NO_DEVICE_BUILTIN(D) \
+  template <>                      \
+  void run_builtin<D>(BinaryOp, const DensePlan&, cudaStream_t) { no_gpu("run_builtin"); }
+EWISE_NO_DEVICE_BUILTIN(DType::f16)
+EWISE_NO_DEVICE_BUILTIN(DType::bf16)
+EWISE_NO_DEVICE_BUILTIN(DType::f32)
+EWISE_NO_DEVICE_BUILTIN(DType::f64)
+EWISE_NO_DEVICE_BUILTIN(DType::i32)
+EWISE_NO_DEVICE_BUILTIN(DType::i64)
+#undef EWISE_NO_DEVICE_BUILTIN
 void run_converting_basic(const CallTypes&, const DensePlan&, cudaStream_t) {
   no_gpu("run_converting_basic");
 }

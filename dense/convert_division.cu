@@ -1,6 +1,7 @@
 // dense/convert_division.cu — the converting kernel for floor_divide, remainder, power, fmin,
 // fmax (convert.cuh).
 #include "convert.cuh"
+#include "power_f32.cuh"
 
 namespace ewise::detail {
 void run_converting_division(const CallTypes& t, const DensePlan& plan, cudaStream_t stream) {
@@ -30,6 +31,11 @@ void run_converting_division(const CallTypes& t, const DensePlan& plan, cudaStre
       }
       return;
     }
+  }
+  // f32 ** f32 into f32, contiguous and aligned: its own kernel (power_f32.cuh)
+  if (power_f32_applies(t, plan)) {
+    launch_power_f32(t, plan, stream);
+    return;
   }
   run_converting_of<ops::FloorDiv, ops::Remainder, ops::Pow, ops::FMin, ops::FMax>(t, plan,
                                                                                    stream);

@@ -546,6 +546,61 @@ TEST(MixedGpu, FloatRemaindersAtTheEdgesOfTheFastFmod) {
   }
 }
 
+/// n f32 pairs (a, b) for f32 power: every path of pow_f32_fast and its refusals: bases over the
+/// float range and near 1 (with exponents taking |b log2 a| up to and past 126, the series'
+/// limit), negative bases with integer exponents (odd, even, up to and past 2^22) and others,
+/// zeros, subnormals, infinities, NaNs, exponents 0, 2 and subnormal.
+void fill_power_edges(float* a, float* b, std::int64_t n, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  const float specials[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 0x1p-140f, -0x1p-149f, 1.0f,
+                            -1.0f, 2.0f, 0x1.fffffep127f, 0x1p-126f};
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double u = unit(rng), v = unit(rng);
+    float x = static_cast<float>(std::exp2(u * 40 - 20)), y = static_cast<float>(v * 8 - 4);
+    switch (rng() % 8) {
+      case 0: x = static_cast<float>(1 + (u - 0.5) * 1e-3);
+              y = static_cast<float>((v - 0.5) * 260 / std::fabs(std::log2(static_cast<double>(x)))); break;
+      case 1: x = -x; y = std::floor(y * 4); break;
+      case 2: x = -x; y = static_cast<float>(std::ldexp(1.0 + (rng() % 8), 19 + static_cast<int>(rng() % 6))); break;
+      case 3: x = specials[rng() % std::size(specials)]; break;
+      case 4: y = specials[rng() % std::size(specials)]; break;
+      case 5: x = static_cast<float>(std::exp2(u * 250 - 125)); break;
+      default: break;
+    }
+    a[i] = x;
+    b[i] = y;
+  }
+}
+
+// f32 ** f32 into f32: power_f32_kernel (contiguous, aligned) at its tiles' edges with a tensor,
+// a scalar and a broadcast one-element exponent, and the converting kernel where a
+// pointer is off its 16-byte boundary; every path of the series against the reference.
+TEST(MixedGpu, FloatPowerKernelAtTileEdges) {
+  EWISE_REQUIRE_GPU();
+  const std::uint64_t seed = test_seed();
+  std::mt19937_64 rng(seed);
+  const std::vector<std::int64_t> lengths =
+      test::sanitizer_sizes() ? std::vector<std::int64_t>{1, 129, 513}
+                              : std::vector<std::int64_t>{1, 127, 128, 129, 255, 256, 257, 511,
+                                                          512, 513, 4097, 100003};
+  for (std::int64_t n : lengths)
+    for (int offsets = 0; offsets < 2; ++offsets) {
+      Tensor a(DType::f32, {n}, Layout::contiguous(1, offsets == 1), rng);
+      Tensor b(DType::f32, {n}, Layout::contiguous(1), rng);
+      fill_power_edges(static_cast<float*>(a.host.data()), static_cast<float*>(b.host.data()),
+                       a.dev.buffer_elements, rng);
+      EWISE_CUDA_CHECK(cudaMemcpy(a.dev.buf.data(), a.host.data(), a.host.bytes(), cudaMemcpyHostToDevice));
+      EWISE_CUDA_CHECK(cudaMemcpy(b.dev.buf.data(), b.host.data(), b.host.bytes(), cudaMemcpyHostToDevice));
+      DeviceOperand out(DType::f32, {n}, Layout::contiguous(1));
+      EXPECT_EQ(check(BinaryOp::power, a, b, out), "");
+      EXPECT_EQ(check(BinaryOp::power, a, Arg(Scalar::weak_float(0.7)), out), "");
+      EXPECT_EQ(check(BinaryOp::power, a, Arg(Scalar::of(DType::f32, -2.5)), out), "");
+      Tensor one(DType::f32, {1}, Layout::contiguous(1), rng);
+      EXPECT_EQ(check(BinaryOp::power, a, one, out), "");
+      if (HasFailure()) return;
+    }
+}
+
 // A result stored in an output of another dtype that same_kind allows: rounded once from the
 // result (an f64 sum into f16), a 16-bit result rounded to its dtype before it widens, integers
 // wrapped in the result dtype before they widen, bool into numbers.

@@ -21,17 +21,17 @@ EWISE_HD std::uint64_t double_to_bits(double d) {
   return u;
 }
 
-/// The tables of pow_series, made at compile time: for the 128 intervals j of m in [sqrt(1/2),
-/// sqrt(2)) that m's float bits above 0x3F3504F3 split into (2^16 bits each), log[j].invc =
-/// 1 / c_j, c_j the interval's middle, and log[j].logc = ln c_j (the interval holding 1: c = 1,
-/// logc = 0, so that ln m near 1 keeps its relative accuracy), side by side for one 16-byte
-/// load; exp2[i] = 2^(i / 64).
+/// The tables of pow_series, made at compile time. The reduced argument m of a float lies in
+/// [kPowSplitBits, kPowSplitBits + 2^23) by its bits (about [0.709, 1.418)), which split into 128
+/// intervals j of 2^16 float bits each: log[j].invc = 1 / c_j, c_j the interval's middle, and
+/// log[j].log2c = -log2(invc) (the interval holding 1: c = 1, log2c = 0), side by side for one
+/// 16-byte load; exp2[i] = 2^(i / 128). 3 KB in all.
 struct PowTables {
   struct alignas(16) Log {
-    double invc, logc;
+    double invc, log2c;
   };
   Log log[128];
-  double exp2[64];
+  double exp2[128];
 };
 
 /// ln x for x in [1/2, 2] and e^x for |x| <= 1 by their series, to about 2^-52, at compile time.
@@ -52,18 +52,22 @@ constexpr double constexpr_float(std::uint32_t b) {
   for (int e = static_cast<int>(b >> 23) - 127; e != 0; e += e > 0 ? -1 : 1) v *= e > 0 ? 2 : 0.5;
   return v;
 }
-inline constexpr std::uint32_t kSqrtHalfBits = 0x3F3504F3;  // the float under sqrt(1/2)
+inline constexpr double kLn2 = 0.69314718055994530942;
+/// The bits where the reduced range starts: 1.0 (0x3F800000) lies in the middle of its interval
+/// (0x3F7F8000 to 0x3F808000), so that no interval next to it starts just above 1, where the
+/// log's result, 2^-12 and up, came out of log2c + log2(1 + r) with 5 bits cancelled.
+inline constexpr std::uint32_t kPowSplitBits = 0x3F358000;
 
 constexpr PowTables make_pow_tables() {
   PowTables t{};
   for (std::uint32_t j = 0; j < 128; ++j) {
-    const double lo = constexpr_float(kSqrtHalfBits + (j << 16));
-    const double hi = constexpr_float(kSqrtHalfBits + ((j + 1) << 16));
+    const double lo = constexpr_float(kPowSplitBits + (j << 16));
+    const double hi = constexpr_float(kPowSplitBits + ((j + 1) << 16));
     const bool one = lo <= 1 && 1 < hi;
     t.log[j].invc = one ? 1 : 2 / (lo + hi);
-    t.log[j].logc = one ? 0 : -constexpr_ln(t.log[j].invc);
+    t.log[j].log2c = one ? 0 : -constexpr_ln(t.log[j].invc) / kLn2;
   }
-  for (int i = 0; i < 64; ++i) t.exp2[i] = constexpr_exp(i * 0.69314718055994530942 / 64);
+  for (int i = 0; i < 128; ++i) t.exp2[i] = constexpr_exp(i * kLn2 / 128);
   return t;
 }
 #if defined(__CUDACC__)
@@ -71,53 +75,84 @@ static __device__ constexpr PowTables kPowTablesDevice = make_pow_tables();
 #endif
 inline constexpr PowTables kPowTables = make_pow_tables();
 
-/// |a| ** b within 2^-40 of it (measured: tests/test_reference.cpp) for a normal float a, a normal
-/// float b, where t = b ln|a| is in (-104, 88.73): then e^t. t's value is returned too: outside
-/// that range (float's ±inf or ±0 beyond it, the caller decides) the returned value means nothing.
-/// Any other input gives some value without a fault (every index stays in its table), so that
-/// the caller computes it for every element without a branch.
-/// In f64, without a division or f64 pow: |a| = 2^k m, m in [sqrt(1/2), sqrt(2)) (from the bits),
-/// ln m = ln c_j + ln(1 + r), r = m / c_j - 1 (one fma; |r| < 2^-8, Taylor to r^6, the next
-/// term under 2^-58); e^t = 2^(n / 64) e^q, |q| <= ln 2 / 128 (Taylor to q^4: 2^-44.5). Table
-/// lookups are two loads from 2.5 KB (in L1).
-EWISE_HD double pow_series(float a, float b, double& t) {
+/// The static tables: the device's copy in device code, the host's in host code.
+EWISE_HD const PowTables& pow_tables() {
 #if defined(__CUDA_ARCH__)
-  const PowTables& T = kPowTablesDevice;
+  return kPowTablesDevice;
 #else
-  const PowTables& T = kPowTables;
+  return kPowTables;
+#endif
+}
+
+/// pow_series' Taylor coefficients: log2(1 + r) = r (l1 + r (l2 + ... + r l6)), l_i =
+/// (-1)^(i+1) / (i ln 2); 2^q = 1 + q (e1 + q (e2 + q (e3 + q e4))), e_i = ln 2^i / i!. On the
+/// device in constant memory, where an f64 fma reads them as operands (as immediates each was a
+/// register move an element).
+struct PowCoefficients {
+  double l6, l5, l4, l3, l2, l1, e4, e3, e2, e1;
+};
+inline constexpr PowCoefficients kPowCoefficients = {
+    -1 / (6 * kLn2), 1 / (5 * kLn2), -1 / (4 * kLn2), 1 / (3 * kLn2), -1 / (2 * kLn2), 1 / kLn2,
+    kLn2 * kLn2 * kLn2 * kLn2 / 24, kLn2 * kLn2 * kLn2 / 6, kLn2 * kLn2 / 2, kLn2};
+#if defined(__CUDACC__)
+static __constant__ PowCoefficients kPowCoefficientsDevice = kPowCoefficients;
+#endif
+
+/// 2^s v for |s| < 1022 and a normal v whose result is normal: s added to v's exponent field.
+EWISE_HD double scale_by_power_of_two(double v, int s) {
+#if defined(__CUDA_ARCH__)
+  // the high word alone (a 64-bit add is two instructions)
+  return __hiloint2double(__double2hiint(v) + s * (1 << 20), __double2loint(v));
+#else
+  return bits_to_double(double_to_bits(v) + (static_cast<std::uint64_t>(static_cast<std::int64_t>(s)) << 52));
+#endif
+}
+
+/// |a| ** b = 2^s v, v in [0.99, 2), for a normal float a and any float b where t = b log2|a| is
+/// within (-126, 126) (the returned t): v within 2^-43.9 of its value (measured worst, against
+/// long double: tests/test_reference.cpp; the bound is 2^-44.4 from the log's series where |t|
+/// reaches 126, 2^-46.5 from t's rounding, 2^-49.6 from the exp's series). Elsewhere v and s mean
+/// nothing, but no input faults (every index stays in its table), so that the caller computes it
+/// for every element without a branch. In f64, without a division or f64 pow:
+///   * |a| = 2^k m, m in [kPowSplitBits, + 2^23) by the bits, m's interval j;
+///   * log2 m = log2c_j + log2(1 + r), r = m invc_j - 1 (exact in one fma: invc's 53 bits times
+///     m's 24), |r| <= 2^-8, by the series to r^6 (the next term's share of the log is under
+///     2^-50.8 of it, also where the log is near 0);
+///   * t = (k + log2 m) b; n = t 128 rounded (by the 1.5 * 2^45 shift), q = t - n / 128 exactly,
+///     |q| <= 2^-8; 2^t = 2^(n >> 7) 2^((n & 127) / 128) 2^q, 2^q by the series to q^4.
+/// The tables' loads are from T: pow_tables(), or a copy the kernel staged in shared memory (a
+/// warp's 32 random gathers from L1 ran x ** y at 0.91 of a copy's time, from shared memory at
+/// 0.94: H200 test kernel).
+EWISE_HD double pow_series(float a, float b, double& t, int& s, const PowTables& T) {
+#if defined(__CUDA_ARCH__)
+  const PowCoefficients& K = kPowCoefficientsDevice;
+#else
+  const PowCoefficients& K = kPowCoefficients;
 #endif
   std::uint32_t bits;
   std::memcpy(&bits, &a, sizeof bits);
-  bits &= 0x7FFFFFFF;
-  const std::int32_t k = static_cast<std::int32_t>(bits - kSqrtHalfBits) >> 23;
-  const std::uint32_t mbits = bits - (static_cast<std::uint32_t>(k) << 23);  // m's float bits
-  const std::uint32_t j = (mbits - kSqrtHalfBits) >> 16;
+  const std::uint32_t d = (bits & 0x7FFFFFFFu) - kPowSplitBits;
+  const std::int32_t k = static_cast<std::int32_t>(d) >> 23;
+  const std::uint32_t mbits = (d & 0x7FFFFFu) + kPowSplitBits;  // m's float bits
   // m as a double: its float bits moved to the f64 fields, the exponent rebiased (1023 - 127)
   const double m = bits_to_double((static_cast<std::uint64_t>(mbits) << 29) + (896ull << 52));
-  const PowTables::Log c = T.log[j];
-  const double r = ::fma(m, c.invc, -1.0), r2 = r * r;
-  double p = ::fma(r, -1.0 / 6, 1.0 / 5);
-  p = ::fma(p, r, -1.0 / 4);
-  p = ::fma(p, r, 1.0 / 3);
-  p = ::fma(p, r, -1.0 / 2);
-  p = ::fma(p, r2, r);  // ln(1 + r)
-  // k as a double by the 1.5 * 2^52 shift (a conversion instruction is a quarter-rate one)
-  const double kd =
-      bits_to_double(0x4338000000000000ull + static_cast<std::uint64_t>(k)) - 0x1.8p52;
-  t = (::fma(kd, 0.69314718055994530942, c.logc) + p) * b;
-  // n = rint(t 64 / ln 2) by the 1.5 * 2^52 shift (n in the low bits); q = t - n ln 2 / 64 with
-  // ln 2 / 64 in two parts (the second about 2^-55 of the first)
-  const double shifted = ::fma(t, 92.332482616893656, 0x1.8p52);
+  const PowTables::Log c = T.log[(d >> 16) & 127u];
+  const double r = ::fma(m, c.invc, -1.0);
+  double p = ::fma(r, K.l6, K.l5);
+  p = ::fma(p, r, K.l4);
+  p = ::fma(p, r, K.l3);
+  p = ::fma(p, r, K.l2);
+  p = ::fma(p, r, K.l1);
+  t = ::fma(p, r, static_cast<double>(k) + c.log2c) * static_cast<double>(b);
+  const double shifted = t + 0x1.8p45;  // n in the low bits
   const auto n = static_cast<std::int32_t>(static_cast<std::uint32_t>(double_to_bits(shifted)));
-  const double nd = shifted - 0x1.8p52;
-  const double q = ::fma(-nd, 0x1.abc9e3b39803fp-62, ::fma(-nd, 0x1.62e42fefa39efp-7, t));
-  double e = ::fma(q, 1.0 / 24, 1.0 / 6);
-  e = ::fma(e, q, 1.0 / 2);
+  const double q = t - (shifted - 0x1.8p45);
+  double e = ::fma(q, K.e4, K.e3);
+  e = ::fma(e, q, K.e2);
+  e = ::fma(e, q, K.e1);
   e = ::fma(e, q, 1.0);
-  e = ::fma(e, q, 1.0);
-  // 2^(n >> 6) by the exponent field: T.exp2 * e is in [0.99, 1.99], the product a normal double
-  const double v = T.exp2[n & 63] * e;
-  return bits_to_double(double_to_bits(v) + (static_cast<std::uint64_t>(n >> 6) << 52));
+  s = n >> 7;
+  return T.exp2[static_cast<std::uint32_t>(n) & 127u] * e;
 }
 
 /// Whether v > 0, an approximation of a value within 2^-40 of it, rounds to float as the value
@@ -249,54 +284,51 @@ struct PowSquare {
   EWISE_HD float operator()(float a, float) const { return a * a; }
 };
 
-/// x << s, 0 from s = 32 up (a funnel shift on the device, which clamps s at 32).
-EWISE_HD std::uint32_t shift_left_or_zero(std::uint32_t x, std::uint32_t s) {
-#if defined(__CUDA_ARCH__)
-  return __funnelshift_lc(0u, x, s);
-#else
-  return s < 32 ? x << s : 0u;
-#endif
+/// Whether v > 0, an approximation within 2^-43.9 of a value in [0.99, 2) (pow_series'), rounds
+/// to float as the value does: farther than 2^12 of v's ulps (2^-41 of v at least) from a
+/// rounding midpoint (the 29 mantissa bits below float's 24 are 2^28 there). Across a power of
+/// two v and the value round to that power alike: it is no midpoint. About one value in 2^16 is
+/// refused: each cost its warp a call of f64 pow, and with a band of 2^-33 (one in 2^8, where
+/// shorter series made the band wider) those calls were a third of the kernel's instructions.
+EWISE_HD bool far_from_midpoint(double v) {
+  const auto low = static_cast<std::uint32_t>(double_to_bits(v)) & 0x1FFFFFFFu;
+  return low - ((1u << 28) - (1u << 12)) > (1u << 13);
 }
 
-/// float(pow(double(a), double(b))) where it is certain, at a fraction of f64 pow's cost (with
-/// which f32 power took 3.4 times PyTorch's powf on an H200); false elsewhere (then pow_by_f64).
-///
-/// The common case alone, every test in a few integer instructions: a and b normal (finite,
-/// nonzero, not subnormal, by their bits without the sign), a > 0 or b an integer (|a| ** b,
-/// negated for an odd b), t = b ln|a| within (-88, 88) and pow_series' value certain
-/// (rounds_as_exact: the exact power and f64 pow, within 2^-52 of it, round to the float v
-/// does). Everything else goes to pow_by_f64: zero, subnormal, infinite and NaN operands, results
-/// near or past float's range, about one element in 2^11 near a rounding midpoint (a square at
-/// an exact midpoint among them). Every path is computed and the result selected, without a
-/// branch, so that the compiler interleaves a chunk's elements (x ** 0.7 in a test kernel:
-/// 0.374 ms with branches, 0.334 without); dropping the selects for over- and underflow and
-/// b = 2 and the float compares for each range took x ** 0.7 there from 0.324 to 0.296 ms (H100).
-EWISE_HD bool pow_f32_fast(float a, float b, float& r) {
-  std::uint32_t ua, ub;
-  std::memcpy(&ua, &a, sizeof ua);
-  std::memcpy(&ub, &b, sizeof ub);
+/// float(pow(double(a), double(b))) where it is certain, at a fraction of f64 pow's cost; false
+/// elsewhere (then pow_by_f64). The common case alone, each test a few instructions: a normal
+/// (finite, nonzero, not subnormal, by its bits without the sign); a > 0, or b an integer under
+/// 2^22 in magnitude (|a| ** b, negated for an odd b: b + 1.5 * 2^23 rounds b to an integer y
+/// whose last bit is y's parity); t = b log2|a| within (-126, 126), so that the result is a
+/// normal float; pow_series' value far_from_midpoint. b needs no test of its own: a zero or
+/// subnormal b makes t (about) 0 and the value 1, an infinite or NaN one t infinite or NaN.
+/// Everything else goes to pow_by_f64: zero, subnormal, infinite and NaN bases, results near or
+/// past float's range, about one element in 2^16 near a rounding midpoint (a square at an exact
+/// midpoint among them). Every path is computed and the result selected, without a branch, so
+/// that the compiler interleaves a chunk's elements.
+EWISE_HD bool pow_f32_fast(float a, float b, float& r, const PowTables& T = pow_tables()) {
   double t;
-  const double v = pow_series(a, b, t);
-  const bool normal = (ua & 0x7FFFFFFFu) - 0x00800000u < 0x7F000000u &&
-                      (ub & 0x7FFFFFFFu) - 0x00800000u < 0x7F000000u;
-  // b's exponent field e: from e = 127 (|b| >= 1) b is an integer where no bit under its units
-  // bit is set (ub shifted left by e - 118 keeps just those; from e = 150 none is left), and odd
-  // where the units bit (the top bit after a shift by e - 119) is set.
-  const std::uint32_t e = ub >> 23 & 0xFFu;
-  const bool b_integer = e >= 127u && shift_left_or_zero(ub, e - 118u) == 0u;
-  const bool b_odd = b_integer && (shift_left_or_zero(ub, e - 119u) >> 31) != 0u;
+  int s;
+  const double v = pow_series(a, b, t, s, T);
+  std::uint32_t ua, uy;
+  std::memcpy(&ua, &a, sizeof ua);
+  const float y = b + 0x1.8p23f;
+  std::memcpy(&uy, &y, sizeof uy);
+  const bool normal = (ua & 0x7FFFFFFFu) - 0x00800000u < 0x7F000000u;
+  const bool b_integer = (y - 0x1.8p23f == b) & (::fabsf(b) < 0x1p22f);
   const bool negative = (ua >> 31) != 0u;
-  const float f = static_cast<float>(v);
-  r = negative && b_odd ? -f : f;
-  return normal && (!negative || b_integer) && ::fabs(t) < 88.0 && rounds_as_exact(v);
+  const float f = static_cast<float>(scale_by_power_of_two(v, s));
+  r = negative && (uy & 1u) != 0u ? -f : f;
+  // & rather than &&: no branch
+  return normal & (!negative | b_integer) & (::fabs(t) < 126.0) & far_from_midpoint(v);
 }
 
 /// pow_f32_fast's float, else f64 pow's; for b = 2 float's own product (a square, exact in f64,
 /// may lie on a rounding midpoint, which f64 pow may miss on the device by an ulp; a * a rounds
 /// it once, correctly).
-EWISE_HD float pow_f32(float a, float b) {
+EWISE_HD float pow_f32(float a, float b, const PowTables& T = pow_tables()) {
   float r;
-  if (pow_f32_fast(a, b, r)) return r;
+  if (pow_f32_fast(a, b, r, T)) return r;
   return b == 2.0f ? a * a : pow_by_f64(a, b);
 }
 

@@ -22,9 +22,10 @@ struct PowerF32Args {
 
 /// out = a ** b: persistent blocks whose warps stride over tiles of 32 V float4 of out, each
 /// lane's V float4 32 apart (every load and store of a warp contiguous); the series' tables in
-/// shared memory; refused elements after their tile (apply_chunk); the last n % (128 V)
-/// elements one a thread. V = 2 for a tensor exponent, 1 for a held one (H200, 2^26 floats:
-/// x ** y 0.204 ms at V = 2 against 0.213 at 1, x ** 0.7 0.178 at 1 against 0.194 at 2).
+/// shared memory; refused elements after their tile (apply_chunk); NaN results stored
+/// canonical; the last n % (128 V) elements one a thread. V = 2 for a tensor exponent, 1 for a
+/// held one (H200 test kernel, 2^26 floats: x ** y 0.204 ms at V = 2 against 0.213 at 1,
+/// x ** 0.7 0.178 at 1 against 0.194 at 2).
 template <bool Held>
 __global__ void __launch_bounds__(128, 8) power_f32_kernel(PowerF32Args p) {
   constexpr int V = Held ? 1 : 2;
@@ -32,7 +33,8 @@ __global__ void __launch_bounds__(128, 8) power_f32_kernel(PowerF32Args p) {
   stage_pow_tables(staged);
   const PowStagedTables f{&staged};
   const float b0 = !Held ? 0.0f : p.b == nullptr ? p.b_value : p.b[0];
-  const std::uint64_t tid = global_thread<std::uint64_t>(), nthreads = grid_threads<std::uint64_t>();
+  const std::uint64_t tid = global_thread<std::uint64_t>();
+  const std::uint64_t nthreads = grid_threads<std::uint64_t>();
   const std::uint64_t lane = threadIdx.x % 32, tiles = p.n / (128 * V);
   const auto* a4 = reinterpret_cast<const float4*>(p.a);
   const auto* b4 = reinterpret_cast<const float4*>(p.b);
@@ -49,11 +51,14 @@ __global__ void __launch_bounds__(128, 8) power_f32_kernel(PowerF32Args p) {
     }
     apply_chunk(f, x, y, r);
 #pragma unroll
+    for (int e = 0; e < 4 * V; ++e) r[e] = canonical_nan(r[e]);  // (ops.hpp: NaN)
+#pragma unroll
     for (int v = 0; v < V; ++v)
-      out4[(tile * V + v) * 32 + lane] = make_float4(r[4 * v], r[4 * v + 1], r[4 * v + 2], r[4 * v + 3]);
+      out4[(tile * V + v) * 32 + lane] =
+          make_float4(r[4 * v], r[4 * v + 1], r[4 * v + 2], r[4 * v + 3]);
   }
   for (std::uint64_t i = tiles * 128 * V + tid; i < p.n; i += nthreads)
-    p.out[i] = f(p.a[i], Held ? b0 : p.b[i]);
+    p.out[i] = canonical_nan(f(p.a[i], Held ? b0 : p.b[i]));
 }
 
 /// Whether power_f32_kernel runs the call: power in the f32 compute type with an f32 result,
@@ -61,7 +66,9 @@ __global__ void __launch_bounds__(128, 8) power_f32_kernel(PowerF32Args p) {
 /// for out and a, 1 or 0 for b; a, out and a tensor b at 16-byte boundaries.
 inline bool power_f32_applies(const CallTypes& t, const DensePlan& plan) {
   const BroadcastPlan& P = plan.plan;
-  const auto aligned = [](const void* ptr) { return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0; };
+  const auto aligned = [](const void* ptr) {
+    return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0;
+  };
   const bool b_held = t.b_scalar || (P.rank() == 1 && P.strides[2][0] == 0);
   return t.op == BinaryOp::power && t.types.compute == DType::f32 &&
          t.types.result == DType::f32 && t.out == DType::f32 && t.a == DType::f32 &&

@@ -104,7 +104,8 @@ EWISE_HD double scale_by_power_of_two(double v, int s) {
   // the high word alone (a 64-bit add is two instructions)
   return __hiloint2double(__double2hiint(v) + s * (1 << 20), __double2loint(v));
 #else
-  return bits_to_double(double_to_bits(v) + (static_cast<std::uint64_t>(static_cast<std::int64_t>(s)) << 52));
+  const auto shift = static_cast<std::uint64_t>(static_cast<std::int64_t>(s)) << 52;
+  return bits_to_double(double_to_bits(v) + shift);
 #endif
 }
 

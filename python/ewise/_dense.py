@@ -2,10 +2,10 @@
 the framework's route for a plain call (_interop.routes: torch's; NumPy's arrays through
 _ewise.numpy_binary, their buffers read in C++), else the general path through DLPack,
 which takes every operand kind, promotes by the first array's framework and gives every error
-its message."""
+its message. Dask arrays: _dask, a lazy Dask array whose blocks are calls of this."""
 import numpy
 
-from . import _ewise
+from . import _dask, _ewise
 from ._interop import (KDL_CPU, Call, adapter, check_devices, check_writable, is_scalar, routes,
                        types)
 
@@ -17,6 +17,8 @@ def call(op, a, b, out, kernel, autograd):
     kernel): what runs a call whose torch operand requires a gradient while grad mode is on
     (ewise.torch.binary, which autograd records; DLPack would refuse the tensor); None for calls
     that never have one."""
+    if _dask.is_dask(a) or _dask.is_dask(b) or _dask.is_dask(out):
+        return _dask.binary(call, op, a, b, out, kernel)
     result = routes.torch(op, a, b, out, kernel)
     if result is None:
         result = _ewise.numpy_binary(op, a, b, out, kernel)

@@ -33,10 +33,16 @@ class Outcomes:
             self.skipped += 1
 
 
-outcomes = Outcomes()
-rc = pytest.main(["-q", "-rs", "-p", "no:cacheprovider", *sys.argv[1:]], plugins=[outcomes])
-if rc in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED) and outcomes.ran == 0 \
-        and outcomes.skipped > 0:
-    print("skipped: every test skipped")
-    sys.exit(77)
-sys.exit(int(rc))
+def main():
+    outcomes = Outcomes()
+    rc = pytest.main(["-q", "-rs", "-p", "no:cacheprovider", *sys.argv[1:]], plugins=[outcomes])
+    if rc in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED) and outcomes.ran == 0 \
+            and outcomes.skipped > 0:
+        print("skipped: every test skipped")
+        sys.exit(77)
+    sys.exit(int(rc))
+
+
+# Guarded: a process a test spawns (Dask's LocalCluster) imports this main module again.
+if __name__ == "__main__":
+    main()

@@ -1,9 +1,11 @@
-"""Dask arrays as dense operands: an operation over a dask.array is a lazy dask.array computed
+"""Dask arrays as operands: an operation over a dask.array is a lazy dask.array computed
 blockwise by Dask's own element-wise machinery (dask.array.core.elemwise: broadcasting, chunks
 unified across operands, NumPy or CuPy arrays and Python scalars beside Dask arrays), each block
-by the dense call on its chunks, where the chunks live (NumPy chunks on the CPU backend, CuPy
-chunks on their GPU). dask is imported only when a Dask array arrives."""
-from ._interop import is_scalar
+by the dense or sparse call on its chunks, where the chunks live (NumPy and SciPy chunks on the
+CPU backend, CuPy and cupyx chunks on their GPU). Sparse chunks are SciPy or cupyx matrices;
+chunk boundaries need not line up (Dask slices the blocks to common ones). dask is imported only
+when a Dask array arrives."""
+from ._interop import adapter, is_scalar
 
 
 def is_dask(x):
@@ -11,12 +13,20 @@ def is_dask(x):
     return type(x).__module__.partition(".")[0] == "dask" and hasattr(x, "__dask_graph__")
 
 
+def any_dask(*xs):
+    """True when one of xs is a Dask collection."""
+    return any(is_dask(x) for x in xs)
+
+
 def _empty_like(x):
     """x (a Dask array's meta, an array, or a scalar) with every extent 0: what the call gives
     on it has the result's dtype and array type."""
     if is_dask(x):
         x = x._meta
-    return x if is_scalar(x) else x[tuple(slice(0, 0) for _ in x.shape)]
+    if is_scalar(x):
+        return x
+    empty = x[tuple(slice(0, 0) for _ in x.shape)]
+    return empty.tocoo() if adapter(x).is_sparse(x) else empty  # (SciPy slices CSR as CSR)
 
 
 def binary(call, op, a, b, out, kernel):
@@ -35,3 +45,46 @@ def binary(call, op, a, b, out, kernel):
 
     block.__name__ = f"ewise-{op}"
     return da.core.elemwise(block, a, b, dtype=dtype)
+
+
+def _lazy(x):
+    """x as elemwise takes it: a sparse matrix beside Dask arrays as a one-block Dask array (Dask
+    would densify it), anything else as it is."""
+    if is_dask(x) or is_scalar(x) or not adapter(x).is_sparse(x):
+        return x
+    import dask.array as da
+    return da.from_array(x, chunks=x.shape, asarray=False)
+
+
+def sparse_binary(call, a, b, out):
+    """call(a, b) (a sparse call with its options bound) as a Dask array, a or b a Dask array:
+    each block call(a's block, b's block), a sparse or dense result as call gives it."""
+    if out is not None:
+        raise TypeError("ewise: out= with Dask arrays: Dask arrays are immutable (the result is "
+                        "returned)")
+    import dask.array as da
+    dtype = call(_empty_like(a), _empty_like(b)).dtype
+
+    def block(x, y):
+        return call(x, y)
+
+    block.__name__ = "ewise-sparse"
+    return da.core.elemwise(block, _lazy(a), _lazy(b), dtype=dtype)
+
+
+def accumulate(call, dense, a):
+    """call(dense, a) (accumulate with its op bound) for a Dask dense: a new Dask array, each
+    block a copy of dense's block updated by a's block (Dask arrays are immutable, and a block
+    may be shared)."""
+    if not is_dask(dense):
+        raise TypeError("ewise: accumulate into a non-Dask array with a Dask operand: make dense "
+                        "a Dask array (the updated array is returned)")
+    import dask.array as da
+
+    def block(d, x):
+        d = d.copy()
+        call(d, x)
+        return d
+
+    block.__name__ = "ewise-accumulate"
+    return da.core.elemwise(block, dense, _lazy(a), dtype=dense.dtype)

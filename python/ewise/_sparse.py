@@ -4,8 +4,11 @@ are (when every sparse operand of the call is one; else as COO), others as COO, 
 host or on the stream of the first operand's framework (_interop.Call), results of that
 framework's kind. Operands of different dtypes promote by the sparse operand's framework's
 rules (PyTorch's for torch tensors, NumPy 2's otherwise: the C++ SparseOptions::promotion); a
-Python bool, int or float is a weak scalar, as the framework takes it."""
-from . import _ewise
+Python bool, int or float is a weak scalar, as the framework takes it. Dask arrays: _dask, a
+lazy Dask array whose blocks are calls of these."""
+import functools
+
+from . import _dask, _ewise
 from ._interop import Call, adapter, check_devices, check_writable, operand
 from ._interop.interface import Compressed, Operand
 from ._ops import op as _op
@@ -112,6 +115,10 @@ def multiply(a, b, drop_zeros=False, algorithm="automatic", validate_indices=Tru
     """a ⊙ b (see ewise.sparse.multiply). autograd(a, b, drop_zeros, validate_indices): what
     runs a call with a torch operand that requires a gradient while grad mode is on
     (ewise.torch.sparse_multiply); None for calls that never have one."""
+    if _dask.any_dask(a, b):
+        return _dask.sparse_binary(functools.partial(
+            multiply, drop_zeros=drop_zeros, algorithm=algorithm,
+            validate_indices=validate_indices), a, b, None)
     oa = _sparse_operand(a, "a")
     options = _options(oa.vals, drop_zeros, algorithm, validate_indices=validate_indices)
     if type(b) in _PYTHON_SCALARS:
@@ -144,6 +151,10 @@ def multiply(a, b, drop_zeros=False, algorithm="automatic", validate_indices=Tru
 
 def union(op, a, b, out, drop_zeros, fill_a, fill_b, validate_indices):
     """a op b for add, sub, min, max (see ewise.sparse.add)."""
+    if _dask.any_dask(a, b, out):
+        return _dask.sparse_binary(functools.partial(
+            union, op, out=None, drop_zeros=drop_zeros, fill_a=fill_a, fill_b=fill_b,
+            validate_indices=validate_indices), a, b, out)
     oa = _sparse_operand(a, "a")
     options = _options(oa.vals, drop_zeros, fill_a=fill_a, fill_b=fill_b,
                        validate_indices=validate_indices)
@@ -244,6 +255,9 @@ def _accumulate_rows(op, dense, rows, vals, nrows, canonical, validate_indices):
 def accumulate(op, dense, a, validate_indices):
     """dense = op(dense, a) at a's coordinates (see ewise.sparse.accumulate)."""
     op = _op(op)
+    if _dask.any_dask(dense, a):
+        return _dask.accumulate(functools.partial(accumulate, op,
+                                                  validate_indices=validate_indices), dense, a)
     row_sparse = _row_sparse(a)
     if row_sparse is not None:
         return _accumulate_rows(op, dense, *row_sparse, validate_indices)

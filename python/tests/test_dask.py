@@ -1,7 +1,9 @@
-"""ewise's dense operations on Dask arrays of NumPy chunks (CPU backend) against NumPy: every
-operation over chunks that do not line up, broadcasting against Dask and NumPy arrays and Python
-scalars, mixed dtypes by NumPy 2's rules, errors at graph build, results on the threaded
-scheduler and on a LocalCluster of two processes; importing ewise imports no Dask.
+"""ewise on Dask arrays (CPU backend): the dense operations over NumPy chunks against NumPy and
+the sparse ones over SciPy CSR chunks against SciPy: every dense operation over chunks that do
+not line up, broadcasting against Dask and NumPy arrays and Python scalars, mixed dtypes by
+NumPy 2's rules, sparse ⊙ and ⊕ sparse, dense and scalars, accumulate, errors at graph build,
+results on the threaded scheduler and on a LocalCluster of two processes; importing ewise
+imports no Dask.
 """
 import os
 import subprocess
@@ -9,6 +11,7 @@ import sys
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 import ewise
 
@@ -97,6 +100,65 @@ def test_empty_and_single_chunk():
     same(ewise.multiply(da.from_array(a, chunks=6), a).compute(), a * a)
 
 
+def sparse_pair(seed, dtypes=(np.float32, np.float32), shape=(60, 45)):
+    """Two random CSR matrices and Dask arrays of them in blocks that do not line up (rows and
+    columns)."""
+    a = sp.random(*shape, density=0.15, format="csr", dtype=dtypes[0], random_state=seed)
+    b = sp.random(*shape, density=0.15, format="csr", dtype=dtypes[1], random_state=seed + 1)
+    b = b + a.multiply(a > 0.5)  # some coordinates in both
+    x = da.from_array(a, chunks=(17, 20), asarray=False)
+    y = da.from_array(b.tocsr(), chunks=(11, 45), asarray=False)
+    return a, b.tocsr(), x, y
+
+
+def same_sparse(got, want):
+    assert sp.issparse(got), type(got)
+    assert got.dtype == want.dtype, (got.dtype, want.dtype)
+    np.testing.assert_array_equal(got.toarray(), want.toarray())
+    assert got.nnz == want.nnz
+
+
+def test_sparse_with_sparse_over_unaligned_blocks():
+    a, b, x, y = sparse_pair(SEED % 1000, (np.float32, np.float64))
+    got = ewise.sparse.multiply(x, y, drop_zeros=True)
+    assert isinstance(got, da.Array) and got.dtype == np.float64
+    same_sparse(got.compute(), a.multiply(b))
+    for op, want in (("add", a + b), ("subtract", a - b), ("minimum", a.minimum(b)),
+                     ("maximum", a.maximum(b))):
+        same_sparse(getattr(ewise.sparse, op)(x, y, drop_zeros=True).compute(), want.tocsr())
+    same_sparse(ewise.sparse.multiply(x, b, drop_zeros=True).compute(), a.multiply(b))
+
+
+def test_sparse_with_dense_and_scalars():
+    rng = np.random.default_rng(SEED + 3)
+    a, _, x, _ = sparse_pair(SEED % 1000 + 7)
+    d = rng.standard_normal((60, 45)).astype(np.float32)
+    row = rng.standard_normal(45).astype(np.float32)
+    dd = da.from_array(d, chunks=(9, 16))
+    same_sparse(ewise.sparse.multiply(x, dd).compute(), a.multiply(d).tocsr())
+    same_sparse(ewise.sparse.multiply(x, row).compute(), a.multiply(row).tocsr())
+    same_sparse(ewise.sparse.multiply(x, 2.5).compute(), a * np.float32(2.5))
+    same(ewise.sparse.add(x, dd).compute(), a.toarray() + d)
+    same(ewise.sparse.maximum(x, d).compute(), np.maximum(a.toarray(), d))
+
+
+def test_accumulate_returns_the_updated_array():
+    a, _, x, _ = sparse_pair(SEED % 1000 + 11)
+    table = np.ones((60, 45), np.float32)
+    t = da.from_array(table, chunks=(25, 45))
+    got = ewise.sparse.accumulate("add", t, x)
+    assert isinstance(got, da.Array)
+    same(got.compute(), table + a.toarray())
+    same(t.compute(), table)  # the input array is not touched
+    same(ewise.sparse.accumulate("max", t, x).compute(), np.maximum(table, a.toarray(),
+                                                                    where=a.toarray() != 0,
+                                                                    out=table.copy()))
+    with pytest.raises(TypeError, match="Dask"):
+        ewise.sparse.accumulate("add", table, x)
+    with pytest.raises(TypeError, match="immutable"):
+        ewise.sparse.add(x, t, out=t)
+
+
 def test_on_a_cluster_of_two_processes():
     distributed = pytest.importorskip("distributed")
     rng = np.random.default_rng(SEED + 2)
@@ -106,6 +168,9 @@ def test_on_a_cluster_of_two_processes():
             distributed.Client(cluster) as client:
         x = da.from_array(a, chunks=(16, 48))
         got = client.compute(ewise.add(ewise.multiply(x, 2.0), b)).result()
+        sa, sb, sx, sy = sparse_pair(SEED % 1000 + 13)
+        product = client.compute(ewise.sparse.multiply(sx, sy, drop_zeros=True)).result()
         workers = client.run(lambda: __import__("os").getpid())
     assert len(set(workers.values())) == 2
     same(got, a * np.float32(2.0) + b)
+    same_sparse(product, sa.multiply(sb))

@@ -72,13 +72,18 @@ def sparse_binary(call, a, b, out):
     return da.core.elemwise(block, _lazy(a), _lazy(b), dtype=dtype)
 
 
+def _into_dask(dense):
+    """TypeError unless dense, accumulate's target beside a Dask operand, is a Dask array."""
+    if not is_dask(dense):
+        raise TypeError("ewise: accumulate into a non-Dask array with a Dask operand: make dense "
+                        "a Dask array (the updated array is returned)")
+
+
 def accumulate(call, dense, a):
     """call(dense, a) (accumulate with its op bound) for a Dask dense: a new Dask array, each
     block a copy of dense's block updated by a's block (Dask arrays are immutable, and a block
     may be shared)."""
-    if not is_dask(dense):
-        raise TypeError("ewise: accumulate into a non-Dask array with a Dask operand: make dense "
-                        "a Dask array (the updated array is returned)")
+    _into_dask(dense)
     import dask.array as da
 
     def block(d, x):
@@ -88,3 +93,34 @@ def accumulate(call, dense, a):
 
     block.__name__ = "ewise-accumulate"
     return da.core.elemwise(block, dense, _lazy(a), dtype=dense.dtype)
+
+
+def accumulate_rows(call, dense, rows, values, nrows, canonical, validate_indices, make):
+    """accumulate(op, dense, row-sparse) for a Dask dense (a table in blocks) and a row-sparse
+    operand (rows, values, nrows, canonical) of arrays (a step's gradient, small beside the
+    table): a new Dask array, each block a copy updated by the stored rows that fall in it
+    (their values cut to its columns). make(rows, values, nrows, canonical): a RowSparse. The
+    rows are checked here, when validate_indices: a block would drop a row outside the table."""
+    if any_dask(rows, values):
+        raise TypeError("ewise: a row-sparse operand of Dask arrays: pass its rows and values as "
+                        "arrays (the table may be a Dask array)")
+    if dense.ndim < 1 or dense.shape[0] != nrows:
+        raise ValueError(f"ewise: accumulate: the table's shape {dense.shape} does not have "
+                         f"the row-sparse operand's {nrows} rows")
+    if validate_indices:
+        outside = (rows < 0) | (rows >= nrows)
+        if bool(outside.any()):
+            raise ValueError(f"ewise: a row index {int(rows[outside][0])} outside [0, {nrows})")
+
+    def block(d, block_info=None):
+        (r0, r1), *columns = block_info[0]["array-location"]
+        kept = (rows >= r0) & (rows < r1)
+        cut = values[kept][(slice(None),) + tuple(slice(lo, hi) for lo, hi in columns)]
+        # contiguous, as a row-sparse operand's values must be (torch: contiguous(); NumPy,
+        # CuPy: a copy is C-ordered)
+        cut = cut.contiguous() if hasattr(cut, "contiguous") else cut.copy()
+        d = d.copy()
+        call(d, make(rows[kept] - r0, cut, r1 - r0, canonical))
+        return d
+
+    return dense.map_blocks(block, dtype=dense.dtype, meta=dense._meta)

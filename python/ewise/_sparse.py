@@ -255,12 +255,14 @@ def _accumulate_rows(op, dense, rows, vals, nrows, canonical, validate_indices):
 def accumulate(op, dense, a, validate_indices):
     """dense = op(dense, a) at a's coordinates (see ewise.sparse.accumulate)."""
     op = _op(op)
-    if _dask.any_dask(dense, a):
-        return _dask.accumulate(functools.partial(accumulate, op,
-                                                  validate_indices=validate_indices), dense, a)
-    row_sparse = _row_sparse(a)
+    call = functools.partial(accumulate, op, validate_indices=validate_indices)
+    row_sparse = _row_sparse(a) if not _dask.is_dask(a) else None
     if row_sparse is not None:
+        if _dask.is_dask(dense):
+            return _dask.accumulate_rows(call, dense, *row_sparse, validate_indices, RowSparse)
         return _accumulate_rows(op, dense, *row_sparse, validate_indices)
+    if _dask.any_dask(dense, a):
+        return _dask.accumulate(call, dense, a)
     oa = _sparse_operand(a, "a")
     device = check_devices(dense=dense, a=oa.vals)
     check_writable(dense, "dense")

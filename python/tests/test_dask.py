@@ -1,7 +1,8 @@
 """ewise on Dask arrays (CPU backend): the dense operations over NumPy chunks against NumPy and
 the sparse ones over SciPy CSR chunks against SciPy: every dense operation over chunks that do
 not line up, broadcasting against Dask and NumPy arrays and Python scalars, mixed dtypes by
-NumPy 2's rules, sparse ⊙ and ⊕ sparse, dense and scalars, accumulate, errors at graph build,
+NumPy 2's rules, sparse ⊙ and ⊕ sparse, dense and scalars, accumulate (of a sparse and of a
+row-sparse operand into a table in blocks), errors at graph build,
 results on the threaded scheduler and on a LocalCluster of two processes; importing ewise
 imports no Dask.
 """
@@ -157,6 +158,25 @@ def test_accumulate_returns_the_updated_array():
         ewise.sparse.accumulate("add", table, x)
     with pytest.raises(TypeError, match="immutable"):
         ewise.sparse.add(x, t, out=t)
+
+
+def test_row_sparse_gradient_into_a_table_in_blocks():
+    rng = np.random.default_rng(SEED + 4)
+    table = rng.integers(-9, 9, size=(100, 16)).astype(np.float32)
+    t = da.from_array(table, chunks=(30, 6))  # row and column blocks
+    rows = rng.integers(0, 100, size=40)  # duplicates among them, unsorted
+    vals = rng.integers(-5, 5, size=(40, 16)).astype(np.float32)  # (sums exact in any order)
+    got = ewise.sparse.accumulate("add", t, ewise.sparse.RowSparse(rows, vals, 100))
+    want = table.copy()
+    np.add.at(want, rows, vals)
+    same(got.compute(), want)
+    same(t.compute(), table)
+    with pytest.raises(ValueError, match="outside"):
+        ewise.sparse.accumulate("add", t, ewise.sparse.RowSparse(np.array([100]), vals[:1], 100))
+    with pytest.raises(ValueError, match="rows"):
+        ewise.sparse.accumulate("add", t, ewise.sparse.RowSparse(rows, vals, 99))
+    with pytest.raises(TypeError, match="Dask"):
+        ewise.sparse.accumulate("add", t, ewise.sparse.RowSparse(da.from_array(rows), vals, 100))
 
 
 def test_on_a_cluster_of_two_processes():

@@ -23,6 +23,7 @@ namespace ewise {
 namespace {
 
 using sparse_detail::for_each_coord;
+using sparse_detail::for_each_coord_parallel;
 using sparse_detail::host_index;
 using sparse_detail::Summed;
 using sparse_detail::summed;
@@ -352,7 +353,7 @@ void host_combine_dense(BinaryOp op, double fill_a, const CooView& a, const Dens
     // place; check_union_output refuses any other overlap).
     std::vector<C> entries(sa.keys.size());
     with_union_op(op, [&](auto f) {
-      for_each_coord(sa.keys, nc, [&](std::size_t i, std::int64_t r, std::int64_t c) {
+      for_each_coord_parallel(sa.keys, nc, [&](std::size_t i, std::int64_t r, std::int64_t c) {
         entries[i] = f(sa.vals[i], at(r, c));
       });
     });
@@ -365,7 +366,7 @@ void host_combine_dense(BinaryOp op, double fill_a, const CooView& a, const Dens
         d.data, TensorDesc::strided(dtype, Dims{a.desc.nrows, nc}, Dims{d.row_stride, d.col_stride}),
         Memory::host);
     binary(op, Scalar::of(dtype, fill_a), dense, out);
-    for_each_coord(sa.keys, nc, [&](std::size_t i, std::int64_t r, std::int64_t c) {
+    for_each_coord_parallel(sa.keys, nc, [&](std::size_t i, std::int64_t r, std::int64_t c) {
       E::store(out.data, r * s0 + c * s1, entries[i]);
     });
   });
@@ -376,7 +377,8 @@ void host_accumulate(BinaryOp op, const TensorView& dense, const CooView& a) {
     using E = decltype(e);
     with_union_op(op, [&](auto f) {
       const auto sa = summed<E>(a);
-      for_each_coord(sa.keys, a.desc.ncols, [&](std::size_t i, std::int64_t r, std::int64_t c) {
+      for_each_coord_parallel(sa.keys, a.desc.ncols, [&](std::size_t i, std::int64_t r,
+                                                         std::int64_t c) {
         const std::int64_t k = r * dense.desc.strides[0] + c * dense.desc.strides[1];
         E::store(dense.data, k, f(E::load(dense.data, k), sa.vals[i]));
       });

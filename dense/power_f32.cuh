@@ -17,7 +17,6 @@ struct PowerF32Args {
   float* out = nullptr;
   std::uint64_t n = 0;
   float b_value = 0;  ///< a scalar exponent
-  bool b_held = false;
 };
 
 /// out = a ** b: persistent blocks whose warps stride over tiles of 32 V float4 of out, each
@@ -25,7 +24,7 @@ struct PowerF32Args {
 /// shared memory; refused elements after their tile (apply_chunk); NaN results stored
 /// canonical; the last n % (128 V) elements one a thread. V = 2 for a tensor exponent, 1 for a
 /// held one (H200 test kernel, 2^26 floats: x ** y 0.204 ms at V = 2 against 0.213 at 1,
-/// x ** 0.7 0.178 at 1 against 0.194 at 2).
+/// x ** 0.7 0.178 at 1 against 0.194 at 2). Held: b is p.b's one element or p.b_value.
 template <bool Held>
 __global__ void __launch_bounds__(128, 8) power_f32_kernel(PowerF32Args p) {
   constexpr int V = Held ? 1 : 2;
@@ -84,7 +83,7 @@ inline void launch_power_f32(const CallTypes& t, const DensePlan& plan, cudaStre
   p.a = static_cast<const float*>(plan.a);
   p.out = static_cast<float*>(plan.out);
   p.n = static_cast<std::uint64_t>(plan.numel);
-  p.b_held = t.b_scalar || plan.plan.strides[2][0] == 0;
+  const bool held = t.b_scalar || plan.plan.strides[2][0] == 0;
   p.b = t.b_scalar ? nullptr : static_cast<const float*>(plan.b);
   p.b_value = scalar_value<float>(t.b_value);
   const auto run = [&](auto kernel, int v) {  // v: V
@@ -94,7 +93,7 @@ inline void launch_power_f32(const CallTypes& t, const DensePlan& plan, cudaStre
     grid.need = std::max<std::int64_t>((plan.numel + 128 * 4 * v - 1) / (128 * 4 * v), 1);
     launch("power f32", kernel, grid_blocks(kernel, grid, 128), 128, 0, stream, p);
   };
-  if (p.b_held) run(power_f32_kernel<true>, 1);
+  if (held) run(power_f32_kernel<true>, 1);
   else run(power_f32_kernel<false>, 2);
 }
 

@@ -435,6 +435,35 @@ TEST_F(SparseReferenceRandom, LargeShuffledOperandsSortOverThreads) {
   }
 }
 
+// COO ⊕ dense and accumulate with entries enough for their gathers and scatters to split over
+// the pool (for_each_coord_parallel; ctest runs this at 1 and 5 threads too): an operand in no
+// order with duplicates, against the dense reference of its densified form (i64: exact sums).
+TEST_F(SparseReferenceRandom, LargeEntriesIntoDenseOverThreads) {
+  verify::CooGenOptions o;
+  o.dtype = DType::i64;
+  o.unsorted = true;
+  o.duplicate_fraction = 0.3;
+  const std::int64_t nr = 1200, nc = 1500;
+  const HostCoo a = verify::random_coo(nr, nc, 0.4, seed_, o);
+  ASSERT_GE(a.nnz(), 2 * (std::int64_t{1} << 18));
+  const HostTensor da = coo_to_dense<HostTensor>(a);
+  const HostTensor d = verify::random_tensor(DType::i64, Dims{nr, nc}, seed_ + 1);
+  std::vector<char> in_a(static_cast<std::size_t>(nr * nc), 0);
+  for (const Entry& e : entries(coalesce<HostCoo>(a))) in_a[e.r * nc + e.c] = 1;
+  for (const BinaryOp op : {BinaryOp::add, BinaryOp::max}) {
+    HostTensor want(DType::i64, Dims{nr, nc});
+    reference_binary(op, da.view(), d.view(), want.view());
+    const HostTensor got = combine<HostTensor>(op, a, d.view());
+    EXPECT_EQ(0, std::memcmp(got.data(), want.data(), want.bytes())) << op_name(op);
+    HostTensor acc = to_host(d.view());
+    accumulate(op, acc.view(), a);
+    for (std::int64_t i = 0; i < nr * nc; ++i)
+      ASSERT_EQ(acc.data_as<std::int64_t>()[i],
+                in_a[i] ? want.data_as<std::int64_t>()[i] : d.data_as<std::int64_t>()[i])
+          << op_name(op) << " element " << i;
+  }
+}
+
 TEST_F(SparseReferenceRandom, CoalesceAndRoundTrips) {
   for (const IndexType index : {IndexType::i32, IndexType::i64}) {
     verify::CooGenOptions o;

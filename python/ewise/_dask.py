@@ -18,6 +18,13 @@ def any_dask(*xs):
     return any(is_dask(x) for x in xs)
 
 
+def _no_out(out):
+    """TypeError for an out= beside Dask operands."""
+    if out is not None:
+        raise TypeError("ewise: out= with Dask arrays: Dask arrays are immutable (the result is "
+                        "returned)")
+
+
 def _empty_like(x):
     """x (a Dask array's meta, an array, or a scalar) with every extent 0: what the call gives
     on it has the result's dtype and array type."""
@@ -34,9 +41,7 @@ def binary(call, op, a, b, out, kernel):
     (_dense.call's signature). The result's dtype comes from the call on empty operands, so
     that a wrong dtype raises here, when the graph is built, as a wrong shape does (Dask's
     broadcasting check)."""
-    if out is not None:
-        raise TypeError("ewise: out= with Dask arrays: Dask arrays are immutable (the result is "
-                        "returned)")
+    _no_out(out)
     import dask.array as da
     dtype = call(op, _empty_like(a), _empty_like(b), None, kernel, None).dtype
 
@@ -59,9 +64,7 @@ def _lazy(x):
 def sparse_binary(call, a, b, out):
     """call(a, b) (a sparse call with its options bound) as a Dask array, a or b a Dask array:
     each block call(a's block, b's block), a sparse or dense result as call gives it."""
-    if out is not None:
-        raise TypeError("ewise: out= with Dask arrays: Dask arrays are immutable (the result is "
-                        "returned)")
+    _no_out(out)
     import dask.array as da
     dtype = call(_empty_like(a), _empty_like(b)).dtype
 
@@ -72,19 +75,15 @@ def sparse_binary(call, a, b, out):
     return da.core.elemwise(block, _lazy(a), _lazy(b), dtype=dtype)
 
 
-def _into_dask(dense):
-    """TypeError unless dense, accumulate's target beside a Dask operand, is a Dask array."""
-    if not is_dask(dense):
-        raise TypeError("ewise: accumulate into a non-Dask array with a Dask operand: make dense "
-                        "a Dask array (the updated array is returned)")
-
-
 def accumulate(call, dense, a):
     """call(dense, a) (accumulate with its op bound) for a Dask dense: a new Dask array, each
     block a copy of dense's block updated by a's block (Dask arrays are immutable, and a block
-    may be shared)."""
-    _into_dask(dense)
+    may be shared). The call on empty operands first: wrong dtypes raise at graph build."""
+    if not is_dask(dense):
+        raise TypeError("ewise: accumulate into a non-Dask array with a Dask operand: make dense "
+                        "a Dask array (the updated array is returned)")
     import dask.array as da
+    call(_empty_like(dense).copy(), _empty_like(a))
 
     def block(d, x):
         d = d.copy()
@@ -100,7 +99,8 @@ def accumulate_rows(call, dense, rows, values, nrows, canonical, validate_indice
     operand (rows, values, nrows, canonical) of arrays (a step's gradient, small beside the
     table): a new Dask array, each block a copy updated by the stored rows that fall in it
     (their values cut to its columns). make(rows, values, nrows, canonical): a RowSparse. The
-    rows are checked here, when validate_indices: a block would drop a row outside the table."""
+    rows are checked here, when validate_indices (a block would drop a row outside the table), and
+    the dtypes by the call on empty operands."""
     if any_dask(rows, values):
         raise TypeError("ewise: a row-sparse operand of Dask arrays: pass its rows and values as "
                         "arrays (the table may be a Dask array)")
@@ -111,6 +111,8 @@ def accumulate_rows(call, dense, rows, values, nrows, canonical, validate_indice
         outside = (rows < 0) | (rows >= nrows)
         if bool(outside.any()):
             raise ValueError(f"ewise: a row index {int(rows[outside][0])} outside [0, {nrows})")
+    empty = dense._meta.reshape((0,) + tuple(dense.shape[1:]))  # (size 0: any such shape)
+    call(empty.copy(), make(rows[:0], values[:0], 0, canonical))  # the dtypes
 
     def block(d, block_info=None):
         (r0, r1), *columns = block_info[0]["array-location"]

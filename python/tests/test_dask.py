@@ -156,6 +156,8 @@ def test_accumulate_returns_the_updated_array():
                                                                     out=table.copy()))
     with pytest.raises(TypeError, match="Dask"):
         ewise.sparse.accumulate("add", table, x)
+    with pytest.raises(ValueError, match="dtype"):  # dense not of the result dtype: at graph build
+        ewise.sparse.accumulate("add", da.from_array(table.astype(np.int32), chunks=25), x)
     with pytest.raises(TypeError, match="immutable"):
         ewise.sparse.add(x, t, out=t)
 
@@ -177,6 +179,8 @@ def test_row_sparse_gradient_into_a_table_in_blocks():
         ewise.sparse.accumulate("add", t, ewise.sparse.RowSparse(rows, vals, 99))
     with pytest.raises(TypeError, match="Dask"):
         ewise.sparse.accumulate("add", t, ewise.sparse.RowSparse(da.from_array(rows), vals, 100))
+    with pytest.raises(ValueError, match="dtype"):  # at graph build
+        ewise.sparse.accumulate("add", t.astype(np.int32), ewise.sparse.RowSparse(rows, vals, 100))
 
 
 def test_on_a_cluster_of_two_processes():

@@ -33,10 +33,7 @@ void run_converting_division(const CallTypes& t, const DensePlan& plan, cudaStre
     }
   }
   // f32 ** f32 into f32, contiguous and aligned: its own kernel (power_f32.cuh)
-  if (power_f32_applies(t, plan)) {
-    launch_power_f32(t, plan, stream);
-    return;
-  }
+  if (run_power_f32(t, plan, stream)) return;
   run_converting_of<ops::FloorDiv, ops::Remainder, ops::Pow, ops::FMin, ops::FMax>(t, plan,
                                                                                    stream);
 }

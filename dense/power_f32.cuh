@@ -60,30 +60,27 @@ __global__ void __launch_bounds__(128, 8) power_f32_kernel(PowerF32Args p) {
     p.out[i] = canonical_nan(f(p.a[i], Held ? b0 : p.b[i]));
 }
 
-/// Whether power_f32_kernel runs the call: power in the f32 compute type with an f32 result,
-/// a an f32 tensor, b an f32 tensor or scalar, out f32, none rounded; a rank-1 plan with stride 1
-/// for out and a, 1 or 0 for b; a, out and a tensor b at 16-byte boundaries.
-inline bool power_f32_applies(const CallTypes& t, const DensePlan& plan) {
+/// Runs the call by power_f32_kernel, one wave of resident blocks, where it is one the kernel
+/// takes: power in the f32 compute type with an f32 result, a an f32 tensor, b an f32 tensor or
+/// scalar, out f32, none rounded; a rank-1 plan with stride 1 for out and a, 1 or 0 for b; a,
+/// out and a tensor b at 16-byte boundaries. Returns whether it ran it.
+inline bool run_power_f32(const CallTypes& t, const DensePlan& plan, cudaStream_t stream) {
   const BroadcastPlan& P = plan.plan;
   const auto aligned = [](const void* ptr) {
     return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0;
   };
-  const bool b_held = t.b_scalar || (P.rank() == 1 && P.strides[2][0] == 0);
-  return t.op == BinaryOp::power && t.types.compute == DType::f32 &&
-         t.types.result == DType::f32 && t.out == DType::f32 && t.a == DType::f32 &&
-         !t.a_scalar && !t.a_round && !t.b_round && (t.b_scalar || t.b == DType::f32) &&
-         P.rank() == 1 && P.strides[0][0] == 1 && P.strides[1][0] == 1 &&
-         (b_held || P.strides[2][0] == 1) && aligned(plan.out) && aligned(plan.a) &&
-         (b_held || aligned(plan.b));
-}
-
-/// Launches power_f32_kernel for a call power_f32_applies to: one wave of resident blocks.
-inline void launch_power_f32(const CallTypes& t, const DensePlan& plan, cudaStream_t stream) {
+  const bool held = t.b_scalar || (P.rank() == 1 && P.strides[2][0] == 0);
+  if (!(t.op == BinaryOp::power && t.types.compute == DType::f32 &&
+        t.types.result == DType::f32 && t.out == DType::f32 && t.a == DType::f32 &&
+        !t.a_scalar && !t.a_round && !t.b_round && (t.b_scalar || t.b == DType::f32) &&
+        P.rank() == 1 && P.strides[0][0] == 1 && P.strides[1][0] == 1 &&
+        (held || P.strides[2][0] == 1) && aligned(plan.out) && aligned(plan.a) &&
+        (held || aligned(plan.b))))
+    return false;
   PowerF32Args p;
   p.a = static_cast<const float*>(plan.a);
   p.out = static_cast<float*>(plan.out);
   p.n = static_cast<std::uint64_t>(plan.numel);
-  const bool held = t.b_scalar || plan.plan.strides[2][0] == 0;
   p.b = t.b_scalar ? nullptr : static_cast<const float*>(plan.b);
   p.b_value = scalar_value<float>(t.b_value);
   const auto run = [&](auto kernel, int v) {  // v: V
@@ -95,6 +92,7 @@ inline void launch_power_f32(const CallTypes& t, const DensePlan& plan, cudaStre
   };
   if (held) run(power_f32_kernel<true>, 1);
   else run(power_f32_kernel<false>, 2);
+  return true;
 }
 
 }  // namespace ewise::detail

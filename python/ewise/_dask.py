@@ -36,22 +36,6 @@ def _empty_like(x):
     return empty.tocoo() if adapter(x).is_sparse(x) else empty  # (SciPy slices CSR as CSR)
 
 
-def binary(call, op, a, b, out, kernel):
-    """op(a, b) as a Dask array, one of a and b a Dask array (or out). call: the dense call
-    (_dense.call's signature). The result's dtype comes from the call on empty operands, so
-    that a wrong dtype raises here, when the graph is built, as a wrong shape does (Dask's
-    broadcasting check)."""
-    _no_out(out)
-    import dask.array as da
-    dtype = call(op, _empty_like(a), _empty_like(b), None, kernel, None).dtype
-
-    def block(x, y):
-        return call(op, x, y, None, kernel, None)
-
-    block.__name__ = f"ewise-{op}"
-    return da.core.elemwise(block, a, b, dtype=dtype)
-
-
 def _lazy(x):
     """x as elemwise takes it: a sparse matrix beside Dask arrays as a one-block Dask array (Dask
     would densify it), anything else as it is."""
@@ -61,9 +45,11 @@ def _lazy(x):
     return da.from_array(x, chunks=x.shape, asarray=False)
 
 
-def sparse_binary(call, a, b, out):
-    """call(a, b) (a sparse call with its options bound) as a Dask array, a or b a Dask array:
-    each block call(a's block, b's block), a sparse or dense result as call gives it."""
+def binary(call, a, b, out, name):
+    """call(a, b) (a dense or sparse call with its op and options bound) as a Dask array, a or b
+    a Dask array: each block call(a's block, b's block), its result as call gives it (sparse or
+    dense). The dtype comes from call on empty operands, so that a wrong dtype raises here, when
+    the graph is built, as a wrong shape does (Dask's broadcasting check). name: the blocks'."""
     _no_out(out)
     import dask.array as da
     dtype = call(_empty_like(a), _empty_like(b)).dtype
@@ -71,7 +57,7 @@ def sparse_binary(call, a, b, out):
     def block(x, y):
         return call(x, y)
 
-    block.__name__ = "ewise-sparse"
+    block.__name__ = name
     return da.core.elemwise(block, _lazy(a), _lazy(b), dtype=dtype)
 
 

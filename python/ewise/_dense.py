@@ -18,7 +18,8 @@ def call(op, a, b, out, kernel, autograd):
     (ewise.torch.binary, which autograd records; DLPack would refuse the tensor); None for calls
     that never have one."""
     if _dask.is_dask(a) or _dask.is_dask(b) or _dask.is_dask(out):
-        return _dask.binary(call, op, a, b, out, kernel)
+        return _dask.binary(lambda x, y: call(op, x, y, None, kernel, None), a, b, out,
+                            f"ewise-{op}")
     result = routes.torch(op, a, b, out, kernel)
     if result is None:
         result = _ewise.numpy_binary(op, a, b, out, kernel)

@@ -116,9 +116,9 @@ def multiply(a, b, drop_zeros=False, algorithm="automatic", validate_indices=Tru
     runs a call with a torch operand that requires a gradient while grad mode is on
     (ewise.torch.sparse_multiply); None for calls that never have one."""
     if _dask.any_dask(a, b):
-        return _dask.sparse_binary(functools.partial(
+        return _dask.binary(functools.partial(
             multiply, drop_zeros=drop_zeros, algorithm=algorithm,
-            validate_indices=validate_indices), a, b, None)
+            validate_indices=validate_indices), a, b, None, "ewise-multiply")
     oa = _sparse_operand(a, "a")
     options = _options(oa.vals, drop_zeros, algorithm, validate_indices=validate_indices)
     if type(b) in _PYTHON_SCALARS:
@@ -152,9 +152,9 @@ def multiply(a, b, drop_zeros=False, algorithm="automatic", validate_indices=Tru
 def union(op, a, b, out, drop_zeros, fill_a, fill_b, validate_indices):
     """a op b for add, sub, min, max (see ewise.sparse.add)."""
     if _dask.any_dask(a, b, out):
-        return _dask.sparse_binary(functools.partial(
+        return _dask.binary(functools.partial(
             union, op, out=None, drop_zeros=drop_zeros, fill_a=fill_a, fill_b=fill_b,
-            validate_indices=validate_indices), a, b, out)
+            validate_indices=validate_indices), a, b, out, f"ewise-{op}")
     oa = _sparse_operand(a, "a")
     options = _options(oa.vals, drop_zeros, fill_a=fill_a, fill_b=fill_b,
                        validate_indices=validate_indices)

@@ -1,18 +1,27 @@
 // dense/convert_division.cu — the converting kernel for floor_divide, remainder, power, fmin,
-// fmax (convert.cuh).
+// fmax (convert.cuh); power over contiguous operands of one float dtype by power.cuh's kernel.
 #include "convert.cuh"
-#include "power_f32.cuh"
+#include "power.cuh"
 
 namespace ewise::detail {
+
+/// A power call in an f32 or 16-bit float compute type by functor f: power.cuh's kernel where
+/// it takes the call, the converting kernel otherwise.
+template <class F>
+void run_float_power(const F& f, const CallTypes& t, const DensePlan& plan, cudaStream_t stream) {
+  if (!run_power(f, t, plan, stream)) launch_converting<F, float>(f, t, plan, stream);
+}
+
 void run_converting_division(const CallTypes& t, const DensePlan& plan, cudaStream_t stream) {
-  // Power in the f32 compute type by a scalar integer exponent up to 16 (x ** 3, x ** -2): a
-  // functor of that path alone (pow_f32.hpp; the same values), f64 products instead of Pow's
-  // series (H200 test kernel, x ** 3: 0.142 ms against 0.337); x ** 2 one of its own, a * a, in
-  // the short operations' kernel shape; a 16-bit result needs only f32 products (PowSmallInt16:
-  // bf16 ** 3 0.107 ms against PowSmallInt's 0.131 in this kernel).
-  if (t.op == BinaryOp::power && t.b_scalar &&
-      (t.types.compute == DType::f32 || t.types.compute == DType::f16 ||
-       t.types.compute == DType::bf16)) {
+  const bool float_power = t.op == BinaryOp::power &&
+                           (t.types.compute == DType::f32 || t.types.compute == DType::f16 ||
+                            t.types.compute == DType::bf16);
+  if (float_power && t.b_scalar) {
+    // By a scalar integer exponent up to 16 (x ** 3, x ** -2): a functor of that path alone
+    // (pow_f32.hpp; the same values), f64 products instead of Pow's series (H200 test kernel, x
+    // ** 3: 0.142 ms against 0.337); a 16-bit result needs only f32 products (PowSmallInt16:
+    // bf16 ** 3 0.107 ms against PowSmallInt's 0.131 in the converting kernel). x ** 2 one of
+    // its own, a * a, in the short operations' shape of the converting kernel.
     const float b = scalar_value<float>(t.b_value);
     if (b == 2.0f) {
       launch_converting<ops::detail::PowSquare, float>({}, t, plan, stream);
@@ -23,17 +32,19 @@ void run_converting_division(const CallTypes& t, const DensePlan& plan, cudaStre
       if (t.types.result == DType::bf16 || t.types.result == DType::f16) {
         const bool bf16 = t.types.result == DType::bf16;
         const int base_bits = t.a == DType::bf16 ? 8 : t.a == DType::f16 ? 11 : 24;
-        launch_converting<ops::detail::PowSmallInt16, float>(
-            {n, bf16 ? 16 : 13, bf16 ? 0x1p-126f : 0x1p-14f, n > 0 && n * base_bits <= 24}, t,
-            plan, stream);
+        run_float_power(ops::detail::PowSmallInt16{n, bf16 ? 16 : 13, bf16 ? 0x1p-126f : 0x1p-14f,
+                                                   n > 0 && n * base_bits <= 24},
+                        t, plan, stream);
       } else {
-        launch_converting<ops::detail::PowSmallInt, float>({n}, t, plan, stream);
+        run_float_power(ops::detail::PowSmallInt{n}, t, plan, stream);
       }
       return;
     }
   }
-  // f32 ** f32 into f32, contiguous and aligned: its own kernel (power_f32.cuh)
-  if (run_power_f32(t, plan, stream)) return;
+  if (float_power) {
+    run_float_power(ops::Pow{}, t, plan, stream);
+    return;
+  }
   run_converting_of<ops::FloorDiv, ops::Remainder, ops::Pow, ops::FMin, ops::FMax>(t, plan,
                                                                                    stream);
 }

@@ -546,14 +546,18 @@ TEST(MixedGpu, FloatRemaindersAtTheEdgesOfTheFastFmod) {
   }
 }
 
-/// n f32 pairs (a, b) for f32 power: every path of pow_f32_fast and its refusals: bases over the
-/// float range and near 1 (with exponents taking |b log2 a| up to and past 126, the series'
-/// limit), negative bases with integer exponents (odd, even, up to and past 2^22) and others,
-/// zeros, subnormals, infinities, NaNs, exponents 0, 2 and subnormal.
-void fill_power_edges(float* a, float* b, std::int64_t n, std::mt19937_64& rng) {
+/// n pairs (a, b) for power, stored as dtype t (f32, f16 or bf16): every path of pow_f32_fast
+/// and its refusals: bases over the float range and near 1 (with exponents taking
+/// |b log2 a| up to and past 126, the series' limit), negative bases with integer exponents
+/// (odd, even, up to and past 2^22) and others, zeros, subnormals, infinities, NaNs, exponents
+/// 0, 2 and subnormal; in a 16-bit dtype each rounded to it, past its range infinite.
+void fill_power_edges(DType t, void* a, void* b, std::int64_t n, std::mt19937_64& rng) {
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   const float specials[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 0x1p-140f, -0x1p-149f, 1.0f,
                             -1.0f, 2.0f, 0x1.fffffep127f, 0x1p-126f};
+  const auto store = [&](void* p, std::int64_t i, float v) {
+    detail::store_double(t, static_cast<std::byte*>(p) + i * static_cast<std::int64_t>(dtype_size(t)), v);
+  };
   for (std::int64_t i = 0; i < n; ++i) {
     const double u = unit(rng), v = unit(rng);
     float x = static_cast<float>(std::exp2(u * 40 - 20)), y = static_cast<float>(v * 8 - 4);
@@ -567,38 +571,46 @@ void fill_power_edges(float* a, float* b, std::int64_t n, std::mt19937_64& rng) 
       case 5: x = static_cast<float>(std::exp2(u * 250 - 125)); break;
       default: break;
     }
-    a[i] = x;
-    b[i] = y;
+    store(a, i, x);
+    store(b, i, y);
   }
 }
 
-// f32 ** f32 into f32: power_f32_kernel (contiguous, aligned) at its tiles' edges with a tensor,
-// a scalar and a broadcast one-element exponent, and the converting kernel where a
-// pointer is off its 16-byte boundary; every path of the series against the reference.
-TEST(MixedGpu, FloatPowerKernelAtTileEdges) {
+// Power of f32, f16 and bf16 tensors: the power kernel (power.cuh) at its tiles' edges, with a
+// head where a, b and out sit alike off a 16-byte boundary, with a tensor, a scalar (integer
+// exponents among them) and a broadcast one-element exponent; the converting kernel where the
+// operands sit differently or the result is another dtype; every path of the series and of the
+// integer powers against the reference.
+TEST(MixedGpu, PowerKernelAtTileEdges) {
   EWISE_REQUIRE_GPU();
   const std::uint64_t seed = test_seed();
   std::mt19937_64 rng(seed);
   const std::vector<std::int64_t> lengths =
       test::sanitizer_sizes() ? std::vector<std::int64_t>{1, 129, 513}
-                              : std::vector<std::int64_t>{1, 127, 128, 129, 255, 256, 257, 511,
-                                                          512, 513, 4097, 100003};
-  for (std::int64_t n : lengths)
-    for (int offsets = 0; offsets < 2; ++offsets) {
-      Tensor a(DType::f32, {n}, Layout::contiguous(1, offsets == 1), rng);
-      Tensor b(DType::f32, {n}, Layout::contiguous(1), rng);
-      fill_power_edges(static_cast<float*>(a.host.data()), static_cast<float*>(b.host.data()),
-                       a.dev.buffer_elements, rng);
-      EWISE_CUDA_CHECK(cudaMemcpy(a.dev.buf.data(), a.host.data(), a.host.bytes(), cudaMemcpyHostToDevice));
-      EWISE_CUDA_CHECK(cudaMemcpy(b.dev.buf.data(), b.host.data(), b.host.bytes(), cudaMemcpyHostToDevice));
-      DeviceOperand out(DType::f32, {n}, Layout::contiguous(1));
-      EXPECT_EQ(check(BinaryOp::power, a, b, out), "");
-      EXPECT_EQ(check(BinaryOp::power, a, Arg(Scalar::weak_float(0.7)), out), "");
-      EXPECT_EQ(check(BinaryOp::power, a, Arg(Scalar::of(DType::f32, -2.5)), out), "");
-      Tensor one(DType::f32, {1}, Layout::contiguous(1), rng);
-      EXPECT_EQ(check(BinaryOp::power, a, one, out), "");
-      if (HasFailure()) return;
-    }
+                              : std::vector<std::int64_t>{1, 7, 127, 128, 129, 255, 256, 257,
+                                                          511, 512, 513, 4097, 100003};
+  const Scalar scalars[] = {Scalar::weak_float(0.7), Scalar::of(DType::f32, -2.5),
+                            Scalar::weak_int(3),     Scalar::weak_int(-2),
+                            Scalar::weak_int(5),     Scalar::weak_float(-16.0),
+                            Scalar::weak_int(2)};
+  // element offsets of a, b, out: alike, a head; a off, b alike; a and out off, b not
+  const int offsets[][3] = {{0, 0, 0}, {1, 1, 1}, {3, 3, 3}, {1, 0, 0}, {1, 0, 1}};
+  for (DType t : {DType::f32, DType::f16, DType::bf16})
+    for (std::int64_t n : lengths)
+      for (const auto& o : offsets) {
+        Tensor a(t, {n}, Layout::contiguous(1, o[0]), rng);
+        Tensor b(t, {n}, Layout::contiguous(1, o[1]), rng);
+        fill_power_edges(t, a.host.data(), b.host.data(),
+                         std::min(a.dev.buffer_elements, b.dev.buffer_elements), rng);
+        EWISE_CUDA_CHECK(cudaMemcpy(a.dev.buf.data(), a.host.data(), a.host.bytes(), cudaMemcpyHostToDevice));
+        EWISE_CUDA_CHECK(cudaMemcpy(b.dev.buf.data(), b.host.data(), b.host.bytes(), cudaMemcpyHostToDevice));
+        DeviceOperand out(t, {n}, Layout::contiguous(1, o[2]));
+        EXPECT_EQ(check(BinaryOp::power, a, b, out), "");
+        for (const Scalar& s : scalars) EXPECT_EQ(check(BinaryOp::power, a, Arg(s), out), "");
+        Tensor one(t, {1}, Layout::contiguous(1), rng);
+        EXPECT_EQ(check(BinaryOp::power, a, one, out), "");
+        if (HasFailure()) return;
+      }
 }
 
 // A result stored in an output of another dtype that same_kind allows: rounded once from the

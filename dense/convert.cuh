@@ -57,12 +57,22 @@ struct ConvertArgs {
 };
 
 /// Whether F has a fast path for compute type C: `bool f.fast(x, y, r)`, false where only
-/// f(x, y) gives r (ops::Pow, pow_f32.hpp's PowSmallInt and PowSmallInt16).
+/// f(x, y) gives r (ops::Pow).
 template <class F, class C, class = void>
 inline constexpr bool kHasFast = false;
 template <class F, class C>
 inline constexpr bool kHasFast<
     F, C, std::void_t<decltype(std::declval<const F&>().fast(C{}, C{}, std::declval<C&>()))>> =
+    true;
+
+/// Whether F takes a chunk of S elements of C at a time with a held operand (its own: pow_f32.hpp's
+/// PowSmallInt and PowSmallIntExact): `unsigned f.chunk(x, r)`, the refused elements as bits.
+template <class F, class C, int S, class = void>
+inline constexpr bool kHasChunk = false;
+template <class F, class C, int S>
+inline constexpr bool kHasChunk<F, C, S,
+                                std::void_t<decltype(std::declval<const F&>().chunk(
+                                    std::declval<const C (&)[S]>(), std::declval<C (&)[S]>()))>> =
     true;
 
 /// f(x, y) out of line: the refused elements' call in apply_chunk. Inlined there, f's own fast
@@ -75,25 +85,28 @@ __device__ __noinline__ auto call_refused(const F& f, C x, C y) {
 }
 
 /// r[e] = f(x[e], y[e]) for a chunk of S elements. A functor with a fast path runs it for all S
-/// first and f itself (call_refused) only for the elements it refused, after the chunk: its rare
-/// path's code (f64 pow, ~200 instructions) sits once outside the unrolled loop instead of in
-/// every element's sequence, where it took the registers of the common path.
+/// first (element by element, or the whole chunk at once) and f itself (call_refused) only for
+/// the elements it refused, after the chunk: its rare path's code (f64 pow, ~200 instructions)
+/// sits once outside the unrolled loop instead of in every element's sequence, where it took the
+/// registers of the common path.
 template <class F, class C, class R, int S>
 __device__ __forceinline__ void apply_chunk(const F& f, const C (&x)[S], const C (&y)[S],
                                             R (&r)[S]) {
-  if constexpr (kHasFast<F, C>) {
-    unsigned refused = 0;
+  unsigned refused = 0;
+  if constexpr (kHasChunk<F, C, S>) {
+    refused = f.chunk(x, r);
+  } else if constexpr (kHasFast<F, C>) {
 #pragma unroll
     for (int e = 0; e < S; ++e)
       if (!f.fast(x[e], y[e], r[e])) refused |= 1u << e;
-    if (refused != 0) {
-#pragma unroll
-      for (int e = 0; e < S; ++e)
-        if (refused >> e & 1u) r[e] = call_refused(f, x[e], y[e]);
-    }
   } else {
 #pragma unroll
     for (int e = 0; e < S; ++e) r[e] = f(x[e], y[e]);
+  }
+  if (refused != 0) {
+#pragma unroll
+    for (int e = 0; e < S; ++e)
+      if (refused >> e & 1u) r[e] = call_refused(f, x[e], y[e]);
   }
 }
 
@@ -129,7 +142,7 @@ template <class F>
 inline constexpr bool kLongOp = std::is_same_v<F, ops::Pow> || std::is_same_v<F, ops::FloorDiv> ||
                                 std::is_same_v<F, ops::Remainder> ||
                                 std::is_same_v<F, ops::detail::PowSmallInt> ||
-                                std::is_same_v<F, ops::detail::PowSmallInt16>;
+                                std::is_same_v<F, ops::detail::PowSmallIntExact>;
 
 /// The flat kernel's shape for operation F in compute type C, widest dtype W bytes. Each lane
 /// takes `groups` groups of G = 16 / W elements a tile and converts, combines and packs them

@@ -17,11 +17,11 @@ void run_converting_division(const CallTypes& t, const DensePlan& plan, cudaStre
                            (t.types.compute == DType::f32 || t.types.compute == DType::f16 ||
                             t.types.compute == DType::bf16);
   if (float_power && t.b_scalar) {
-    // By a scalar integer exponent up to 16 (x ** 3, x ** -2): a functor of that path alone
-    // (pow_f32.hpp; the same values), f64 products instead of Pow's series (H200 test kernel, x
-    // ** 3: 0.142 ms against 0.337); a 16-bit result needs only f32 products (PowSmallInt16:
-    // bf16 ** 3 0.107 ms against PowSmallInt's 0.131 in the converting kernel). x ** 2 one of
-    // its own, a * a, in the short operations' shape of the converting kernel.
+    // By a scalar integer exponent up to 16 (x ** 3, x ** -2): functors of that path alone
+    // (pow_f32.hpp; the same values): f64 products instead of Pow's series, or f32 products
+    // where those are exact (a bf16 base cubed); x ** 2 one of its own, a * a, in the short
+    // operations' shape of the converting kernel. base_bits: the base's significand bits (an
+    // integer base's are taken as 24, which makes none of its products exact but x ** ±1).
     const float b = scalar_value<float>(t.b_value);
     if (b == 2.0f) {
       launch_converting<ops::detail::PowSquare, float>({}, t, plan, stream);
@@ -29,15 +29,11 @@ void run_converting_division(const CallTypes& t, const DensePlan& plan, cudaStre
     }
     if (::truncf(b) == b && ::fabsf(b) <= 16.0f && b != 0.0f) {
       const int n = static_cast<int>(b);
-      if (t.types.result == DType::bf16 || t.types.result == DType::f16) {
-        const bool bf16 = t.types.result == DType::bf16;
-        const int base_bits = t.a == DType::bf16 ? 8 : t.a == DType::f16 ? 11 : 24;
-        run_float_power(ops::detail::PowSmallInt16{n, bf16 ? 16 : 13, bf16 ? 0x1p-126f : 0x1p-14f,
-                                                   n > 0 && n * base_bits <= 24},
-                        t, plan, stream);
-      } else {
-        run_float_power(ops::detail::PowSmallInt{n}, t, plan, stream);
-      }
+      const int base_bits = t.a == DType::bf16 ? 8 : t.a == DType::f16 ? 11 : 24;
+      if ((n < 0 ? -n : n) * base_bits <= 24)
+        run_float_power(ops::detail::PowSmallIntExact{n}, t, plan, stream);
+      else
+        run_float_power(ops::detail::PowSmallInt{n, n > 0 && n * base_bits <= 53}, t, plan, stream);
       return;
     }
   }

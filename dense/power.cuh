@@ -23,21 +23,36 @@ struct PowerArgs {
   float b_value = 0;
 };
 
-/// 16-byte vectors of T a lane takes per operand and tile: two of f32 with a tensor exponent,
-/// one otherwise (8 elements of a 16-bit float; 4 f32 with a held exponent). H200 test kernel,
-/// 2^26 floats: x ** y 0.204 ms at two against 0.213 at one, x ** 0.7 0.178 at one against
-/// 0.194 at two.
-template <class T, bool Held>
-inline constexpr int kPowerVectors = sizeof(T) == 4 && !Held ? 2 : 1;
+/// 16-byte vectors of T a lane takes per operand and tile: two of f32 (8 elements), one of a
+/// 16-bit float (at two bf16 ** bf16 spilled). H200 test kernel, 2^26 floats: x ** 0.7 0.180 ms
+/// at two against 0.186 at one, x ** 3 0.144 against 0.156 (with the next tile's loads early).
+template <class T>
+inline constexpr int kPowerVectors = sizeof(T) == 4 ? 2 : 1;
+
+/// Whether a lane loads its next tile before it computes this one: for every functor but
+/// ops::Pow, whose series has the work to cover the loads' latency (and at two vectors spilled
+/// with the loads' registers). x ** 3 0.144 ms against 0.146, x ** -2 0.155 against 0.168,
+/// f16 ** -2 0.087 against 0.096 (H200 test kernel).
+template <class F>
+inline constexpr bool kPowerPrefetch = !std::is_same_v<F, ops::Pow>;
+
+/// Stores w at p, 16-byte aligned in global memory, as one 16-byte store. Through a uint4
+/// pointer the compiler split the 16-bit kernels' stores into four of 4 bytes (each warp's
+/// touching four times the sectors: bf16 ** 3 ran at 0.159 ms against 0.070 for a copy).
+__device__ __forceinline__ void store_vector(void* p, const std::uint32_t (&w)[4]) {
+  asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(__cvta_generic_to_global(p)),
+               "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3])
+               : "memory");
+}
 
 /// out = f(a, b) for the elements of p: the head one a thread; tiles of 32 lanes' V vectors,
 /// each lane's V vectors 32 apart (every load and store of a warp contiguous), a lane's
 /// elements computed as one chunk with f's refused elements after it (apply_chunk) and stored
 /// as cast_to<T> makes them (rounded once, NaN canonical); the tail one a thread. Persistent:
-/// warps stride over the tiles.
-template <class T, bool Held, class F>
+/// warps stride over the tiles, loading the next one first where Prefetch.
+template <class T, bool Held, bool Prefetch, class F>
 __device__ __forceinline__ void power_tiles(const F& f, const PowerArgs<T>& p) {
-  constexpr int G = 16 / sizeof(T), V = kPowerVectors<T, Held>, E = G * V;
+  constexpr int G = 16 / sizeof(T), V = kPowerVectors<T>, E = G * V;
   const float b0 = !Held ? 0.0f : p.b == nullptr ? p.b_value : to_compute(p.b[0]);
   const std::uint64_t tid = global_thread<std::uint64_t>();
   const std::uint64_t nthreads = grid_threads<std::uint64_t>();
@@ -46,23 +61,38 @@ __device__ __forceinline__ void power_tiles(const F& f, const PowerArgs<T>& p) {
   };
   for (std::uint64_t i = tid; i < p.head; i += nthreads) one(i);
   const std::uint64_t lane = threadIdx.x % 32, tiles = (p.n - p.head) / (32 * E);
+  const std::uint64_t step = nthreads / 32;
   const T* a = p.a + p.head;
   const T* b = Held ? nullptr : p.b + p.head;
   T* out = p.out + p.head;
-  for (std::uint64_t tile = tid / 32; tile < tiles; tile += nthreads / 32) {
-    float x[E], y[E], r[E];
+  const auto load = [&](std::uint64_t tile, RawGroup (&ra)[V], RawGroup (&rb)[V]) {
 #pragma unroll
     for (int v = 0; v < V; ++v) {
       const std::uint64_t at = ((tile * V + v) * 32 + lane) * G;
-      RawGroup ra, rb;
-      load_bytes<16>(a + at, ra);
-      if (!Held) load_bytes<16>(b + at, rb);
+      load_bytes<16>(a + at, ra[v]);
+      if (!Held) load_bytes<16>(b + at, rb[v]);
+    }
+  };
+  RawGroup next_a[V], next_b[V];
+  std::uint64_t tile = tid / 32;
+  if (Prefetch && tile < tiles) load(tile, next_a, next_b);
+  for (; tile < tiles; tile += step) {
+    RawGroup ra[V], rb[V];
+    if (Prefetch) {
+#pragma unroll
+      for (int v = 0; v < V; ++v) ra[v] = next_a[v], rb[v] = next_b[v];
+      if (tile + step < tiles) load(tile + step, next_a, next_b);
+    } else {
+      load(tile, ra, rb);
+    }
+    float x[E], y[E], r[E];
+#pragma unroll
+    for (int v = 0; v < V; ++v)
 #pragma unroll
       for (int e = 0; e < G; ++e) {
-        x[v * G + e] = to_compute(group_element<T>(ra, e));
-        y[v * G + e] = Held ? b0 : to_compute(group_element<T>(rb, e));
+        x[v * G + e] = to_compute(group_element<T>(ra[v], e));
+        y[v * G + e] = Held ? b0 : to_compute(group_element<T>(rb[v], e));
       }
-    }
     apply_chunk(f, x, y, r);
 #pragma unroll
     for (int v = 0; v < V; ++v) {
@@ -71,7 +101,7 @@ __device__ __forceinline__ void power_tiles(const F& f, const PowerArgs<T>& p) {
       for (int e = 0; e < G; ++e)
         w[e * sizeof(T) / 4] |= static_cast<std::uint32_t>(to_bits(cast_to<T>(r[v * G + e])))
                                 << (8 * (e * sizeof(T) % 4));
-      store_bytes<16>(out + ((tile * V + v) * 32 + lane) * G, w);
+      store_vector(out + ((tile * V + v) * 32 + lane) * G, w);
     }
   }
   for (std::uint64_t i = p.head + tiles * 32 * E + tid; i < p.n; i += nthreads) one(i);
@@ -84,9 +114,9 @@ __global__ void __launch_bounds__(128, 8) power_kernel(F f, PowerArgs<T> p) {
   if constexpr (kStagedTables<F, float>) {
     __shared__ ops::detail::PowTables staged;
     stage_pow_tables(staged);
-    power_tiles<T, Held>(PowStagedTables{&staged}, p);
+    power_tiles<T, Held, kPowerPrefetch<F>>(PowStagedTables{&staged}, p);
   } else {
-    power_tiles<T, Held>(f, p);
+    power_tiles<T, Held, kPowerPrefetch<F>>(f, p);
   }
 }
 
@@ -124,11 +154,11 @@ bool run_power(const F& f, const CallTypes& t, const DensePlan& plan, cudaStream
     };
     constexpr int G = 16 / sizeof(T);
     if (held) {
-      run(power_kernel<T, true, F>, G * kPowerVectors<T, true>);
+      run(power_kernel<T, true, F>, G * kPowerVectors<T>);
       return true;
     }
     if constexpr (std::is_same_v<F, ops::Pow>) {  // (the other functors' exponent is a scalar)
-      run(power_kernel<T, false, F>, G * kPowerVectors<T, false>);
+      run(power_kernel<T, false, F>, G * kPowerVectors<T>);
       return true;
     }
     return false;

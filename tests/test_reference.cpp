@@ -96,28 +96,56 @@ TEST(OpsFunctors, FloatPowerIsDoublePowRounded) {
   }
 }
 
-// The kernel's functor for a 16-bit result (x ** 3 of a bf16 tensor) gives a float that rounds
-// to the 16-bit value the exact power's float rounds to, on bases over the whole range, at
-// 16-bit midpoints (bases of few bits) and past f16's range.
-TEST(OpsFunctors, FloatPowerForSixteenBitResults) {
+// The scalar integer exponents' functors by chunks, as the kernels call them: every element
+// they accept is the exact power's float (f64 pow's), bit for bit, and so is the functor's
+// value for an element alone; over bases of f32, bf16 and f16 values (whose few significand
+// bits make exact products and exact midpoints), zeros, subnormals, infinities and NaN, with
+// each functor where the dispatch (convert_division.cu) picks it.
+TEST(OpsFunctors, SmallIntegerPowersByChunks) {
+  const auto float_bits = [](float f) {
+    std::uint32_t b;
+    std::memcpy(&b, &f, sizeof b);
+    return b;
+  };
   std::mt19937_64 g(16);
   std::uniform_real_distribution<double> u(0.0, 1.0);
-  for (int i = 0; i < 600000; ++i) {
+  const float specials[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 0x1p-140f, -0x1p-149f,
+                            0x1p-126f, 0x1.fffffep127f, -1.0f};
+  for (int i = 0; i < 40000; ++i) {
     int n = 1 + static_cast<int>(g() % 16);
     if (g() % 2 == 0) n = -n;
     if (n == 2) continue;
-    float a = static_cast<float>(std::exp2(u(g) * 40 - 20)) * (g() % 2 == 0 ? -1.0f : 1.0f);
-    if (i % 4 == 0) a = static_cast<float>(static_cast<int>(g() % 4096) - 2048) / 64.0f;
-    const auto want = static_cast<float>(std::pow(static_cast<double>(a), n));
-    const float bf = ops::detail::PowSmallInt16{n, 16, 0x1p-126f, false}(a, 0.0f);
-    const float hf = ops::detail::PowSmallInt16{n, 13, 0x1p-14f, false}(a, 0.0f);
-    ASSERT_EQ(float_to_bf16_bits(bf), float_to_bf16_bits(want)) << std::hexfloat << a << " ** " << n;
-    ASSERT_EQ(float_to_f16_bits(hf), float_to_f16_bits(want)) << std::hexfloat << a << " ** " << n;
-    // a bf16 base cubed: exact products, no test
-    const float b8 = bf16_bits_to_float(float_to_bf16_bits(a));
-    const auto cube = static_cast<float>(std::pow(static_cast<double>(b8), 3));
-    ASSERT_EQ(float_to_bf16_bits(ops::detail::PowSmallInt16{3, 16, 0x1p-126f, true}(b8, 0.0f)),
-              float_to_bf16_bits(cube)) << std::hexfloat << b8 << " ** 3";
+    const int kind = static_cast<int>(g() % 3);  // the base's dtype: f32, bf16, f16
+    const int bits = kind == 1 ? 8 : kind == 2 ? 11 : 24;
+    float a[8];
+    for (float& x : a) {
+      x = static_cast<float>(std::exp2(u(g) * 80 - 40)) * (g() % 2 == 0 ? -1.0f : 1.0f);
+      if (g() % 8 == 0) x = specials[g() % std::size(specials)];
+      if (g() % 4 == 0) x = static_cast<float>(static_cast<int>(g() % 4096) - 2048) / 64.0f;
+      if (kind == 1) x = bf16_bits_to_float(float_to_bf16_bits(x));
+      if (kind == 2) x = f16_bits_to_float(float_to_f16_bits(x));
+    }
+    const auto check = [&](const auto& f, const char* name) {
+      float r[8];
+      const unsigned refused = f.chunk(a, r);
+      for (int s = 0; s < 8; ++s) {
+        const auto want = static_cast<float>(std::pow(static_cast<double>(a[s]), n));
+        const float alone = f(a[s], static_cast<float>(n));
+        if (std::isnan(want)) {
+          ASSERT_TRUE(std::isnan(alone)) << name << ": " << a[s] << " ** " << n;
+          continue;
+        }
+        ASSERT_EQ(float_bits(alone), float_bits(want))
+            << std::hexfloat << name << ": " << a[s] << " ** " << n << ": " << alone;
+        if (!(refused >> s & 1u))
+          ASSERT_EQ(float_bits(r[s]), float_bits(want))
+              << std::hexfloat << name << " by chunk: " << a[s] << " ** " << n << ": " << r[s];
+      }
+    };
+    const int m = n < 0 ? -n : n;
+    if (m * bits <= 24) check(ops::detail::PowSmallIntExact{n}, "PowSmallIntExact");
+    check(ops::detail::PowSmallInt{n, n > 0 && n * bits <= 53}, "PowSmallInt");
+    if (HasFatalFailure()) return;
   }
 }
 

@@ -156,18 +156,19 @@ EWISE_HD double pow_series(float a, float b, double& t, int& s, const PowTables&
   return T.exp2[static_cast<std::uint32_t>(n) & 127u] * e;
 }
 
-/// Whether v > 0, an approximation of a value within 2^-40 of it, rounds to float as the value
-/// does: v is in float's normal range and farther than 2^-35 of itself from a rounding midpoint.
-/// (The 29 mantissa bits below float's 24 are 2^28 at a midpoint; 2^17 of v's ulps is 2^-35 of
-/// v. Across a power of two v and the value round to that power alike: it is no midpoint.)
-EWISE_HD bool rounds_as_exact(double v) {
+/// Whether v > 0, an approximation of a value within 2^(band - 53) of it, rounds to float as
+/// the value does: v is in float's normal range and farther than 2^band of its ulps from a
+/// rounding midpoint. (The 29 mantissa bits below float's 24 are 2^28 at a midpoint; an ulp of
+/// v is 2^-52 of it at most. Across a power of two v and the value round to that power alike:
+/// it is no midpoint.) About one value in 2^(27 - band) is refused.
+EWISE_HD bool rounds_as_exact(double v, int band) {
   // in 32-bit words (64-bit compares are three instructions on the GPU): the range by the high
-  // word alone (both bounds have a zero low word); |low 29 bits - 2^28| > 2^17.
+  // word alone (both bounds have a zero low word); |low 29 bits - 2^28| > 2^band.
   const std::uint64_t bits = double_to_bits(v);
   const auto high = static_cast<std::uint32_t>(bits >> 32);
   const auto low = static_cast<std::uint32_t>(bits) & 0x1FFFFFFFu;
   return high - 0x38100000u < 0x47F00000u - 0x38100000u &&
-         low - ((1u << 28) - (1u << 17)) > (1u << 18);
+         low - ((1u << 28) - (1u << band)) > (2u << band);
 }
 
 /// float(pow(double(a), double(b))), out of line on the device: the rare case, whose ~200
@@ -194,6 +195,15 @@ EWISE_HD float reciprocal_approx(float f) {
 #endif
 }
 
+/// 1 / f correctly rounded (IEEE division's value, subnormal results included).
+EWISE_HD float reciprocal_rn(float f) {
+#if defined(__CUDA_ARCH__)
+  return __frcp_rn(f);
+#else
+  return 1.0f / f;
+#endif
+}
+
 /// 1 / v within 2^-44 of it for v within float's normal range (else a value rounds_as_exact
 /// refuses): float's reciprocal_approx refined by one Newton step in f64.
 EWISE_HD double reciprocal(double v) {
@@ -201,81 +211,97 @@ EWISE_HD double reciprocal(double v) {
   return ::fma(q, ::fma(-v, q, 1.0), q);
 }
 
-/// x ** e for 0 <= e <= 31 by binary powering (x, x^2, x^4, x^8 squared in turn), every product
-/// made and the ones e's bits do not ask for dropped by a select, without a branch (see
-/// pow_small_int_fast); in double (PowSmallInt) or float (PowSmallInt16).
-template <class T>
-EWISE_HD T power_by_bits(T x, unsigned e) {
-  T v = (e & 1) ? x : T(1), p = x * x;
-  v = (e & 2) ? v * p : v;
-  p *= p;
-  v = (e & 4) ? v * p : v;
-  p *= p;
-  v = (e & 8) ? v * p : v;
-  return (e & 16) ? v * (p * p) : v;
+/// v[s] = |a[s]| ** e, e >= 1, by binary powering over a chunk of S elements: the squarings and
+/// the products e's bits ask for, each step for every element. e is the call's, so its branches
+/// are uniform and the elements' products interleave; a branch per element made each element a
+/// region of its own with its latencies exposed, and computing every bit's product with selects
+/// instead cost four products where x ** 3 needs two.
+template <class T, int S>
+EWISE_HD void power_chunk(const float (&a)[S], unsigned e, T (&v)[S]) {
+  T p[S];
+  for (int s = 0; s < S; ++s) {
+    p[s] = ::fabsf(a[s]);
+    v[s] = (e & 1) ? p[s] : T(1);
+  }
+  for (e >>= 1; e != 0; e >>= 1) {
+    for (int s = 0; s < S; ++s) p[s] *= p[s];
+    if (e & 1)
+      for (int s = 0; s < S; ++s) v[s] *= p[s];
+  }
 }
 
-/// a ** n's float for an integer n, 0 < |n| <= 16, n != 2 (PowSquare's), where it is certain
-/// (false elsewhere: a zero, infinite or NaN base, or a result near a rounding midpoint or
-/// beyond float's normal range, about one element in 2^11): |a| ** |n| by binary powering in f64
-/// (at most 8 products, within 2^-49), 1 / that for n < 0 (2^-43), its float where
-/// rounds_as_exact, with a's sign for an odd n. Without a branch, so that the compiler
-/// interleaves the elements of a kernel's chunk: with one (a test for n = 2, 1, -1) each element
-/// was a region of its own with its f64 latencies exposed (H200 test kernel, 2^26 floats, x ** 3:
-/// 0.207 ms against 0.142, a copy's 0.140).
-EWISE_HD bool pow_small_int_fast(float a, int n, float& r) {
-  const unsigned e = static_cast<unsigned>(n < 0 ? -n : n);
-  double v = power_by_bits<double>(::fabsf(a), e);
-  v = n < 0 ? reciprocal(v) : v;
-  const bool ok = rounds_as_exact(v);
-  r = static_cast<float>(ok ? v : 0.0);
-  r = (e & 1) ? ::copysignf(r, a) : r;
-  return ok;
+/// ±0 ** n for an integer n != 0: zero for n > 0, infinity for n < 0, signed as the base for an
+/// odd n.
+EWISE_HD float power_of_zero(float a, int n) {
+  const float z = n > 0 ? 0.0f : INFINITY;
+  return (n & 1) ? ::copysignf(z, a) : z;
 }
 
 /// Power of an f32 compute type by a scalar integer exponent n, 0 < |n| <= 16, n != 2 (Pow's
-/// value): pow_small_int_fast, f64 pow's float where it is not certain.
+/// value, by chunks: apply_chunk). |a| ** |n| by binary powering in f64 (at most 7 products,
+/// their roundings compounded within 26 ulps), 1 / that for n < 0 (within 2^-44, 2^9 ulps), its
+/// float where rounds_as_exact says it is certain, with a's sign for an odd n; a zero base
+/// exactly. The rest (a power outside float's normal range, an infinite or NaN base, and one
+/// value in 2^21 (n > 0) or 2^17 (n < 0) near a rounding midpoint) is refused, to f64 pow. Where
+/// the products are exact (n > 0 times the base's significand bits at most 53: a 16-bit base
+/// cubed) nothing is refused: the power's float is its conversion's, midpoints and range alike
+/// (an f16 base cubed has one exact midpoint in 2^9, and refusing those ran f16 ** 3 at 4.7
+/// times this in a test kernel).
 struct PowSmallInt {
   int n;
-  EWISE_HD bool fast(float a, float, float& r) const { return pow_small_int_fast(a, n, r); }
-  EWISE_HD float operator()(float a, float b) const {
-    float r;
-    return fast(a, b, r) ? r : pow_by_f64(a, static_cast<float>(n));
+  bool exact = false;  ///< n > 0 and every product of the base's values exact in f64
+  /// r = a ** n for a chunk; returns the refused elements as bits (element s: bit s).
+  template <int S>
+  EWISE_HD unsigned chunk(const float (&a)[S], float (&r)[S]) const {
+    const unsigned e = static_cast<unsigned>(n < 0 ? -n : n);
+    double v[S];
+    power_chunk(a, e, v);
+    unsigned refused = 0;
+    for (int s = 0; s < S; ++s) {
+      const double w = n < 0 ? reciprocal(v[s]) : v[s];
+      const bool ok = exact || rounds_as_exact(w, n < 0 ? 10 : 6);
+      const float f = static_cast<float>(ok ? w : 0.0);
+      r[s] = a[s] == 0.0f ? power_of_zero(a[s], n) : (e & 1) ? ::copysignf(f, a[s]) : f;
+      refused |= static_cast<unsigned>(!ok && a[s] != 0.0f) << s;
+    }
+    return refused;
+  }
+  EWISE_HD float operator()(float a, float) const {
+    const float x[1] = {a};
+    float r[1];
+    return chunk(x, r) == 0 ? r[0] : pow_by_f64(a, static_cast<float>(n));
   }
 };
 
-/// Power by a scalar integer exponent n, 0 < |n| <= 16, n != 2, of a call whose result is a
-/// 16-bit float (the functor's float is rounded on to it): PowSmallInt's value after that
-/// rounding, mostly from f32 products alone. |a| ** |n| by binary powering in float (at most 8
-/// products whose errors add up to 15 ulps at n = 16), its reciprocal for n < 0 (the hardware's
-/// approximation on the device, one more ulp), is within 2^-19.9 of the exact power and of its
-/// float. Where it lies more than 64 ulps from a midpoint of the 16-bit format (its low bits
-/// below that format's mantissa against the half-way pattern) in that format's normal range, the
-/// exact power's float is no such midpoint either and lies on the same side: both round to the
-/// same 16-bit value (about one element in 2^9 (bf16) or 2^6 (f16) is left to PowSmallInt).
-/// Where every product is exact (n > 0 and n times the base's significand bits at most 24: bf16
-/// ** 3) v is the exact power: no test (0.8% of bf16 values' exact cubes, whose low bits are no
-/// random pattern, fell within the band, and PowSmallInt's work for them took bf16 ** 3 to 0.15
-/// ms in a test kernel, against 0.087 for bf16 ** -2).
-struct PowSmallInt16 {
+/// Power by a scalar integer exponent n, n != 0, 2, where every product of the base's values is
+/// exact in float (|n| times the base's significand bits at most 24: bf16 ** ±3, f16 ** -2,
+/// x ** -1): PowSmallInt's value from f32 products alone, by chunks as PowSmallInt. |a| ** |n|
+/// is the exact power where it is a normal float (and, for n > 0, where it is infinite: the
+/// exact value rounds there too); for n < 0 the correctly rounded reciprocal of it is the exact
+/// power's float. The rest (subnormal or overflowing products, NaN) is refused, to PowSmallInt.
+/// (A test against a band near the result's rounding midpoints, as in PowSmallInt, refused 0.8%
+/// of bf16 values' exact cubes, whose low bits are no random pattern; with the approximate
+/// reciprocal and such a band f16 ** -2 ran at 2.8 times this in a test kernel.)
+struct PowSmallIntExact {
   int n;
-  int low_bits;      ///< float mantissa bits under the 16-bit format's: 16 (bf16), 13 (f16)
-  float min_normal;  ///< its smallest normal value (under it the spacing is no longer relative)
-  bool exact;        ///< every product of the base's values is exact in float
-  EWISE_HD bool fast(float a, float, float& r) const {
+  template <int S>
+  EWISE_HD unsigned chunk(const float (&a)[S], float (&r)[S]) const {
     const unsigned e = static_cast<unsigned>(n < 0 ? -n : n);
-    float v = power_by_bits<float>(::fabsf(a), e);
-    v = n < 0 ? reciprocal_approx(v) : v;
-    std::uint32_t bits;
-    std::memcpy(&bits, &v, sizeof bits);
-    const std::uint32_t low = bits & ((1u << low_bits) - 1u), half = 1u << (low_bits - 1);
-    const std::uint32_t off = low > half ? low - half : half - low;
-    r = (e & 1) ? ::copysignf(v, a) : v;
-    return v >= min_normal && v < INFINITY && (exact || off > 64u);
+    float v[S];
+    power_chunk(a, e, v);
+    unsigned refused = 0;
+    for (int s = 0; s < S; ++s) {
+      const float q = n < 0 ? reciprocal_rn(v[s]) : v[s];
+      const bool ok = v[s] >= 0x1p-126f && (n > 0 || v[s] < INFINITY);
+      r[s] = a[s] == 0.0f ? power_of_zero(a[s], n) : (e & 1) ? ::copysignf(q, a[s]) : q;
+      refused |= static_cast<unsigned>(!ok && a[s] != 0.0f) << s;
+    }
+    return refused;
   }
   EWISE_HD float operator()(float a, float b) const {
-    float r;
-    return fast(a, b, r) ? r : PowSmallInt{n}(a, b);
+    const float x[1] = {a};
+    float r[1];
+    return chunk(x, r) == 0 ? r[0] : PowSmallInt{n, false}(a, b);
   }
 };
 

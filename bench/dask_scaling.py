@@ -24,7 +24,8 @@ Times: wall time of client.compute(graph).result() (the whole graph: generation,
 reduction, the scheduler), the median of --runs runs after one warm-up run, on a cluster of one
 worker per GPU (CUDA_VISIBLE_DEVICES "0", then "0,1"; threads_per_worker=1, protocol tcp).
 Prints a table and writes JSON (--json): "meta" (sizes, versions, GPUs) and "results" (one row per
-case, GPU count and implementation: total_s, runs_s, baseline_s, op_s, value), and "summary" (per
+case, GPU count and implementation: total_s, runs_s, baseline_s, op_s, bytes, op_gbps_per_gpu
+= bytes / op_s / GPUs (bytes_of: what the operation moves), value), and "summary" (per
 case: ewise/cupy total and op ratios, and the 1 -> 2 GPU speedup of each implementation's total).
 
 Needs CuPy, dask, distributed, dask_cuda and the ewise package (PYTHONPATH=build/python); run it
@@ -134,12 +135,14 @@ def graphs(da, ewise, xp_name, case, n, table=None, grad=None):
 
 
 def bytes_of(case, n):
-    """The operation's bytes (operands read once, result written once)."""
+    """The bytes the operation moves beyond its baseline: bias: X and b read, the sum written;
+    mask: M and D read, the product written; gradient: the values read, the table rows they
+    touch read and written, the row ids read by each block (the block copy is the baseline's)."""
     if case == "bias":
         return 2 * n["rows"] * COLS * 4 + COLS * 4
     if case == "mask":
         return n["rows"] * COLS * (4 + 1 + 4)
-    return 2 * n["table_rows"] * n["table_cols"] * 4 + n["grad_rows"] * (n["table_cols"] + 2) * 4
+    return n["grad_rows"] * (3 * n["table_cols"] * 4 + 8 * n["table_blocks"])
 
 
 # ---- clusters
@@ -265,6 +268,18 @@ def table_text(results, summary, gpu_counts):
             if k != "case":
                 parts.append(f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}")
         lines.append("  ".join(parts))
+    lines.append("")
+    lines.append("issue 39's targets: 1 -> 2 GPU speedup >= 1.8 (ewise, whole graph); ewise no "
+                 "slower than CuPy (cupy/ewise total >= 1, within 2% taken as equal)")
+    for s in summary:
+        speedup = s.get(f"speedup_ewise_{gpu_counts[0]}to{gpu_counts[-1]}")
+        ratios = [v for k, v in s.items() if k.startswith("cupy_over_ewise_total_")]
+        lines.append(f"  {s['case']:<9} speedup "
+                     + (f"{speedup:.2f} {'met' if speedup >= 1.8 else 'NOT met'}"
+                        if speedup is not None else "-")
+                     + "; cupy/ewise " + (", ".join(f"{r:.2f}" for r in ratios) or "-")
+                     + (f" {'met' if all(r >= 0.98 for r in ratios) else 'NOT met'}"
+                        if ratios else ""))
     return "\n".join(lines)
 
 

@@ -60,9 +60,6 @@ def cuda_client():
     count = cupy.cuda.runtime.getDeviceCount()
     if count < 2:
         unavailable(f"{count} GPU visible: the LocalCUDACluster tests need two")
-    # This module's functions (where, below) by value: the workers cannot import it (pytest put
-    # its folder on the client's sys.path only).
-    need("cloudpickle").register_pickle_by_value(sys.modules[__name__])
     with dask_cuda.LocalCUDACluster(CUDA_VISIBLE_DEVICES=[0, 1], n_workers=2,
                                     threads_per_worker=1, dashboard_address=None,
                                     protocol="tcp") as cluster, \

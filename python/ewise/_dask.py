@@ -5,6 +5,8 @@ by the dense or sparse call on its chunks, where the chunks live (NumPy and SciP
 CPU backend, CuPy and cupyx chunks on their GPU). Sparse chunks are SciPy or cupyx matrices;
 chunk boundaries need not line up (Dask slices the blocks to common ones). dask is imported only
 when a Dask array arrives."""
+import importlib
+
 from ._interop import adapter, is_scalar
 
 
@@ -32,8 +34,19 @@ def _empty_like(x):
         x = x._meta
     if is_scalar(x):
         return x
-    empty = x[tuple(slice(0, 0) for _ in x.shape)]
-    return empty.tocoo() if adapter(x).is_sparse(x) else empty  # (SciPy slices CSR as CSR)
+    if adapter(x).is_sparse(x):
+        # An empty COO of x's kind (SciPy or cupyx, matrix or array) and dtype, made from its
+        # shape: neither slicing nor conversion of x (cupyx's tocoo runs cuSPARSE, on an empty
+        # matrix too; SciPy slices CSR as CSR).
+        module = type(x).__module__
+        if module.partition(".")[0] in ("scipy", "cupyx"):
+            from ._interop.scipy import coo_kind
+            kind = coo_kind(importlib.import_module(module.rpartition(".")[0]), x)
+            return kind(tuple(0 for _ in x.shape), dtype=x.dtype)
+        return x[tuple(slice(0, 0) for _ in x.shape)].tocoo()
+    if all(extent == 0 for extent in x.shape):
+        return x  # a Dask meta already is
+    return x[tuple(slice(0, 0) for _ in x.shape)]
 
 
 def _lazy(x):

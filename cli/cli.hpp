@@ -46,15 +46,21 @@ void expect_positional(const Args& a, std::size_t n, const std::string& usage);
 
 bool ends_with(const std::string& s, const std::string& suffix);
 
+/// e's message without the "ewise: " every message starts with (error.hpp), to be quoted in
+/// another message.
+inline std::string message_of(const Error& e) {
+  std::string msg = e.what();
+  if (msg.rfind("ewise: ", 0) == 0) msg.erase(0, 7);
+  return msg;
+}
+
 /// Runs f; an InvalidArgument it throws is rethrown with `context` in front of its message.
 template <class F>
 auto with_context(const std::string& context, F&& f) {
   try {
     return f();
   } catch (const InvalidArgument& e) {
-    std::string msg = e.what();
-    if (msg.rfind("ewise: ", 0) == 0) msg.erase(0, 7);
-    throw InvalidArgument(context + ": " + msg, e.file(), e.line());
+    throw InvalidArgument(context + ": " + message_of(e), e.file(), e.line());
   }
 }
 
@@ -65,9 +71,7 @@ auto parse_name(F&& f) {
   try {
     return f();
   } catch (const InvalidArgument& e) {
-    std::string msg = e.what();
-    if (msg.rfind("ewise: ", 0) == 0) msg.erase(0, 7);
-    throw UsageError(msg);
+    throw UsageError(message_of(e));
   }
 }
 

@@ -146,7 +146,7 @@ int run_compare(const Args& a) {
     check_compare(spec);
   } catch (const InvalidArgument& e) {
     if (from_file) throw;
-    throw UsageError(std::string("--shape ") + *a.shape + ": " + e.what());
+    throw UsageError(std::string("--shape ") + *a.shape + ": " + message_of(e));
   }
   if (a.plot) check_plot_tools(*a.plot);
   spec.seed = verify::seed_from_env_or_random();

@@ -121,9 +121,11 @@ TEST_F(CliTest, CompareRefusesBadCommandLinesBeforeAnything) {
                "r.json");
   expect_error(run({"compare", "--shape", "8x8", "--device", "tpu", "--json", "r.json"}), 2,
                "unknown device 'tpu'", "r.json");
-  // A dense form that does not fit: refused before anything is allocated.
+  // A dense form that does not fit: refused before anything is allocated, the library's
+  // message quoted after the option (one "ewise: ", at the start).
   expect_error(compare({"--shape", "3000000x3000000", "--dtype", "f64"}), 2,
-               "the dense forms need", "r.json");
+               "--shape 3000000x3000000: compare: 3000000x3000000 f64: the dense forms need",
+               "r.json");
 }
 
 TEST_F(CliTest, ComparePlotsThroughPython) {

@@ -160,7 +160,7 @@ EWISE_HD double pow_series(float a, float b, double& t, int& s, const PowTables&
 /// the value does: v is in float's normal range and farther than 2^band of its ulps from a
 /// rounding midpoint. (The 29 mantissa bits below float's 24 are 2^28 at a midpoint; an ulp of
 /// v is 2^-52 of it at most. Across a power of two v and the value round to that power alike:
-/// it is no midpoint.) About one value in 2^(27 - band) is refused.
+/// it is no midpoint.) About one value in 2^(28 - band) is refused.
 EWISE_HD bool rounds_as_exact(double v, int band) {
   // in 32-bit words (64-bit compares are three instructions on the GPU): the range by the high
   // word alone (both bounds have a zero low word); |low 29 bits - 2^28| > 2^band.
@@ -242,7 +242,7 @@ EWISE_HD float power_of_zero(float a, int n) {
 /// their roundings compounded within 26 ulps), 1 / that for n < 0 (within 2^-44, 2^9 ulps), its
 /// float where rounds_as_exact says it is certain, with a's sign for an odd n; a zero base
 /// exactly. The rest (a power outside float's normal range, an infinite or NaN base, and one
-/// value in 2^21 (n > 0) or 2^17 (n < 0) near a rounding midpoint) is refused, to f64 pow. Where
+/// value in 2^22 (n > 0) or 2^18 (n < 0) near a rounding midpoint) is refused, to f64 pow. Where
 /// the products are exact (n > 0 times the base's significand bits at most 53: a 16-bit base
 /// cubed) nothing is refused: the power's float is its conversion's, midpoints and range alike
 /// (an f16 base cubed has one exact midpoint in 2^9, and refusing those ran f16 ** 3 at 4.7

@@ -417,7 +417,8 @@ ApiCall decode_api_call(const std::uint8_t* data, std::size_t size) {
   bool valid = decode_entries(c.a, pool, in);
   if (c.op == ApiOp::multiply_coo || c.op == ApiOp::combine_coo) {
     c.b.desc = ad;
-    const std::uint8_t m = in.u8() % 32;  // rare mismatches (zero bytes decode valid calls)
+    // Mismatches (zero bytes decode none): shapes, index types, value dtypes (which promote).
+    const std::uint8_t m = in.u8() % 32;
     if (m == 31) c.b.desc.nrows = ad.nrows < INT64_MAX ? ad.nrows + 1 : 1;
     if (m >= 24 && m <= 30) c.b.desc.dtype = kAllDTypes[m % kSparseDtypeCount];  // mixed dtypes
     if (m == 29) c.b.desc.index = ad.index == IndexType::i32 ? IndexType::i64 : IndexType::i32;

@@ -1,7 +1,7 @@
-// fuzz/api_oracle.cpp — the api oracle's expected results (api_oracle.hpp): values in each
-// dtype's compute type, duplicates summed in storage order (std::map of (row, col)), the
-// operations of ops.hpp, every NaN written as the canonical NaN, drop_zeros on the rounded value.
-#include <algorithm>
+// fuzz/api_oracle.cpp — the api oracle's expected results (api_oracle.hpp): operands of mixed
+// value dtypes converted to the result dtype first, values in its compute type, duplicates summed
+// in storage order (std::map of (row, col)), the operations of ops.hpp, every NaN written as the
+// canonical NaN, drop_zeros on the rounded value.
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -250,7 +250,7 @@ bool sparse_result_dtype(const ApiCall& c, DType& out) {
     default: out = c.a.desc.dtype; return true;
   }
   out = t.result;
-  return t.valid && std::find(kAllDTypes, kAllDTypes + 6, out) != kAllDTypes + 6;
+  return t.valid && is_sparse_dtype(out);
 }
 
 Expected api_oracle(const ApiCall& c) {

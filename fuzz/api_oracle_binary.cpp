@@ -235,7 +235,9 @@ BinaryTypes op_dtypes(BinaryOp op, Promotion rule, OperandType x, OperandType y)
     t.valid = !is_floating(common);
   } else if (common == DType::b8) {
     if (op == BinaryOp::subtract) t.valid = false;
-    if (op == BinaryOp::floor_divide || op == BinaryOp::remainder || op == BinaryOp::power)
+    const bool torch_power = op == BinaryOp::power && rule == Promotion::torch;  // stays bool
+    if (!torch_power &&
+        (op == BinaryOp::floor_divide || op == BinaryOp::remainder || op == BinaryOp::power))
       t.compute = t.result = DType::i8;  // NumPy's next loop after bool
   }
   return t;

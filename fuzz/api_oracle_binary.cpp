@@ -226,8 +226,8 @@ BinaryTypes op_dtypes(BinaryOp op, Promotion rule, OperandType x, OperandType y)
     const auto signed_with_u64 = [](DType a, DType b) {
       return dtype_kind(a) == DTypeKind::signed_int && b == DType::u64;
     };
-    t.exact = rule == Promotion::numpy && x.weight == Weight::tensor &&
-              y.weight == Weight::tensor &&
+    // (ops.hpp: tensors, and a typed scalar with a tensor, not a Python int.)
+    t.exact = rule == Promotion::numpy && x.weight != Weight::weak && y.weight != Weight::weak &&
               (signed_with_u64(x.dtype, y.dtype) || signed_with_u64(y.dtype, x.dtype));
   } else if (is_logical(op)) {
     t.compute = t.result = DType::b8;
@@ -329,7 +329,9 @@ void expect_binary(const ApiCall& c, const BinaryTypes& t, Bytes& arena) {
         for_each_coord(c.out.desc.shape, [&](const Dims& coord) {
           C x = load_as<C>(c.x.desc.dtype, c.arena.data() + at(c.x, coord));
           C y;
-          if constexpr (std::is_same_v<C, i128>) y = c.scalar.as_int();  // a Python int, exactly
+          if constexpr (std::is_same_v<C, i128>)  // a scalar, exactly
+            y = dtype_kind(c.scalar.dtype()) == DTypeKind::unsigned_int ? i128(c.scalar.as_uint())
+                                                                        : i128(c.scalar.as_int());
           else std::memcpy(&y, &t.scalar_bits, sizeof y);
           if (!c.y_scalar) y = load_as<C>(c.y.desc.dtype, c.arena.data() + at(c.y, coord));
           if constexpr (std::is_same_v<C, float>) {

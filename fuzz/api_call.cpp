@@ -95,7 +95,8 @@ std::string ApiCall::str() const {
   } else {
     os << " algorithm " << coo_algorithm_name(sparse.algorithm) << " ("
        << static_cast<int>(sparse.algorithm) << ") validate_indices " << sparse.validate_indices
-       << " drop_zeros " << sparse.drop_zeros << "\n";
+       << " drop_zeros " << sparse.drop_zeros << " promotion " << promotion_name(sparse.promotion)
+       << "\n";
     if (is_union(op))
       os << "  op " << op_name(binop) << " fill_a " << sparse.fill_a << " fill_b " << sparse.fill_b
          << "\n";

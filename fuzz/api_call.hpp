@@ -76,8 +76,9 @@ struct ArenaView {
 
 struct ApiCall {
   ApiOp op = ApiOp::check_indices;
-  /// The arena's element: sparse calls, their values' dtype (and the operands', unless
-  /// mismatched); binary, the widest of x's, y's and out's dtypes (each view has its own).
+  /// The arena's element: the widest of its views' dtypes (each view has its own): binary,
+  /// x's, y's and out's; sparse calls, a's values' (the call's first dtype) and the dense
+  /// operand's and out's.
   DType dtype = DType::f32;
   CooBytes a, b;
   SparseOptions sparse;      ///< algorithm, validate_indices, drop_zeros, fill_a, fill_b

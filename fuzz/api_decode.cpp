@@ -156,6 +156,15 @@ bool product_over(std::int64_t a, std::int64_t b, std::int64_t limit) {
   return a > 0 && b > 0 && (__builtin_mul_overflow(a, b, &p) || p > limit);
 }
 
+/// A dense operand's dtype for a sparse call whose values are of dtype t, by byte m: one call
+/// in four another dtype, any of the thirteen (mixed dtypes promote, sparse.hpp), or for
+/// accumulate (whose dense must be of the result dtype) half of those a wider one.
+DType dense_dtype(DType t, std::uint8_t m, bool accumulate) {
+  if (m < 192) return t;
+  static constexpr DType kWide[] = {DType::f64, DType::f32, DType::i64, DType::f16};
+  return accumulate && m % 2 ? kWide[m / 2 % 4] : kAllDTypes[m / 2 % std::size(kAllDTypes)];
+}
+
 DType other_dtype(DType t, bool no_wider) {
   switch (t) {
     case DType::f16: return DType::bf16;
@@ -408,9 +417,10 @@ ApiCall decode_api_call(const std::uint8_t* data, std::size_t size) {
   bool valid = decode_entries(c.a, pool, in);
   if (c.op == ApiOp::multiply_coo || c.op == ApiOp::combine_coo) {
     c.b.desc = ad;
-    const std::uint8_t m = in.u8() % 32;  // rare mismatches (zero bytes decode valid calls)
+    // Mismatches (zero bytes decode none): shapes, index types, value dtypes (which promote).
+    const std::uint8_t m = in.u8() % 32;
     if (m == 31) c.b.desc.nrows = ad.nrows < INT64_MAX ? ad.nrows + 1 : 1;
-    if (m == 30) c.b.desc.dtype = other_dtype(ad.dtype, false);
+    if (m >= 24 && m <= 30) c.b.desc.dtype = kAllDTypes[m % kSparseDtypeCount];  // mixed dtypes
     if (m == 29) c.b.desc.index = ad.index == IndexType::i32 ? IndexType::i64 : IndexType::i32;
     valid = decode_entries(c.b, pool, in) && valid;
     if (c.op == ApiOp::multiply_coo) {
@@ -424,6 +434,7 @@ ApiCall decode_api_call(const std::uint8_t* data, std::size_t size) {
     c.sparse.fill_b = decode_fill(in);
   }
   if (flags & 2) c.sparse.drop_zeros = true;
+  if ((flags & 96) == 96) c.sparse.promotion = Promotion::torch;
   // Skipping the index checks is allowed only on valid indices (else undefined behaviour).
   if ((flags & 12) == 12 && valid) c.sparse.validate_indices = false;
   const std::uint8_t rare = in.u8();
@@ -440,13 +451,11 @@ ApiCall decode_api_call(const std::uint8_t* data, std::size_t size) {
   if (c.op == ApiOp::multiply_dense || c.op == ApiOp::multiply_values ||
       c.op == ApiOp::multiply_values_into_a || c.op == ApiOp::combine_dense ||
       c.op == ApiOp::combine_dense_out) {
-    const DType xt = in.u8() % 32 == 31 ? other_dtype(c.dtype, true) : c.dtype;
-    c.x.desc = sparse_dense_desc(ad, xt, in);
+    c.x.desc = sparse_dense_desc(ad, dense_dtype(c.dtype, in.u8(), false), in);
   } else if (c.op == ApiOp::accumulate) {  // written in place: nrows x ncols, output strides
-    const std::uint8_t m = in.u8() % 32;
+    const std::uint8_t b = in.u8(), m = b % 32;
     const Dims shape = m == 31 ? Dims{std::max<std::int64_t>(ad.ncols, 0)} : union_dense_shape(ad);
-    c.x.desc = TensorDesc{m == 30 ? other_dtype(c.dtype, true) : c.dtype, shape,
-                          output_strides(shape, in)};
+    c.x.desc = TensorDesc{dense_dtype(c.dtype, b, true), shape, output_strides(shape, in)};
     if (needed(c.x.desc, kZone) < 0) c.x.desc.strides = row_major(shape);
   } else if (c.op == ApiOp::dense_to_coo) {
     c.dense_to_coo_index = flags & 16 ? IndexType::i64 : IndexType::i32;
@@ -456,10 +465,13 @@ ApiCall decode_api_call(const std::uint8_t* data, std::size_t size) {
     if (m == 199) shape = Dims{3};
     c.x.desc = TensorDesc{c.dtype, shape, input_strides(shape, in)};
   }
+  // Outputs of the result dtype (where the rule gives one), rarely of a's or another.
+  DType result = c.dtype;
+  if (!sparse_result_dtype(c, result)) result = c.dtype;
   if (c.op == ApiOp::multiply_values) {
     const std::uint8_t m = in.u8() % 32;
     c.out_vals_len = std::max<std::int64_t>(c.a.desc.nnz, 0) + (m == 31 ? 1 : 0);
-    c.out_vals_dtype = m == 30 ? other_dtype(c.dtype, true) : c.dtype;
+    c.out_vals_dtype = m == 30 ? other_dtype(result, true) : m == 29 ? c.dtype : result;
   }
   const std::int64_t nx = std::max<std::int64_t>(needed(c.x.desc, kZone), 0);
   const std::int64_t total = nx + in.u8() % 4;
@@ -467,11 +479,13 @@ ApiCall decode_api_call(const std::uint8_t* data, std::size_t size) {
   std::int64_t arena_total = std::max<std::int64_t>(total, 1), no = 0;
   if (c.op == ApiOp::combine_dense_out) {
     const Dims shape = union_dense_shape(ad);
-    c.out.desc = TensorDesc{c.dtype, shape, output_strides(shape, in)};
+    c.out.desc = TensorDesc{result, shape, output_strides(shape, in)};
     if (needed(c.out.desc, kZone) < 0) c.out.desc.strides = row_major(shape);
     no = std::max<std::int64_t>(needed(c.out.desc, kZone), 0);
-    const std::uint8_t where = in.u8() % 8;
-    if (where == 5 && c.x.desc.shape == shape && c.x.desc.dtype == c.dtype) {
+    const std::uint8_t wb = in.u8(), where = wb % 8, m = wb / 8;  // m: rarely another out dtype
+    if (m == 30) c.out.desc.dtype = other_dtype(result, true);
+    if (m == 29) c.out.desc.dtype = c.dtype;
+    if (where == 5 && c.x.desc.shape == shape && c.x.desc.dtype == c.out.desc.dtype) {
       c.out = c.x;  // exactly in place
     } else {
       c.out.offset = c.x.offset;  // where 6: x's start with out's own strides
@@ -482,7 +496,14 @@ ApiCall decode_api_call(const std::uint8_t* data, std::size_t size) {
       }
     }
   }
+  // The arena's elements as wide as the widest view's, so that every view is aligned; the dense
+  // operand's own values where it is of another dtype.
+  if (has_dense_operand(c.op) && dtype_size(c.x.desc.dtype) > dtype_size(c.dtype)) c.dtype = c.x.desc.dtype;
+  if (c.op == ApiOp::combine_dense_out && dtype_size(c.out.desc.dtype) > dtype_size(c.dtype))
+    c.dtype = c.out.desc.dtype;
   c.arena = values(c.dtype, arena_total, in);
+  if (has_dense_operand(c.op) && c.x.desc.dtype != c.dtype && needed(c.x.desc, kZone) >= 0)
+    write_view_values(c.arena, c.x, dtype_size(c.dtype), in);  // (not a huge accumulate shape)
   if (c.out_poisoned && no > 0)
     verify::poison(TensorView{c.arena.data() + c.out.offset * static_cast<std::int64_t>(dtype_size(c.dtype)),
                               c.out.desc, Memory::host});

@@ -1,6 +1,7 @@
-// fuzz/api_oracle.cpp — the api oracle's expected results (api_oracle.hpp): values in each
-// dtype's compute type, duplicates summed in storage order (std::map of (row, col)), the
-// operations of ops.hpp, every NaN written as the canonical NaN, drop_zeros on the rounded value.
+// fuzz/api_oracle.cpp — the api oracle's expected results (api_oracle.hpp): operands of mixed
+// value dtypes converted to the result dtype first, values in its compute type, duplicates summed
+// in storage order (std::map of (row, col)), the operations of ops.hpp, every NaN written as the
+// canonical NaN, drop_zeros on the rounded value.
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -160,12 +161,40 @@ void expect_coo(Expected& e, const CooDesc& like, IndexType index,
   }
 }
 
+/// A dense operand in the result dtype: its elements and the index of its first one there.
+struct DenseIn {
+  const Bytes* bytes = nullptr;
+  std::int64_t base = 0;
+  TensorDesc desc;
+};
+
+/// The call's dense operand x in dtype r (sparse.hpp: an operand of another dtype is converted
+/// to the result dtype first): the arena itself, or `converted`, every element of the arena
+/// read as x's dtype and cast to r (the arena's elements are as wide as x's, or wider).
+DenseIn dense_in(const ApiCall& c, DType r, Bytes& converted) {
+  const std::int64_t xs = static_cast<std::int64_t>(dtype_size(c.x.desc.dtype));
+  DenseIn d{&c.arena, c.x.offset * static_cast<std::int64_t>(dtype_size(c.dtype)) / xs, c.x.desc};
+  if (c.x.desc.dtype == r) return d;
+  converted = convert_elements(c.arena, c.x.desc.dtype, r);
+  d.bytes = &converted;
+  d.desc.dtype = r;
+  return d;
+}
+
+/// m with its values converted to dtype r (sparse.hpp: before duplicates are summed).
+CooBytes in_dtype(const CooBytes& m, DType r) {
+  if (m.desc.dtype == r) return m;
+  CooBytes out = m;
+  out.vals = convert_elements(m.vals, m.desc.dtype, r);
+  out.desc.dtype = r;
+  return out;
+}
+
 /// The dense operand's element at (r, c) of the COO shape, broadcast.
 template <class K>
-typename K::compute dense_at(const ApiCall& c, std::int64_t r, std::int64_t col) {
-  const Dims coord{r, col};
-  const std::int64_t off = c.x.offset + offset_at(c.x.desc, coord);
-  return K::load(c.arena.data() + off * static_cast<std::int64_t>(K::size));
+typename K::compute dense_at(const DenseIn& d, std::int64_t r, std::int64_t col) {
+  const std::int64_t off = d.base + offset_at(d.desc, Dims{r, col});
+  return K::load(d.bytes->data() + off * static_cast<std::int64_t>(K::size));
 }
 /// A fill as the dtype holds it (sparse.hpp, SparseOptions::fill_a): floats rounded to the dtype
 /// (16-bit types through f32), integers only when whole and in range; false otherwise.
@@ -186,18 +215,43 @@ bool fill_value(double f, typename K::compute& out) {
 
 /// The union of a and dense as a (nrows, ncols) row-major vector: op(fill_a or Σa, dense).
 template <class K>
-std::vector<typename K::compute> union_dense(const ApiCall& c, typename K::compute fill_a) {
-  const std::int64_t nr = c.a.desc.nrows, nc = c.a.desc.ncols;
+std::vector<typename K::compute> union_dense(const ApiCall& c, const CooBytes& a,
+                                             const DenseIn& x, typename K::compute fill_a) {
+  const std::int64_t nr = a.desc.nrows, nc = a.desc.ncols;
   std::vector<typename K::compute> out(static_cast<std::size_t>(nr * nc));
   for (std::int64_t r = 0; r < nr && nc > 0; ++r)
     for (std::int64_t col = 0; col < nc; ++col)
-      out[static_cast<std::size_t>(r * nc + col)] = apply(c.binop, fill_a, dense_at<K>(c, r, col));
-  for (const auto& [rc, v] : sums<K>(c.a))
+      out[static_cast<std::size_t>(r * nc + col)] = apply(c.binop, fill_a, dense_at<K>(x, r, col));
+  for (const auto& [rc, v] : sums<K>(a))
     out[static_cast<std::size_t>(rc.first * nc + rc.second)] =
-        apply(c.binop, v, dense_at<K>(c, rc.first, rc.second));
+        apply(c.binop, v, dense_at<K>(x, rc.first, rc.second));
   return out;
 }
 }  // namespace
+
+bool sparse_result_dtype(const ApiCall& c, DType& out) {
+  const Promotion rule = c.sparse.promotion;
+  const auto tensor = [](DType t) { return OperandType{t, Weight::tensor}; };
+  const OperandType a = tensor(c.a.desc.dtype);
+  // A rank-0 dense operand: a 0-d tensor (ewise::Operand::type, promotion.hpp).
+  const OperandType x{c.x.desc.dtype, rule == Promotion::torch && c.x.desc.rank() == 0
+                                          ? Weight::zero_dim
+                                          : Weight::tensor};
+  BinaryTypes t;
+  switch (c.op) {
+    case ApiOp::multiply_coo: t = op_dtypes(BinaryOp::multiply, rule, a, tensor(c.b.desc.dtype)); break;
+    case ApiOp::combine_coo: t = op_dtypes(c.binop, rule, a, tensor(c.b.desc.dtype)); break;
+    case ApiOp::multiply_dense:
+    case ApiOp::multiply_values:
+    case ApiOp::multiply_values_into_a: t = op_dtypes(BinaryOp::multiply, rule, a, x); break;
+    case ApiOp::combine_dense:
+    case ApiOp::combine_dense_out: t = op_dtypes(c.binop, rule, a, x); break;
+    case ApiOp::accumulate: t = op_dtypes(c.binop, rule, tensor(c.x.desc.dtype), a); break;
+    default: out = c.a.desc.dtype; return true;
+  }
+  out = t.result;
+  return t.valid && is_sparse_dtype(out);
+}
 
 Expected api_oracle(const ApiCall& c) {
   Expected e;
@@ -207,16 +261,23 @@ Expected api_oracle(const ApiCall& c) {
                            v.desc, Memory::host};
   };
   const CooDesc& ad = c.a.desc;
+  const auto arena_elem = static_cast<std::int64_t>(dtype_size(c.dtype));
+  // Mixed value dtypes (sparse.hpp): the result dtype r is the dense operation's; each operand
+  // of another dtype is converted to r first, then the same-dtype operation runs in r.
+  DType r = ad.dtype;
+  const bool typed = sparse_result_dtype(c, r);
+  const CooBytes a = in_dtype(c.a, r), b = in_dtype(c.b, r);
+  Bytes converted;
   switch (c.op) {
     case ApiOp::multiply_coo: {
       const CooDesc& bd = c.b.desc;
       e.valid = coo_ok(c.a) && coo_ok(c.b) && ad.nrows == bd.nrows && ad.ncols == bd.ncols &&
-                ad.dtype == bd.dtype && ad.index == bd.index &&
+                typed && ad.index == bd.index &&
                 static_cast<int>(c.sparse.algorithm) <= static_cast<int>(CooAlgorithm::hash_merge);
       if (!e.valid) break;
-      with_kind(ad.dtype, [&](auto k) {
+      with_kind(r, [&](auto k) {
         using K = decltype(k);
-        const auto sa = sums<K>(c.a), sb = sums<K>(c.b);
+        const auto sa = sums<K>(a), sb = sums<K>(b);
         std::vector<std::pair<Coord, typename K::compute>> out;
         for (const auto& [rc, v] : sa) {
           const auto it = sb.find(rc);
@@ -230,12 +291,14 @@ Expected api_oracle(const ApiCall& c) {
     case ApiOp::multiply_values:
     case ApiOp::multiply_values_into_a: {
       const bool values = c.op != ApiOp::multiply_dense;
-      e.valid = coo_ok(c.a) && tensor_desc_ok(c.x.desc) && c.x.desc.dtype == ad.dtype &&
-                c.x.desc.rank() <= 2 && broadcasts_to(c.x.desc.shape, Dims{ad.nrows, ad.ncols});
+      e.valid = coo_ok(c.a) && tensor_desc_ok(c.x.desc) && typed && c.x.desc.rank() <= 2 &&
+                broadcasts_to(c.x.desc.shape, Dims{ad.nrows, ad.ncols});
+      // out_vals of the result dtype (a.vals in place: a of that dtype).
       if (c.op == ApiOp::multiply_values)
-        e.valid = e.valid && !c.sparse.drop_zeros && c.out_vals_dtype == ad.dtype &&
+        e.valid = e.valid && !c.sparse.drop_zeros && c.out_vals_dtype == r &&
                   c.out_vals_len == ad.nnz;
-      if (c.op == ApiOp::multiply_values_into_a) e.valid = e.valid && !c.sparse.drop_zeros;
+      if (c.op == ApiOp::multiply_values_into_a)
+        e.valid = e.valid && !c.sparse.drop_zeros && ad.dtype == r;
       if (values) {  // before: poison, or a's values
         if (c.op == ApiOp::multiply_values_into_a) e.out_vals = c.a.null_arrays ? Bytes{} : c.a.vals;
         else {
@@ -247,19 +310,20 @@ Expected api_oracle(const ApiCall& c) {
         }
       }
       if (!e.valid) break;
-      with_kind(ad.dtype, [&](auto k) {
+      with_kind(r, [&](auto k) {
         using K = decltype(k);
+        const DenseIn x = dense_in(c, r, converted);
         if (values) {
           for (std::int64_t i = 0; i < ad.nnz; ++i) {
-            const auto v = K::load(c.a.vals.data() + i * static_cast<std::int64_t>(K::size));
-            const auto d = dense_at<K>(c, index_at(c.a.rows, ad.index, i), index_at(c.a.cols, ad.index, i));
+            const auto v = K::load(a.vals.data() + i * static_cast<std::int64_t>(K::size));
+            const auto d = dense_at<K>(x, index_at(a.rows, ad.index, i), index_at(a.cols, ad.index, i));
             K::store(e.out_vals.data() + i * static_cast<std::int64_t>(K::size), apply(BinaryOp::mul, v, d));
           }
           return;
         }
         std::vector<std::pair<Coord, typename K::compute>> out;
-        for (const auto& [rc, v] : sums<K>(c.a))
-          out.emplace_back(rc, apply(BinaryOp::mul, v, dense_at<K>(c, rc.first, rc.second)));
+        for (const auto& [rc, v] : sums<K>(a))
+          out.emplace_back(rc, apply(BinaryOp::mul, v, dense_at<K>(x, rc.first, rc.second)));
         expect_coo<K>(e, ad, ad.index, out, c.sparse.drop_zeros);
       });
       break;
@@ -311,9 +375,9 @@ Expected api_oracle(const ApiCall& c) {
       const bool narrow = ad.index == IndexType::i32 && ad.nnz <= INT32_MAX;
       e.tensor_dtype = narrow ? DType::i32 : DType::i64;
       e.tensor_shape = Dims{ad.nrows + 1};
-      for (std::int64_t r = 0; r <= ad.nrows; ++r) {
+      for (std::int64_t row = 0; row <= ad.nrows; ++row) {
         std::int64_t before = 0;
-        for (std::int64_t k = 0; k < ad.nnz; ++k) before += index_at(c.a.rows, ad.index, k) < r;
+        for (std::int64_t k = 0; k < ad.nnz; ++k) before += index_at(c.a.rows, ad.index, k) < row;
         push_index(e.tensor, narrow ? IndexType::i32 : IndexType::i64, before);
       }
       break;
@@ -322,14 +386,14 @@ Expected api_oracle(const ApiCall& c) {
     case ApiOp::combine_coo: {
       const CooDesc& bd = c.b.desc;
       e.valid = union_op_ok(c.binop) && coo_ok(c.a) && coo_ok(c.b) && ad.nrows == bd.nrows &&
-                ad.ncols == bd.ncols && ad.dtype == bd.dtype && ad.index == bd.index;
+                ad.ncols == bd.ncols && typed && ad.index == bd.index;
       if (!e.valid) break;
-      with_kind(ad.dtype, [&](auto k) {
+      with_kind(r, [&](auto k) {  // the fills as the result dtype holds them
         using K = decltype(k);
         typename K::compute fa, fb;
         e.valid = fill_value<K>(c.sparse.fill_a, fa) && fill_value<K>(c.sparse.fill_b, fb);
         if (!e.valid) return;
-        const auto sa = sums<K>(c.a), sb = sums<K>(c.b);
+        const auto sa = sums<K>(a), sb = sums<K>(b);
         std::set<Coord> keys;
         for (const auto& m : {&sa, &sb})
           for (const auto& kv : *m) keys.insert(kv.first);
@@ -346,46 +410,47 @@ Expected api_oracle(const ApiCall& c) {
     case ApiOp::combine_dense:
     case ApiOp::combine_dense_out: {
       const std::size_t elem = dtype_size(c.dtype);
-      e.valid = union_op_ok(c.binop) && coo_ok(c.a) && tensor_desc_ok(c.x.desc) &&
-                c.x.desc.dtype == ad.dtype && c.x.desc.rank() <= 2 &&
+      e.valid = union_op_ok(c.binop) && coo_ok(c.a) && tensor_desc_ok(c.x.desc) && typed &&
+                c.x.desc.rank() <= 2 &&
                 broadcasts_to(c.x.desc.shape, Dims{ad.nrows, ad.ncols}) && !c.sparse.drop_zeros;
       const bool into = c.op == ApiOp::combine_dense_out;
       if (into)
-        e.valid = e.valid && tensor_desc_ok(c.out.desc) && c.out.desc.dtype == ad.dtype &&
+        e.valid = e.valid && tensor_desc_ok(c.out.desc) && c.out.desc.dtype == r &&
                   c.out.desc.shape == (Dims{ad.nrows, ad.ncols}) && out_layout_ok(c.out.desc) &&
                   overlap_ok(c.out, c.x, elem);
       if (!e.valid) break;
-      with_kind(ad.dtype, [&](auto k) {
+      with_kind(r, [&](auto k) {
         using K = decltype(k);
         typename K::compute fa, fb;  // both fills checked; fill_b is not used
         e.valid = fill_value<K>(c.sparse.fill_a, fa) && fill_value<K>(c.sparse.fill_b, fb);
         if (!e.valid) return;
-        const auto result = union_dense<K>(c, fa);
+        const auto result = union_dense<K>(c, a, dense_in(c, r, converted), fa);
         if (!into) {
           e.has_tensor = true;
-          e.tensor_dtype = ad.dtype;
+          e.tensor_dtype = r;
           e.tensor_shape = Dims{ad.nrows, ad.ncols};
           for (const auto v : result) push_value<K>(e.tensor, v);
           return;
         }
-        for (std::int64_t r = 0; r < ad.nrows && ad.ncols > 0; ++r)
+        for (std::int64_t row = 0; row < ad.nrows && ad.ncols > 0; ++row)
           for (std::int64_t col = 0; col < ad.ncols; ++col)
-            K::store(e.arena.data() + (c.out.offset + offset_at(c.out.desc, Dims{r, col})) *
-                                          static_cast<std::int64_t>(K::size),
-                     result[static_cast<std::size_t>(r * ad.ncols + col)]);
+            K::store(e.arena.data() + c.out.offset * arena_elem +
+                         offset_at(c.out.desc, Dims{row, col}) * static_cast<std::int64_t>(K::size),
+                     result[static_cast<std::size_t>(row * ad.ncols + col)]);
       });
       break;
     }
     case ApiOp::accumulate:  // the fills are not used, and not checked
+      // dense is written in place: it must be of the result dtype op(dense, a) has.
       e.valid = union_op_ok(c.binop) && coo_ok(c.a) && !c.sparse.drop_zeros &&
-                tensor_desc_ok(c.x.desc) && c.x.desc.dtype == ad.dtype &&
+                tensor_desc_ok(c.x.desc) && typed && c.x.desc.dtype == r &&
                 c.x.desc.shape == (Dims{ad.nrows, ad.ncols}) && out_layout_ok(c.x.desc);
       if (!e.valid) break;
-      with_kind(ad.dtype, [&](auto k) {
+      with_kind(r, [&](auto k) {
         using K = decltype(k);
-        for (const auto& [rc, v] : sums<K>(c.a)) {
-          const std::int64_t at = (c.x.offset + offset_at(c.x.desc, Dims{rc.first, rc.second})) *
-                                  static_cast<std::int64_t>(K::size);
+        for (const auto& [rc, v] : sums<K>(a)) {
+          const std::int64_t at = c.x.offset * arena_elem + offset_at(c.x.desc, Dims{rc.first, rc.second}) *
+                                                                static_cast<std::int64_t>(K::size);
           K::store(e.arena.data() + at, apply(c.binop, K::load(c.arena.data() + at), v));
         }
       });

@@ -76,8 +76,24 @@ struct BinaryTypes {
   /// A signed integer tensor compared with a u64 tensor under NumPy's rule: compared exactly
   /// (ops.hpp), not in the compute dtype f64.
   bool exact = false;
+  /// An operand rounded to a 16-bit compute dtype after loading: one of another dtype (both
+  /// frameworks cast the operands to the compute dtype first; PyTorch's multiply reads a 0-d
+  /// or scalar second operand as it is: src/call_types.cpp).
+  bool x_round = false, y_round = false;
 };
+/// The dtypes of op(x, y) for operands of these dtypes and parts in promotion (x is never a
+/// Python scalar; scalar_bits is not set). The one model of the promotion rules: binary's and
+/// the sparse calls' (sparse_result_dtype) both come from it.
+BinaryTypes op_dtypes(BinaryOp op, Promotion rule, OperandType x, OperandType y);
 BinaryTypes binary_types(const ApiCall& c);
+/// The result dtype of a sparse call with two value operands (sparse.hpp: op_types(op, a, b)
+/// under SparseOptions::promotion, accumulate's dense first; a rank-0 dense operand as a 0-d
+/// tensor); of the other calls, a's dtype. False where the rule refuses the dtypes or gives no
+/// sparse dtype.
+bool sparse_result_dtype(const ApiCall& c, DType& out);
+/// Contiguous elements of from_dtype cast to dtype `to` as every ewise output is cast (integers
+/// wrap, floats rounded to nearest-even, a NaN as the canonical NaN).
+Bytes convert_elements(const Bytes& from, DType from_dtype, DType to);
 /// NumPy's casting='same_kind' (its table; bf16 to f16 allowed).
 bool same_kind(DType from, DType to);
 /// The call runs the same-dtype kernels, which a named kernel may ask for (dense.hpp): x, y, out,

@@ -37,38 +37,32 @@ bool torch_promote(DType a, DType b, DType& out) {
 }
 
 /// NumPy 2 (NEP 50): arrays of any rank and typed scalars promote by the table; a Python
-/// scalar takes the array's dtype by NumPy's own results with Python scalars.
-DType numpy_common(const ApiCall& c) {
-  if (!c.y_scalar || !c.scalar.weak()) return numpy_promote(c.x.desc.dtype, c.y.desc.dtype);
-  const int i = index_in(kNumpyOrder, c.x.desc.dtype);
-  const DType s = c.scalar.dtype();
-  return parse_dtype(s == DType::b8    ? kNumpyWeakBool[i]
-                     : s == DType::i64 ? kNumpyWeakInt[i]
-                                       : kNumpyWeakFloat[i]);
+/// scalar y takes x's dtype by NumPy's own results with Python scalars (x is never one).
+DType numpy_common(OperandType x, OperandType y) {
+  if (y.weight != Weight::weak) return numpy_promote(x.dtype, y.dtype);
+  const int i = index_in(kNumpyOrder, x.dtype);
+  return parse_dtype(y.dtype == DType::b8    ? kNumpyWeakBool[i]
+                     : y.dtype == DType::i64 ? kNumpyWeakInt[i]
+                                             : kNumpyWeakFloat[i]);
 }
 
 /// torch.result_type: the operands in three classes (tensors with dims, 0-d tensors and typed
 /// scalars, Python scalars: an int as i64, a float as the default dtype f32), each promoted
 /// within; a lower class counts only when of a higher kind (combine_categories). False where
 /// PyTorch refuses.
-bool torch_common(const ApiCall& c, DType& out) {
+bool torch_common(OperandType x, OperandType y, DType& out) {
   struct Class {
     bool has = false;
     DType t = DType::b8;
   };
   Class cls[3];
-  const auto add = [&](int k, DType t) {
-    if (!cls[k].has) {
-      cls[k] = {true, t};
-      return true;
-    }
-    return torch_promote(cls[k].t, t, cls[k].t);
-  };
-  bool ok = add(c.x.desc.rank() == 0 ? 1 : 0, c.x.desc.dtype);
-  if (c.y_scalar && c.scalar.weak())
-    ok = add(2, is_floating(c.scalar.dtype()) ? DType::f32 : c.scalar.dtype()) && ok;
-  else
-    ok = add(c.y_scalar || c.y.desc.rank() == 0 ? 1 : 0, c.y.desc.dtype) && ok;
+  bool ok = true;
+  for (const OperandType& o : {x, y}) {
+    const int k = o.weight == Weight::tensor ? 0 : o.weight == Weight::zero_dim ? 1 : 2;
+    const DType t = k == 2 && is_floating(o.dtype) ? DType::f32 : o.dtype;
+    if (!cls[k].has) cls[k] = {true, t};
+    else ok = torch_promote(cls[k].t, t, cls[k].t) && ok;
+  }
   const auto combine = [](const Class& higher, const Class& lower, Class& result) {
     result = higher.has ? higher : lower;
     if (!higher.has || !lower.has || is_floating(higher.t)) return true;
@@ -218,43 +212,65 @@ void store_result(DType result, DType out, std::uint8_t* p, V v) {
 
 }  // namespace
 
-BinaryTypes binary_types(const ApiCall& c) {
+BinaryTypes op_dtypes(BinaryOp op, Promotion rule, OperandType x, OperandType y) {
   BinaryTypes t;
-  const BinaryOp op = c.binop;
-  const Promotion rule = c.dense.promotion;
   DType common = DType::f32;
-  if (rule == Promotion::numpy) common = numpy_common(c);
-  else if (!torch_common(c, common)) return t;
+  if (rule == Promotion::numpy) common = numpy_common(x, y);
+  else if (!torch_common(x, y, common)) return t;
   t.valid = true;
   t.compute = t.result = common;
   if (op == BinaryOp::divide && !is_floating(common)) {  // true division: the default float
     t.compute = t.result = rule == Promotion::numpy ? DType::f64 : DType::f32;
   } else if (is_comparison(op)) {
     t.result = DType::b8;
-    const auto signed_with_u64 = [](DType x, DType y) {
-      return dtype_kind(x) == DTypeKind::signed_int && y == DType::u64;
+    const auto signed_with_u64 = [](DType a, DType b) {
+      return dtype_kind(a) == DTypeKind::signed_int && b == DType::u64;
     };
-    t.exact = rule == Promotion::numpy && !c.y_scalar &&
-              (signed_with_u64(c.x.desc.dtype, c.y.desc.dtype) ||
-               signed_with_u64(c.y.desc.dtype, c.x.desc.dtype));
+    // (ops.hpp: tensors, and a typed scalar with a tensor, not a Python int.)
+    t.exact = rule == Promotion::numpy && x.weight != Weight::weak && y.weight != Weight::weak &&
+              (signed_with_u64(x.dtype, y.dtype) || signed_with_u64(y.dtype, x.dtype));
   } else if (is_logical(op)) {
     t.compute = t.result = DType::b8;
   } else if (is_bitwise(op)) {
     t.valid = !is_floating(common);
   } else if (common == DType::b8) {
     if (op == BinaryOp::subtract) t.valid = false;
-    if (op == BinaryOp::floor_divide || op == BinaryOp::remainder || op == BinaryOp::power)
+    const bool torch_power = op == BinaryOp::power && rule == Promotion::torch;  // stays bool
+    if (!torch_power &&
+        (op == BinaryOp::floor_divide || op == BinaryOp::remainder || op == BinaryOp::power))
       t.compute = t.result = DType::i8;  // NumPy's next loop after bool
   }
+  return t;
+}
+
+BinaryTypes binary_types(const ApiCall& c) {
+  const Promotion rule = c.dense.promotion;
+  // A rank-0 view ranks as a 0-d tensor under PyTorch's rule, as a typed scalar does under both.
+  const auto view = [&](const TensorDesc& d) {
+    return OperandType{d.dtype, rule == Promotion::torch && d.rank() == 0 ? Weight::zero_dim
+                                                                          : Weight::tensor};
+  };
+  const OperandType y = !c.y_scalar ? view(c.y.desc)
+                        : c.scalar.weak() ? OperandType{c.scalar.dtype(), Weight::weak}
+                                          : OperandType{c.scalar.dtype(), Weight::zero_dim};
+  BinaryTypes t = op_dtypes(c.binop, rule, view(c.x.desc), y);
+  const bool half = t.compute == DType::f16 || t.compute == DType::bf16;
+  const bool torch_mul_y = rule == Promotion::torch && c.binop == BinaryOp::multiply &&
+                           y.weight != Weight::tensor;
+  t.x_round = half && c.x.desc.dtype != t.compute;
+  t.y_round = half && !c.y_scalar && c.y.desc.dtype != t.compute && !torch_mul_y;
   if (!t.valid || !c.y_scalar) return t;
   // The scalar in the compute type: NumPy's rule converts it to the compute dtype first (and
-  // refuses a Python int an integer compute dtype cannot hold); PyTorch's hands it to C as is.
+  // refuses a Python int an integer compute dtype cannot hold); PyTorch's hands a Python scalar
+  // to C as is, and a typed one so only to multiply.
   const Scalar& s = c.scalar;
   const bool integral = !is_floating(s.dtype());
   const bool wide_unsigned = dtype_kind(s.dtype()) == DTypeKind::unsigned_int;
+  // A Python int the integer compute dtype cannot hold (NumPy's rule): refused, but a
+  // comparison compares in the smallest dtype that holds both (ops.hpp), so exactly.
   if (rule == Promotion::numpy && s.weak() && integral && t.compute != DType::b8 &&
       !is_floating(t.compute) && !holds(t.compute, s.as_int()))
-    t.valid = false;
+    (is_comparison(c.binop) ? t.exact : t.valid) = is_comparison(c.binop);
   with_compute(t.compute, [&](auto tag) {
     using C = decltype(tag);
     C v;
@@ -262,7 +278,7 @@ BinaryTypes binary_types(const ApiCall& c) {
       double d = !integral       ? s.as_double()
                  : wide_unsigned ? static_cast<double>(s.as_uint())
                                  : static_cast<double>(s.as_int());
-      if (rule == Promotion::numpy) d = round_to(t.compute, d);
+      if ((rule == Promotion::numpy || !s.weak()) && !torch_mul_y) d = round_to(t.compute, d);
       v = static_cast<C>(d);
     } else if constexpr (std::is_same_v<C, bool>) {
       v = integral ? s.as_uint() != 0 : s.as_double() != 0;
@@ -311,10 +327,17 @@ void expect_binary(const ApiCall& c, const BinaryTypes& t, Bytes& arena) {
         return;  // i128 (every i64 and u64 value) compares only: BinaryTypes::exact
       } else if constexpr (!bitwise || std::is_integral_v<C>) {
         for_each_coord(c.out.desc.shape, [&](const Dims& coord) {
-          const C x = load_as<C>(c.x.desc.dtype, c.arena.data() + at(c.x, coord));
+          C x = load_as<C>(c.x.desc.dtype, c.arena.data() + at(c.x, coord));
           C y;
-          if (c.y_scalar) std::memcpy(&y, &t.scalar_bits, sizeof y);
-          else y = load_as<C>(c.y.desc.dtype, c.arena.data() + at(c.y, coord));
+          if constexpr (std::is_same_v<C, i128>)  // a scalar, exactly
+            y = dtype_kind(c.scalar.dtype()) == DTypeKind::unsigned_int ? i128(c.scalar.as_uint())
+                                                                        : i128(c.scalar.as_int());
+          else std::memcpy(&y, &t.scalar_bits, sizeof y);
+          if (!c.y_scalar) y = load_as<C>(c.y.desc.dtype, c.arena.data() + at(c.y, coord));
+          if constexpr (std::is_same_v<C, float>) {
+            if (t.x_round) x = static_cast<float>(round_to(t.compute, x));
+            if (t.y_round) y = static_cast<float>(round_to(t.compute, y));
+          }
           store_result(t.result, c.out.desc.dtype, arena.data() + at(c.out, coord), f(x, y));
         });
       }
@@ -322,6 +345,20 @@ void expect_binary(const ApiCall& c, const BinaryTypes& t, Bytes& arena) {
   };
   if (t.exact) run(i128{});
   else with_compute(t.compute, run);
+}
+
+Bytes convert_elements(const Bytes& from, DType from_dtype, DType to) {
+  const std::size_t fs = dtype_size(from_dtype), ts = dtype_size(to), n = from.size() / fs;
+  Bytes out(n * ts);
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::uint8_t* p = from.data() + k * fs;
+    std::uint8_t* q = out.data() + k * ts;
+    if (is_floating(from_dtype)) store_as(to, q, load_as<double>(from_dtype, p));
+    else if (dtype_kind(from_dtype) == DTypeKind::unsigned_int)
+      store_as(to, q, load_as<std::uint64_t>(from_dtype, p));
+    else store_as(to, q, load_as<std::int64_t>(from_dtype, p));  // signed integers and bool
+  }
+  return out;
 }
 
 }  // namespace ewise::fuzz

@@ -100,7 +100,8 @@ void run_in(const ApiCall& c, Space& space, void* arena, ApiResult& r, void*& ou
       const CooView a = space.coo(c.a);
       out_vals = const_cast<void*>(a.vals);
       out_bytes = c.a.null_arrays ? 0 : c.a.vals.size();
-      const TensorView out{out_vals, TensorDesc::contiguous(c.dtype, Dims{c.a.desc.nnz}), space.memory()};
+      const TensorView out{out_vals, TensorDesc::contiguous(c.a.desc.dtype, Dims{c.a.desc.nnz}),
+                           space.memory()};
       return multiply_values(a, at(c.x), out, c.sparse, s);
     }
     case ApiOp::coalesce: return coo_result(coalesce<Coo>(space.coo(c.a), c.sparse, s));

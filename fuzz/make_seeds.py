@@ -182,13 +182,14 @@ OPS = ["multiply_coo", "multiply_dense", "multiply_values", "multiply_values_int
        "combine_dense", "combine_dense_out", "accumulate"]
 DTYPES = ALL_DTYPES  # the sparse calls take the first six
 SEED = bytes(range(1, 9))  # the value and coordinate generator's seed
-I64, DROP_ZEROS, NO_VALIDATE = 1, 2, 12
+I64, DROP_ZEROS, NO_VALIDATE, TORCH = 1, 2, 12, 96
 
 
 def ext(n):
     """The bytes decode_extent reads as n (0..9), or a special: '2^31', 'sqrt_max' (3037000499,
     whose square is just under 2^63)."""
-    return {0: [0], 1: [9], "2^31": [11], "sqrt_max": [13, 1]}.get(n, [n - 1] if isinstance(n, int) else None)
+    return {0: [0], 1: [9], "2^31": [11], "sqrt_max": [13, 1], "2^40": [13, 3]}.get(
+        n, [n - 1] if isinstance(n, int) else None)
 
 
 def entries(sels, order=0, vals=None, honest=True):
@@ -338,6 +339,24 @@ API = {
                                                      union("add", 8) + [0, 0, 0, 0]),
     "combine_dense_drop_zeros_rejected": sparse("combine_dense", "f32", DROP_ZEROS, 4, 6, POOL3, DUPS_UNSORTED,
                                                 union("max") + [0, 0, 0, 0]),
+    # Mixed value dtypes (sparse.hpp: the dense operation's result dtype, operands converted to
+    # it first; outputs of that dtype): b's dtype byte 24..30 (kAllDTypes[m % 6]); a dense
+    # operand's dtype byte >= 192 (kAllDTypes[m / 2 % 13]; accumulate, odd: f64 f32 i64 f16).
+    "multiply_coo_f32_times_f64": sparse("multiply_coo", "f32", 0, 4, 5, POOL3, DUPS_UNSORTED, [27] + B4 + [0]),
+    "combine_coo_i32_add_f32_torch": sparse("combine_coo", "i32", TORCH, 4, 5, POOL3, DUPS_UNSORTED,
+                                            [26] + B4 + union("add") + [0]),
+    "multiply_dense_f16_times_bf16_row": sparse("multiply_dense", "f16", 0, 4, 6, POOL3, DUPS_UNSORTED,
+                                                [0, 210, 2, 0]),
+    "combine_dense_out_i32_f32_into_f64": sparse("combine_dense_out", "i32", 0, 4, 4, POOL3, DUPS_UNSORTED,
+                                                 union("add") + [0, 212, 0, 0, 0, 0, 0]),
+    "accumulate_f64_dense_f32_coo": sparse("accumulate", "f32", 0, 4, 5, POOL3, DUPS_UNSORTED,
+                                           union("add") + [0, 193]),
+    "accumulate_f32_dense_f64_coo_rejected": sparse("accumulate", "f64", 0, 4, 5, POOL3, DUPS_UNSORTED,
+                                                    union("add") + [0, 195]),
+    # A 2^40 x 3 f64 matrix times an f32 column broadcast by stride 0: converted as the one
+    # element it holds (the conversion had allocated the broadcast shape: std::bad_alloc).
+    "multiply_dense_f64_huge_broadcast_f32_column": sparse("multiply_dense", "f64", I64, "2^40", 3, POOL3,
+                                                           DUPS_UNSORTED, [0, 212, 4, 5, 1, 1]),
     "accumulate_div_rejected": sparse("accumulate", "f64", 0, 4, 5, POOL3, DUPS_UNSORTED, union("div") + [0]),
     "accumulate_drop_zeros_rejected": sparse("accumulate", "f32", DROP_ZEROS, 4, 5, POOL3, DUPS_UNSORTED,
                                              union("add") + [0]),

@@ -1,6 +1,8 @@
 // sparse/promote.cpp — mixed value dtypes in the sparse operations (promote.hpp).
 #include "promote.hpp"
 
+#include <algorithm>
+
 #include "ewise/dense.hpp"
 #include "ewise/detail/compute.hpp"
 
@@ -39,14 +41,28 @@ CooView Promoted::coo(const CooView& a) {
 
 ConstTensorView Promoted::dense(const ConstTensorView& d) {
   if (d.desc.dtype == to_) return d;
+  // Only the elements d holds are converted: a broadcast dim (stride 0) is converted at extent 1
+  // and broadcast again (a stride-0 view of a huge shape would otherwise be materialized).
+  Dims held = d.desc.shape;
+  for (int i = 0; i < held.size(); ++i)
+    if (d.desc.strides[i] == 0) held[i] = std::min<std::int64_t>(held[i], 1);
+  const ConstTensorView src(d.data, TensorDesc{d.desc.dtype, held, d.desc.strides}, d.memory);
+  const auto broadcast_back = [&](ConstTensorView v) {
+    for (int i = 0; i < held.size(); ++i)
+      if (d.desc.strides[i] == 0) {
+        v.desc.shape[i] = d.desc.shape[i];
+        v.desc.strides[i] = 0;
+      }
+    return v;
+  };
   if (d.memory == Memory::host) {
-    HostTensor& t = host_.emplace_back(to_, d.desc.shape);
-    cast_into(d, t.view(), stream_);
-    return t.view();
+    HostTensor& t = host_.emplace_back(to_, held);
+    cast_into(src, t.view(), stream_);
+    return broadcast_back(t.view());
   }
-  DeviceTensor& t = device_.emplace_back(to_, d.desc.shape, stream_, memory_);
-  cast_into(d, t.view(), stream_);
-  return t.view();
+  DeviceTensor& t = device_.emplace_back(to_, held, stream_, memory_);
+  cast_into(src, t.view(), stream_);
+  return broadcast_back(t.view());
 }
 
 DenseOperand scalar_factor(BinaryOp op, const CooView& a, const Scalar& s, DType to,

@@ -44,7 +44,8 @@ class Promoted {
   DType dtype() const noexcept { return to_; }
   /// a with its values of dtype() (its index arrays shared).
   CooView coo(const CooView& a);
-  /// dense with dtype(): a contiguous copy of its elements in the same shape when converted.
+  /// dense with dtype(): when converted, a contiguous copy of the elements it holds, broadcast
+  /// to its shape again where it broadcasts (stride 0), so a broadcast costs no memory.
   ConstTensorView dense(const ConstTensorView& dense);
 
  private:

@@ -1178,6 +1178,24 @@ TEST(SparsePromotion, DenseOperandsOfAnyDtypeAndTheRulesDifferences) {
                  {"out_vals is f32 but a (i32) times dense (f32) is f64"});
 }
 
+// A broadcast (stride-0) dense operand of another dtype is converted element by element it
+// holds, not materialized in its broadcast shape: here 2^40 elements (found by the api fuzzer;
+// the conversion allocated the whole shape and threw std::bad_alloc).
+TEST(SparsePromotion, BroadcastDenseOperandOfAnotherDtypeIsNotMaterialized) {
+  const std::int64_t n = std::int64_t{1} << 40;
+  const HostCoo a = make_coo(n, 3, {5, 7}, {0, 2}, {2, -1}, DType::f64, IndexType::i64);
+  const HostTensor row = make_tensor(Dims{1, 3}, {0.5, 1, 3}, DType::f32);
+  const ConstTensorView wide(row.data(), TensorDesc{DType::f32, Dims{n, 3}, Dims{0, 1}},
+                             Memory::host);
+  const HostCoo p = multiply<HostCoo>(a, wide);
+  EXPECT_EQ(p.desc().dtype, DType::f64);
+  EXPECT_EQ(entries(p), (std::vector<Entry>{{5, 0, 1}, {7, 2, -3}}));
+  HostTensor out(DType::f64, Dims{2});
+  multiply_values(a, wide, out.view());
+  EXPECT_EQ(out.data_as<double>()[0], 1);
+  EXPECT_EQ(out.data_as<double>()[1], -3);
+}
+
 TEST(SparsePromotion, ValuesOfOtherDtypesAreRefused) {
   for (DType t : kAllDTypes) {
     if (is_sparse_dtype(t)) continue;

@@ -1944,6 +1944,11 @@ TEST_F(SparseGpu, MixedDtypesAndScalarsMatchTheHostForms) {
                     combine<HostCoo>(BinaryOp::subtract, a, b, o), ctx + " subtract");
         expect_same(multiply(da, drow.view(), o), multiply<HostCoo>(a, row.view(), o),
                     ctx + " multiply dense");
+        // the row as a stride-0 view of the whole shape: converted as the 200 elements it holds
+        const TensorDesc wide{tb, Dims{300, 200}, Dims{0, 1}};
+        expect_same(multiply(da, ConstTensorView(drow.view().data, wide, Memory::device), o),
+                    multiply<HostCoo>(a, ConstTensorView(row.data(), wide, Memory::host), o),
+                    ctx + " multiply stride-0 dense");
         expect_bits(to_host(combine(BinaryOp::maximum, da, drow.view(), o).view()),
                     combine<HostTensor>(BinaryOp::maximum, a, row.view(), o), ctx + " maximum");
         for (const Scalar& s :

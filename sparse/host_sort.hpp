@@ -174,15 +174,19 @@ Summed<typename E::compute> summed(const CooView& m) {
 }
 
 /// A matrix's entries grouped by row (for_each_summed_parallel): row r's coordinates at
-/// [begin[r], end[r]) of cols and vals, each once, in the storage order of its first entry, its
+/// [begin[r], end[r]) of entries, each once, in the storage order of its first entry, its
 /// value its entries' values summed in storage order; the rows split into bands of about equal
-/// entries, band p the rows [bands[p], bands[p + 1]). cols and vals are left uninitialised
-/// (new[], not std::vector's zeroing): every slot read is written first.
+/// entries, band p the rows [bands[p], bands[p + 1]). A column and its value side by side (the
+/// scatter writes one stream a row, not two), left uninitialised (new[], not std::vector's
+/// zeroing): every slot read is written first.
 template <class C, class I>
 struct RowGroups {
+  struct Entry {
+    I col;
+    C val;
+  };
   std::vector<std::size_t> begin, end;
-  std::unique_ptr<I[]> cols;
-  std::unique_ptr<C[]> vals;
+  std::unique_ptr<Entry[]> entries;
   std::vector<std::int64_t> bands;
 };
 
@@ -200,8 +204,7 @@ RowGroups<typename E::compute, I> grouped_by_row(const CooView& m) {
   const I* const rows = static_cast<const I*>(m.rows);
   const I* const cols = static_cast<const I*>(m.cols);
   RowGroups<C, I> g;
-  g.cols.reset(new I[n]);
-  g.vals.reset(new C[n]);
+  g.entries.reset(new typename RowGroups<C, I>::Entry[n]);
   const int parts = detail::parts_for(static_cast<std::int64_t>(n));
   std::vector<std::size_t> next(nr * static_cast<std::size_t>(parts));  // [part][row]
   detail::run_parts(parts, [&](int p) {
@@ -221,8 +224,7 @@ RowGroups<typename E::compute, I> grouped_by_row(const CooView& m) {
     const auto [lo, hi] = part_bounds(n, p, parts);
     for (std::size_t k = lo; k < hi; ++k) {
       const std::size_t to = slot[static_cast<std::size_t>(rows[k])]++;
-      g.cols[to] = cols[k];
-      g.vals[to] = E::load(m.vals, static_cast<std::int64_t>(k));
+      g.entries[to] = {cols[k], E::load(m.vals, static_cast<std::int64_t>(k))};
     }
   });
   g.bands.resize(static_cast<std::size_t>(parts) + 1);
@@ -237,15 +239,13 @@ RowGroups<typename E::compute, I> grouped_by_row(const CooView& m) {
       const std::size_t first = g.begin[r];
       std::size_t kept = first;
       for (std::size_t j = first; j < g.begin[r + 1]; ++j) {
-        const I c = g.cols[j];
-        const std::size_t s = where[static_cast<std::size_t>(c)];
-        if (s >= first && s < kept && g.cols[s] == c) {
-          g.vals[s] = ops::Add{}(g.vals[s], g.vals[j]);
+        const auto e = g.entries[j];
+        const std::size_t s = where[static_cast<std::size_t>(e.col)];
+        if (s >= first && s < kept && g.entries[s].col == e.col) {
+          g.entries[s].val = ops::Add{}(g.entries[s].val, e.val);
         } else {
-          where[static_cast<std::size_t>(c)] = kept;
-          g.cols[kept] = c;
-          g.vals[kept] = g.vals[j];
-          ++kept;
+          where[static_cast<std::size_t>(e.col)] = kept;
+          g.entries[kept++] = e;
         }
       }
       g.end[r] = kept;
@@ -254,40 +254,81 @@ RowGroups<typename E::compute, I> grouped_by_row(const CooView& m) {
   return g;
 }
 
-/// Calls use(each), where each(f) calls f(row, col, v) once for every coordinate of m, over the
-/// pool's threads by bands of rows (each thread's gathers and scatters stay in its band), v a
-/// C& holding the coordinate's values summed in storage order (summed's values, bit for bit),
-/// which f may replace for a later each(f) to see. For the forms that scatter into or gather
-/// from a dense matrix, which need rows but no order within one: grouped_by_row where its
-/// counters and column slots are at most nnz (2-core VM, 4096² 10% shuffled f32 + dense: 85-98
-/// ms after the radix sort, 51 so; SciPy 27), else (a few entries in a large matrix, or
-/// canonical ones) in key order (summed).
+/// Elements of the dense matrix a run of rows of for_each_summed_parallel spans at most (2^16
+/// f32: the dense operand's and the result's rows of a run stay in a 2-core VM's 512 KiB L2).
+inline constexpr std::int64_t kRunElements = std::int64_t{1} << 16;
+
+/// Calls use(each), where each(run) calls run(r0, r1, visit) for consecutive runs of rows
+/// [r0, r1) over the pool's threads (a band of rows a thread, in runs of at most kRunElements
+/// elements of the dense matrix, or one row), and visit(f) calls f(row, col, v) once for every
+/// coordinate of m in those rows, v a C& holding its values summed in storage order (summed's
+/// values, bit for bit), which f may replace for a later visit to see. For the forms that
+/// scatter into or gather from a dense matrix, which need rows but no order within one: a run's
+/// reads and writes of the matrix stay in cache. grouped_by_row where its counters and column
+/// slots are at most nnz (2-core VM, 4096² 10% shuffled f32 + dense: 85-98 ms after the radix
+/// sort, 51 so; SciPy 27), else (a few entries in a large matrix, or canonical ones) in key
+/// order (summed). The bands split the work of the entries and the dense rows evenly.
 template <class E, class Use>
 void for_each_summed_parallel(const CooView& m, Use&& use) {
-  const std::int64_t nc = m.desc.ncols;
+  const std::int64_t nr = m.desc.nrows, nc = m.desc.ncols;
+  const std::int64_t run_rows = std::max<std::int64_t>(1, kRunElements / std::max<std::int64_t>(nc, 1));
+  // first(r): the entries before row r; entries(r0, r1, f): f(j, r, c) for entry j of rows
+  // [r0, r1) at (r, c); value(j): its summed value.
+  const auto runs = [&](const auto& first, const auto& entries, const auto& value) {
+    const std::int64_t work = first(nr) + nr * nc;
+    const int parts = detail::parts_for(work);
+    use([&](const auto& run) {
+      detail::run_parts(parts, [&](int p) {
+        // The band's rows: from the first whose work before it reaches p / parts of the total.
+        const auto band_start = [&](int q) {
+          std::int64_t lo = 0, hi = nr;
+          const std::int64_t want = work / parts * q;
+          while (lo < hi) {
+            const std::int64_t mid = lo + (hi - lo) / 2;
+            if (first(mid) + mid * nc < want) lo = mid + 1;
+            else hi = mid;
+          }
+          return q == parts ? nr : lo;
+        };
+        const std::int64_t end = band_start(p + 1);
+        for (std::int64_t r0 = band_start(p); r0 < end; r0 += run_rows) {
+          const std::int64_t r1 = std::min(end, r0 + run_rows);
+          run(r0, r1, [&](const auto& f) {
+            entries(r0, r1, [&](std::size_t j, std::int64_t r, std::int64_t c) {
+              f(r, c, value(j));
+            });
+          });
+        }
+      });
+    });
+  };
   // Entries whose first ones are in key order are likely canonical, which summed reads in one
   // pass (a 4096² 1% accumulate on one thread: 1.1 ms so, 1.8 grouped by row; checking all the
   // keys first, not these, added 0.2 ms).
   constexpr std::int64_t kProbe = 1024;
   if (m.desc.canonical || keys_increase(m, 0, std::min(m.desc.nnz, kProbe)) ||
-      std::max(m.desc.nrows, nc) > m.desc.nnz) {
+      std::max(nr, nc) > m.desc.nnz) {
     auto sa = summed<E>(m);
-    use([&](const auto& f) {
-      for_each_coord_parallel(sa.keys, nc, [&](std::size_t i, std::int64_t r, std::int64_t c) {
-        f(r, c, sa.vals[i]);
-      });
-    });
+    const auto first = [&](std::int64_t r) {
+      return static_cast<std::int64_t>(
+          std::lower_bound(sa.keys.begin(), sa.keys.end(), r * nc) - sa.keys.begin());
+    };
+    runs(first,
+         [&](std::int64_t r0, std::int64_t r1, const auto& f) {
+           for_each_coord(sa.keys, nc, f, static_cast<std::size_t>(first(r0)),
+                          static_cast<std::size_t>(first(r1)));
+         },
+         [&](std::size_t j) -> auto& { return sa.vals[j]; });
     return;
   }
   const auto by_rows = [&](auto index) {
     auto g = grouped_by_row<E, decltype(index)>(m);
-    use([&](const auto& f) {
-      detail::run_parts(static_cast<int>(g.bands.size()) - 1, [&](int p) {
-        for (std::int64_t r = g.bands[p]; r < g.bands[p + 1]; ++r)
-          for (std::size_t j = g.begin[r]; j < g.end[r]; ++j)
-            f(r, static_cast<std::int64_t>(g.cols[j]), g.vals[j]);
-      });
-    });
+    runs([&](std::int64_t r) { return static_cast<std::int64_t>(g.begin[r]); },
+         [&](std::int64_t r0, std::int64_t r1, const auto& f) {
+           for (std::int64_t r = r0; r < r1; ++r)
+             for (std::size_t j = g.begin[r]; j < g.end[r]; ++j) f(j, r, g.entries[j].col);
+         },
+         [&](std::size_t j) -> auto& { return g.entries[j].val; });
   };
   if (m.desc.index == IndexType::i32) by_rows(std::int32_t{});
   else by_rows(std::int64_t{});

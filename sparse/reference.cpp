@@ -348,23 +348,29 @@ void host_combine_dense(BinaryOp op, double fill_a, const CooView& a, const Dens
     using E = decltype(e);
     using C = typename E::compute;
     const auto at = [&](std::int64_t r, std::int64_t c) { return factor_at<E>(d, r, c); };
+    const auto value = static_cast<std::int64_t>(dtype_size(dtype));
     for_each_summed_parallel<E>(a, [&](const auto& each) {
-      // The entries' results first, in place of their values: they read dense at their
-      // coordinates, which out may be (in place; check_union_output refuses any other overlap).
       with_union_op(op, [&](auto f) {
-        each([&](std::int64_t r, std::int64_t c, C& v) { v = f(v, at(r, c)); });
+        each([&](std::int64_t r0, std::int64_t r1, const auto& visit) {
+          // The entries' results first, in place of their values: they read dense at their
+          // coordinates, which out may be (in place; check_union_output refuses any other
+          // overlap).
+          visit([&](std::int64_t r, std::int64_t c, C& v) { v = f(v, at(r, c)); });
+          // Every other element of the rows is fill_a op dense: the dense CPU backend's call
+          // (vectorized; element by element where out is dense), the same values as the
+          // functor's (the same compute type and one rounding). With a temporary of the whole
+          // matrix and a loop an element, a 4096² f32 add took 6 times SciPy's time. (dense is
+          // a tensor here, dense_operand's: never a scalar DenseOperand.)
+          const Dims rows{r1 - r0, nc};
+          const ConstTensorView dense(
+              static_cast<const std::byte*>(d.data) + r0 * d.row_stride * value,
+              TensorDesc::strided(dtype, rows, Dims{d.row_stride, d.col_stride}), Memory::host);
+          const TensorView out_rows{static_cast<std::byte*>(out.data) + r0 * s0 * value,
+                                    TensorDesc::strided(dtype, rows, Dims{s0, s1}), Memory::host};
+          binary(op, Scalar::of(dtype, fill_a), dense, out_rows);
+          visit([&](std::int64_t r, std::int64_t c, C& v) { E::store(out.data, r * s0 + c * s1, v); });
+        });
       });
-      // Every other element is fill_a op dense: the dense CPU backend's call (vectorized, split
-      // over threads; element by element where out is dense), the same values as the functor's
-      // (the same compute type and one rounding). With a temporary of the whole matrix and a
-      // loop an element, a 4096² f32 add took 6 times SciPy's time. (dense is a tensor here,
-      // dense_operand's: never a scalar DenseOperand.)
-      const ConstTensorView dense(
-          d.data,
-          TensorDesc::strided(dtype, Dims{a.desc.nrows, nc}, Dims{d.row_stride, d.col_stride}),
-          Memory::host);
-      binary(op, Scalar::of(dtype, fill_a), dense, out);
-      each([&](std::int64_t r, std::int64_t c, C& v) { E::store(out.data, r * s0 + c * s1, v); });
     });
   });
 }
@@ -376,9 +382,11 @@ void host_accumulate(BinaryOp op, const TensorView& dense, const CooView& a) {
     using C = typename E::compute;
     with_union_op(op, [&](auto f) {
       for_each_summed_parallel<E>(a, [&](const auto& each) {
-        each([&](std::int64_t r, std::int64_t c, C& v) {
-          const std::int64_t k = r * s0 + c * s1;
-          E::store(dense.data, k, f(E::load(dense.data, k), v));
+        each([&](std::int64_t, std::int64_t, const auto& visit) {
+          visit([&](std::int64_t r, std::int64_t c, C& v) {
+            const std::int64_t k = r * s0 + c * s1;
+            E::store(dense.data, k, f(E::load(dense.data, k), v));
+          });
         });
       });
     });

@@ -470,14 +470,16 @@ TEST_F(SparseReferenceRandom, LargeEntriesIntoDenseOverThreads) {
 // the entries grouped by row (host_sort.hpp's grouped_by_row) where the rows and columns are at
 // most the entries, large enough to split over the pool (ctest runs this at 1 and 5 threads
 // too), small, a single row, a single column; and in key order where they are not (a few
-// entries in a large matrix, none).
+// entries in a large matrix, whose dense rows split over the pool too; none). COO ⊕ dense also
+// in place, each run of rows reading dense before it writes it.
 TEST_F(SparseReferenceRandom, LargeShuffledEntriesIntoDenseByRows) {
   struct Shape {
     std::int64_t nr, nc;
     double density;
   };
   for (const Shape s : {Shape{3000, 2500, 0.2}, Shape{37, 53, 0.4}, Shape{1, 5000, 0.8},
-                        Shape{4000, 1, 0.9}, Shape{300, 200, 0.002}, Shape{30, 20, 0.0}}) {
+                        Shape{4000, 1, 0.9}, Shape{300, 200, 0.002}, Shape{2000, 1500, 0.0002},
+                        Shape{30, 20, 0.0}}) {
     for (const IndexType index : {IndexType::i32, IndexType::i64}) {
       verify::CooGenOptions o;
       o.index = index;
@@ -493,6 +495,10 @@ TEST_F(SparseReferenceRandom, LargeShuffledEntriesIntoDenseByRows) {
         const HostTensor got = combine<HostTensor>(op, a, d.view());
         const HostTensor want = combine<HostTensor>(op, sorted, d.view());
         EXPECT_EQ(0, std::memcmp(got.data(), want.data(), want.bytes())) << op_name(op) << " " << what;
+        HostTensor in_place = to_host(d.view());  // out over dense itself
+        combine(op, a, in_place.view(), in_place.view());
+        EXPECT_EQ(0, std::memcmp(in_place.data(), want.data(), want.bytes()))
+            << op_name(op) << " in place " << what;
         HostTensor acc = to_host(d.view()), acc_want = to_host(d.view());
         accumulate(op, acc.view(), a);
         accumulate(op, acc_want.view(), sorted);

@@ -100,21 +100,6 @@ void sort_by_key(std::vector<std::int64_t>& keys, std::vector<C>& vals, const in
   }
 }
 
-/// for_each_coord over the pool, the entries in parts: for callers whose f(i, ...) touches only
-/// entry i's own coordinate (distinct keys: a scatter into a dense matrix, a gather from one).
-/// The keys increase, so a part's coordinates are a band of rows: each thread's reads and
-/// writes stay in its band (2-core VM, 4096² 10% f32: accumulate of a canonical COO 14.6 ms on
-/// one thread, 9.2 over two).
-template <class F>
-void for_each_coord_parallel(const std::vector<std::int64_t>& keys, std::int64_t ncols,
-                             const F& f) {
-  const int parts = detail::parts_for(static_cast<std::int64_t>(keys.size()));
-  detail::run_parts(parts, [&](int p) {
-    const auto bounds = part_bounds(keys.size(), p, parts);
-    for_each_coord(keys, ncols, f, bounds.first, bounds.second);
-  });
-}
-
 /// Each coordinate's values summed in storage order, in the compute type: in one pass where the
 /// keys already increase (a canonical operand), else after a stable sort by key (sort_by_key,
 /// which keeps each coordinate's values in storage order).
@@ -255,7 +240,8 @@ RowGroups<typename E::compute, I> grouped_by_row(const CooView& m) {
 }
 
 /// Elements of the dense matrix a run of rows of for_each_summed_parallel spans at most (2^16
-/// f32: the dense operand's and the result's rows of a run stay in a 2-core VM's 512 KiB L2).
+/// f32: a run's rows of dense and of the result, 512 KiB, stay in the 2-core VM's 2 MiB L2; not
+/// tuned further).
 inline constexpr std::int64_t kRunElements = std::int64_t{1} << 16;
 
 /// Calls use(each), where each(run) calls run(r0, r1, visit) for consecutive runs of rows
@@ -265,13 +251,15 @@ inline constexpr std::int64_t kRunElements = std::int64_t{1} << 16;
 /// values, bit for bit), which f may replace for a later visit to see. For the forms that
 /// scatter into or gather from a dense matrix, which need rows but no order within one: a run's
 /// reads and writes of the matrix stay in cache. grouped_by_row where its counters and column
-/// slots are at most nnz (2-core VM, 4096² 10% shuffled f32 + dense: 85-98 ms after the radix
-/// sort, 51 so; SciPy 27), else (a few entries in a large matrix, or canonical ones) in key
-/// order (summed). The bands split the work of the entries and the dense rows evenly.
+/// slots are at most nnz (2-core VM, 4096² 10% shuffled f32 + dense: 48-57 ms after the radix
+/// sort of the whole key, 22-24 so; SciPy 25-28), else (a few entries in a large matrix, or
+/// canonical ones) in key order (summed). The bands split the work of the entries and of the
+/// dense rows evenly.
 template <class E, class Use>
 void for_each_summed_parallel(const CooView& m, Use&& use) {
   const std::int64_t nr = m.desc.nrows, nc = m.desc.ncols;
-  const std::int64_t run_rows = std::max<std::int64_t>(1, kRunElements / std::max<std::int64_t>(nc, 1));
+  const std::int64_t run_rows =
+      std::max<std::int64_t>(1, kRunElements / std::max<std::int64_t>(nc, 1));
   // first(r): the entries before row r; entries(r0, r1, f): f(j, r, c) for entry j of rows
   // [r0, r1) at (r, c); value(j): its summed value.
   const auto runs = [&](const auto& first, const auto& entries, const auto& value) {

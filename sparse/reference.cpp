@@ -368,7 +368,9 @@ void host_combine_dense(BinaryOp op, double fill_a, const CooView& a, const Dens
           const TensorView out_rows{static_cast<std::byte*>(out.data) + r0 * s0 * value,
                                     TensorDesc::strided(dtype, rows, Dims{s0, s1}), Memory::host};
           binary(op, Scalar::of(dtype, fill_a), dense, out_rows);
-          visit([&](std::int64_t r, std::int64_t c, C& v) { E::store(out.data, r * s0 + c * s1, v); });
+          visit([&](std::int64_t r, std::int64_t c, C& v) {
+            E::store(out.data, r * s0 + c * s1, v);
+          });
         });
       });
     });

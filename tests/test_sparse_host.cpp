@@ -436,7 +436,7 @@ TEST_F(SparseReferenceRandom, LargeShuffledOperandsSortOverThreads) {
 }
 
 // COO ⊕ dense and accumulate with entries enough for their gathers and scatters to split over
-// the pool (for_each_coord_parallel; ctest runs this at 1 and 5 threads too): an operand in no
+// the pool (for_each_summed_parallel; ctest runs this at 1 and 5 threads too): an operand in no
 // order with duplicates, against the dense reference of its densified form (i64: exact sums).
 TEST_F(SparseReferenceRandom, LargeEntriesIntoDenseOverThreads) {
   verify::CooGenOptions o;
@@ -494,7 +494,8 @@ TEST_F(SparseReferenceRandom, LargeShuffledEntriesIntoDenseByRows) {
       for (const BinaryOp op : {BinaryOp::add, BinaryOp::max}) {
         const HostTensor got = combine<HostTensor>(op, a, d.view());
         const HostTensor want = combine<HostTensor>(op, sorted, d.view());
-        EXPECT_EQ(0, std::memcmp(got.data(), want.data(), want.bytes())) << op_name(op) << " " << what;
+        EXPECT_EQ(0, std::memcmp(got.data(), want.data(), want.bytes()))
+            << op_name(op) << " " << what;
         HostTensor in_place = to_host(d.view());  // out over dense itself
         combine(op, a, in_place.view(), in_place.view());
         EXPECT_EQ(0, std::memcmp(in_place.data(), want.data(), want.bytes()))

@@ -101,6 +101,12 @@ def sparse_cases(rng):
          lambda: ewise.sparse.add(Au, Bu, drop_zeros=True), lambda: Au + Bu, 1),
         ("COO+dense 4096^2 1% (shuffled COO)", lambda: ewise.sparse.add(Su, dense),
          lambda: np.asarray(Su + dense), 1),
+        ("COO+dense 4096^2 10% (shuffled COO)", lambda: ewise.sparse.add(Au, dense),
+         lambda: np.asarray(Au + dense), 1),
+        ("COO*dense 4096^2 10% (shuffled COO)",
+         lambda: ewise.sparse.multiply(Au, dense, drop_zeros=True), lambda: Au.multiply(dense), 1),
+        ("accumulate 10% (shuffled COO) into dense", lambda: ewise.sparse.accumulate("add", w1, Au),
+         lambda: np.add.at(w2, (Au.row, Au.col), Au.data), 1),
     ]
 
 

@@ -23,7 +23,7 @@ namespace ewise {
 namespace {
 
 using sparse_detail::for_each_coord;
-using sparse_detail::for_each_coord_parallel;
+using sparse_detail::for_each_summed_parallel;
 using sparse_detail::host_index;
 using sparse_detail::Summed;
 using sparse_detail::summed;
@@ -348,39 +348,48 @@ void host_combine_dense(BinaryOp op, double fill_a, const CooView& a, const Dens
     using E = decltype(e);
     using C = typename E::compute;
     const auto at = [&](std::int64_t r, std::int64_t c) { return factor_at<E>(d, r, c); };
-    const auto sa = summed<E>(a);
-    // The entries' results first: they read dense at their coordinates, which out may be (in
-    // place; check_union_output refuses any other overlap).
-    std::vector<C> entries(sa.keys.size());
-    with_union_op(op, [&](auto f) {
-      for_each_coord_parallel(sa.keys, nc, [&](std::size_t i, std::int64_t r, std::int64_t c) {
-        entries[i] = f(sa.vals[i], at(r, c));
+    const auto value = static_cast<std::int64_t>(dtype_size(dtype));
+    for_each_summed_parallel<E>(a, [&](const auto& each) {
+      with_union_op(op, [&](auto f) {
+        each([&](std::int64_t r0, std::int64_t r1, const auto& visit) {
+          // The entries' results first, in place of their values: they read dense at their
+          // coordinates, which out may be (in place; check_union_output refuses any other
+          // overlap).
+          visit([&](std::int64_t r, std::int64_t c, C& v) { v = f(v, at(r, c)); });
+          // Every other element of the rows is fill_a op dense: the dense CPU backend's call
+          // (vectorized; element by element where out is dense), the same values as the
+          // functor's (the same compute type and one rounding). With a temporary of the whole
+          // matrix and a loop an element, a 4096² f32 add took 6 times SciPy's time. (dense is
+          // a tensor here, dense_operand's: never a scalar DenseOperand.)
+          const Dims rows{r1 - r0, nc};
+          const ConstTensorView dense(
+              static_cast<const std::byte*>(d.data) + r0 * d.row_stride * value,
+              TensorDesc::strided(dtype, rows, Dims{d.row_stride, d.col_stride}), Memory::host);
+          const TensorView out_rows{static_cast<std::byte*>(out.data) + r0 * s0 * value,
+                                    TensorDesc::strided(dtype, rows, Dims{s0, s1}), Memory::host};
+          binary(op, Scalar::of(dtype, fill_a), dense, out_rows);
+          visit([&](std::int64_t r, std::int64_t c, C& v) {
+            E::store(out.data, r * s0 + c * s1, v);
+          });
+        });
       });
-    });
-    // Every other element is fill_a op dense: the dense CPU backend's call (vectorized, split
-    // over threads; element by element where out is dense), the same values as the functor's
-    // (the same compute type and one rounding). With a temporary of the whole matrix and a
-    // loop an element, a 4096² f32 add took 6 times SciPy's time. (dense is a tensor here,
-    // dense_operand's: never a scalar DenseOperand.)
-    const ConstTensorView dense(
-        d.data, TensorDesc::strided(dtype, Dims{a.desc.nrows, nc}, Dims{d.row_stride, d.col_stride}),
-        Memory::host);
-    binary(op, Scalar::of(dtype, fill_a), dense, out);
-    for_each_coord_parallel(sa.keys, nc, [&](std::size_t i, std::int64_t r, std::int64_t c) {
-      E::store(out.data, r * s0 + c * s1, entries[i]);
     });
   });
 }
 
 void host_accumulate(BinaryOp op, const TensorView& dense, const CooView& a) {
+  const std::int64_t s0 = dense.desc.strides[0], s1 = dense.desc.strides[1];
   with_elem(a.desc.dtype, [&](auto e) {
     using E = decltype(e);
+    using C = typename E::compute;
     with_union_op(op, [&](auto f) {
-      const auto sa = summed<E>(a);
-      for_each_coord_parallel(sa.keys, a.desc.ncols, [&](std::size_t i, std::int64_t r,
-                                                         std::int64_t c) {
-        const std::int64_t k = r * dense.desc.strides[0] + c * dense.desc.strides[1];
-        E::store(dense.data, k, f(E::load(dense.data, k), sa.vals[i]));
+      for_each_summed_parallel<E>(a, [&](const auto& each) {
+        each([&](std::int64_t, std::int64_t, const auto& visit) {
+          visit([&](std::int64_t r, std::int64_t c, C& v) {
+            const std::int64_t k = r * s0 + c * s1;
+            E::store(dense.data, k, f(E::load(dense.data, k), v));
+          });
+        });
       });
     });
   });

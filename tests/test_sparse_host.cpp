@@ -436,7 +436,7 @@ TEST_F(SparseReferenceRandom, LargeShuffledOperandsSortOverThreads) {
 }
 
 // COO ⊕ dense and accumulate with entries enough for their gathers and scatters to split over
-// the pool (for_each_coord_parallel; ctest runs this at 1 and 5 threads too): an operand in no
+// the pool (for_each_summed_parallel; ctest runs this at 1 and 5 threads too): an operand in no
 // order with duplicates, against the dense reference of its densified form (i64: exact sums).
 TEST_F(SparseReferenceRandom, LargeEntriesIntoDenseOverThreads) {
   verify::CooGenOptions o;
@@ -461,6 +461,52 @@ TEST_F(SparseReferenceRandom, LargeEntriesIntoDenseOverThreads) {
       ASSERT_EQ(acc.data_as<std::int64_t>()[i],
                 in_a[i] ? want.data_as<std::int64_t>()[i] : d.data_as<std::int64_t>()[i])
           << op_name(op) << " element " << i;
+  }
+}
+
+// COO ⊕ dense and accumulate of operands in no order, f32 with duplicates (the order of their
+// additions shows in the sums' bits), bit for bit against the same calls on the coalesced
+// operand (its entries in key order, summed by the radix sort's path: LargeShuffledOperands...):
+// the entries grouped by row (host_sort.hpp's grouped_by_row) where the rows and columns are at
+// most the entries, large enough to split over the pool (ctest runs this at 1 and 5 threads
+// too), small, a single row, a single column; and in key order where they are not (a few
+// entries in a large matrix, whose dense rows split over the pool too; none). COO ⊕ dense also
+// in place, each run of rows reading dense before it writes it.
+TEST_F(SparseReferenceRandom, LargeShuffledEntriesIntoDenseByRows) {
+  struct Shape {
+    std::int64_t nr, nc;
+    double density;
+  };
+  for (const Shape s : {Shape{3000, 2500, 0.2}, Shape{37, 53, 0.4}, Shape{1, 5000, 0.8},
+                        Shape{4000, 1, 0.9}, Shape{300, 200, 0.002}, Shape{2000, 1500, 0.0002},
+                        Shape{30, 20, 0.0}}) {
+    for (const IndexType index : {IndexType::i32, IndexType::i64}) {
+      verify::CooGenOptions o;
+      o.index = index;
+      o.dtype = DType::f32;
+      o.unsorted = true;
+      o.duplicate_fraction = 0.6;
+      const HostCoo a = verify::random_coo(s.nr, s.nc, s.density, seed_, o);
+      const HostCoo sorted = coalesce<HostCoo>(a);
+      const HostTensor d = verify::random_tensor(DType::f32, Dims{s.nr, s.nc}, seed_ + 1);
+      const std::string what = std::to_string(s.nr) + "x" + std::to_string(s.nc) + " nnz " +
+                               std::to_string(a.nnz()) + " " + index_name(index);
+      for (const BinaryOp op : {BinaryOp::add, BinaryOp::max}) {
+        const HostTensor got = combine<HostTensor>(op, a, d.view());
+        const HostTensor want = combine<HostTensor>(op, sorted, d.view());
+        EXPECT_EQ(0, std::memcmp(got.data(), want.data(), want.bytes()))
+            << op_name(op) << " " << what;
+        HostTensor in_place = to_host(d.view());  // out over dense itself
+        combine(op, a, in_place.view(), in_place.view());
+        EXPECT_EQ(0, std::memcmp(in_place.data(), want.data(), want.bytes()))
+            << op_name(op) << " in place " << what;
+        HostTensor acc = to_host(d.view()), acc_want = to_host(d.view());
+        accumulate(op, acc.view(), a);
+        accumulate(op, acc_want.view(), sorted);
+        EXPECT_EQ(0, std::memcmp(acc.data(), acc_want.data(), acc.bytes()))
+            << "accumulate " << op_name(op) << " " << what;
+      }
+    }
   }
 }
 

@@ -111,8 +111,9 @@ EWISE_DEVICE C bits_as(DType t, std::uint64_t bits) {
   return x;
 }
 
-/// x (bool, an integer, float or double) as device storage type T: floats rounded once to
-/// nearest-even, a NaN as the canonical NaN, integers wrapped.
+/// x (bool, an integer, float or double) as device storage type T: floats rounded to
+/// nearest-even (once, but bf16 from a double or an integer through float: ewise/half.hpp), a
+/// NaN as the canonical NaN, integers wrapped.
 template <class T, class X>
 EWISE_DEVICE T cast_to(X x) {
   constexpr bool from_float = std::is_same_v<X, float>;
@@ -120,11 +121,12 @@ EWISE_DEVICE T cast_to(X x) {
     if constexpr (std::is_floating_point_v<X>) {
       if (x != x) return from_bits<T>(0x7FFF);  // the canonical NaN of both formats
     }
+    // f16 rounded once (NumPy's cast); bf16 through float, as ml_dtypes and PyTorch convert
+    // (ewise/half.hpp)
     if constexpr (std::is_same_v<T, __half>)
       return from_float ? __float2half_rn(static_cast<float>(x)) : __double2half(static_cast<double>(x));
     else
-      return from_float ? __float2bfloat16_rn(static_cast<float>(x))
-                        : __double2bfloat16(static_cast<double>(x));
+      return __float2bfloat16_rn(static_cast<float>(x));
   } else if constexpr (std::is_floating_point_v<T>) {
     return canonical_nan(static_cast<T>(x));
   } else {

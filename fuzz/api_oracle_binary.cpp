@@ -84,7 +84,7 @@ bool holds(DType t, std::int64_t v) {
   return bits == 64 || (v >= -(std::int64_t{1} << (bits - 1)) && v < (std::int64_t{1} << (bits - 1)));
 }
 
-/// v rounded once to floating dtype t.
+/// v rounded to floating dtype t (bf16 through float: ewise/half.hpp).
 double round_to(DType t, double v) {
   switch (t) {
     case DType::f16: return f16_bits_to_float(double_to_f16_bits(v));
@@ -179,7 +179,8 @@ void store_as(DType t, std::uint8_t* p, X x) {
   }
   const auto half = [&](bool f16) -> std::uint16_t {
     if constexpr (std::is_same_v<X, float>) return f16 ? float_to_f16_bits(x) : float_to_bf16_bits(x);
-    else return f16 ? double_to_f16_bits(static_cast<double>(x)) : double_to_bf16_bits(static_cast<double>(x));
+    // bf16 through float, an integer to float directly (ml_dtypes' and PyTorch's casts)
+    else return f16 ? double_to_f16_bits(static_cast<double>(x)) : float_to_bf16_bits(static_cast<float>(x));
   };
   switch (t) {
     case DType::f16: return put(p, half(true));

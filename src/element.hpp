@@ -84,7 +84,8 @@ inline std::uint64_t canonical_nan_bits(DType t) {
 }
 
 /// x (bool, an integer, float or double) cast to dtype `t` and stored: NumPy's casts, floats
-/// rounded once to nearest-even, a NaN as the canonical NaN, integers wrapped.
+/// rounded to nearest-even (once, but bf16 from a double or an integer through float, as
+/// ml_dtypes: ewise/half.hpp), a NaN as the canonical NaN, integers wrapped.
 template <class X>
 void store_cast(DType t, std::byte* p, X x) {
   if constexpr (std::is_floating_point_v<X>) {
@@ -99,9 +100,9 @@ void store_cast(DType t, std::byte* p, X x) {
     std::uint16_t bits;
     if constexpr (std::is_same_v<X, float>)
       bits = f16 ? float_to_f16_bits(x) : float_to_bf16_bits(x);
-    else
+    else  // (an integer to float directly, as ml_dtypes: not through double)
       bits = f16 ? double_to_f16_bits(static_cast<double>(x))
-                 : double_to_bf16_bits(static_cast<double>(x));
+                 : float_to_bf16_bits(static_cast<float>(x));
     store_raw(p, bits);
     return;
   }

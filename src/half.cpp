@@ -31,7 +31,9 @@ float round_to_odd(double x) noexcept {
 }  // namespace
 
 std::uint16_t double_to_f16_bits(double x) noexcept { return float_to_f16_bits(round_to_odd(x)); }
-std::uint16_t double_to_bf16_bits(double x) noexcept { return float_to_bf16_bits(round_to_odd(x)); }
+std::uint16_t double_to_bf16_bits(double x) noexcept {
+  return float_to_bf16_bits(static_cast<float>(x));
+}
 
 float f16_bits_to_float(std::uint16_t h) noexcept {
   const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;

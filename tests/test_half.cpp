@@ -35,6 +35,16 @@ TEST(Half, EveryNaNConvertsToTheCanonicalNaN) {
   }
 }
 
+// double to the 16-bit formats: f16 rounded once (NumPy's cast), bf16 through float (ml_dtypes'
+// and PyTorch's), where the two differ: a value just above a 16-bit tie that float rounds onto it.
+TEST(Half, DoubleToF16OnceAndToBf16ThroughFloat) {
+  EXPECT_EQ(double_to_f16_bits(1 + 0x1p-11 + 0x1p-40), 0x3C01);   // 1 + 2^-10
+  EXPECT_EQ(double_to_bf16_bits(1 + 0x1p-8 + 0x1p-30), 0x3F80);   // 1: float's tie, to even
+  EXPECT_EQ(double_to_bf16_bits(1 + 0x1p-8 + 0x1p-20), 0x3F81);   // float keeps it off the tie
+  EXPECT_EQ(double_to_bf16_bits(-(1 + 0x1p-7 + 0x1p-8 + 0x1p-30)), 0xBF82);  // odd: tie up
+  EXPECT_EQ(double_to_bf16_bits(std::nan("")), 0x7FFF);
+}
+
 TEST(Half, F16KnownValues) {
   EXPECT_EQ(float_to_f16_bits(1.0f), 0x3C00);
   EXPECT_EQ(float_to_f16_bits(-2.0f), 0xC000);

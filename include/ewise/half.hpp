@@ -24,9 +24,11 @@ inline std::uint16_t float_to_bf16_bits(float x) noexcept {
   const std::uint32_t rounding = 0x7FFFu + ((u >> 16) & 1u);
   return static_cast<std::uint16_t>((u + rounding) >> 16);
 }
-/// double to the 16-bit formats, rounded once (as CUDA's __double2half, __double2bfloat16):
-/// through float rounded to odd, which the second rounding cannot spoil (24 >= 2 * 11 + 2).
+/// double to f16 rounded once, as NumPy casts (and CUDA's __double2half): through float
+/// rounded to odd, which the second rounding cannot spoil (24 >= 2 * 11 + 2).
 std::uint16_t double_to_f16_bits(double x) noexcept;
+/// double to bf16 through float, each rounded to nearest, as ml_dtypes (NumPy's bfloat16) and
+/// PyTorch convert: 1 + 2^-8 + 2^-30 is 1 (float rounds it onto a bf16 tie), not 1 + 2^-7.
 std::uint16_t double_to_bf16_bits(double x) noexcept;
 
 }  // namespace ewise

@@ -338,3 +338,29 @@ def test_signed_uint64_comparisons(op):
         check(failures, op, a, b)
         check(failures, op, b, a)
     report(failures)
+
+
+def test_casts_into_bfloat16_as_ml_dtypes():
+    """A float64 or int64 result cast into a bfloat16 out= rounds as ml_dtypes casts (NumPy's
+    bfloat16): a float64 through float32 (1 + 2**-8 + 2**-30 rounds to 1, onto a bfloat16 tie,
+    not to 1 + 2**-7), an int64 to float32 directly. Values near bfloat16's ties, bit for bit
+    against NumPy's own add into the same out."""
+    rng = np.random.default_rng([SEED, 900])
+    m = rng.integers(1 << 7, 1 << 8, 4096).astype(np.float64)  # a bfloat16 significand
+    tie = (2 * m + 1) * np.exp2(rng.integers(-140, 120, m.size).astype(np.float64) - 8)
+    off = rng.choice([-1.0, 1.0], m.size) * np.exp2(-rng.integers(20, 40, m.size).astype(np.float64))
+    floats = np.concatenate([tie, tie * (1 + off), [1 + 2.0**-8 + 2.0**-30, np.nan, -np.inf, -0.0]])
+    k = rng.integers(1, 1 << 8, 4096, dtype=np.int64)
+    shift = rng.integers(8, 55, k.size)
+    ints = (((2 * k + 1) << shift) + rng.integers(-(1 << 20), 1 << 20, k.size)) * rng.choice([-1, 1], k.size)
+    ints = np.concatenate([ints, [2**62 + 2**54 + 2**38 + 1, 2**63 - 1, -2**63]]).astype(np.int64)
+    for x in (floats, ints):
+        want = np.zeros(x.shape, BF16)
+        got = np.zeros(x.shape, BF16)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            np.add(x, np.zeros_like(x), out=want)
+        ewise.add(x, np.zeros_like(x), out=got)
+        bad = np.flatnonzero(want.view(np.uint16) != got.view(np.uint16))
+        bad = [i for i in bad if not (np.isnan(want[i].astype(np.float32)) and np.isnan(got[i].astype(np.float32)))]
+        assert not bad, [(x[i], want[i], got[i]) for i in bad[:5]]

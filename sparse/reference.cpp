@@ -342,6 +342,8 @@ HostCoo host_combine(const CooView& a, const CooView& b, const UnionArgs& u,
 void host_combine_dense(BinaryOp op, double fill_a, const CooView& a, const DenseOperand& d,
                         const TensorView& out) {
   const std::int64_t nc = a.desc.ncols;
+  // No elements, no entries (and a run of rows past the first would offset a null pointer)
+  if (a.desc.nrows == 0 || nc == 0) return;
   const DType dtype = a.desc.dtype;
   const std::int64_t s0 = out.desc.strides[0], s1 = out.desc.strides[1];
   with_elem(dtype, [&](auto e) {

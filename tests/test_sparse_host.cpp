@@ -1027,6 +1027,19 @@ TEST_F(SparseReferenceRandom, UnionAgreesWithDenseReference) {
     }
 }
 
+// No columns and more rows than one run of rows (the CPU backend's runs of 2^16 elements, a row
+// at least): nothing to compute, no pointer offset from the null data (found by the api fuzzer
+// under UBSan).
+TEST(SparseUnionReference, CombineWithDenseOfNoColumns) {
+  const std::int64_t n = (std::int64_t{1} << 16) + 3;
+  const HostCoo a = make_coo(n, 0, {}, {}, {});
+  const HostTensor d(DType::f32, Dims{n, 0});
+  const HostTensor got = combine<HostTensor>(BinaryOp::add, a, d.view());
+  EXPECT_EQ(got.desc().shape, (Dims{n, 0}));
+  HostTensor table(DType::f32, Dims{n, 0});
+  accumulate(BinaryOp::add, table.view(), a);
+}
+
 TEST(SparseUnionReference, CombineWithBroadcastDense) {
   // a: (0,1) = 2 (1 + 1, duplicates), (1,2) = 4; 2x3.
   const HostCoo a = make_coo(2, 3, {1, 0, 0}, {2, 1, 1}, {4, 1, 1});

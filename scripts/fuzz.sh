@@ -43,7 +43,7 @@ flags=(-std=c++17 -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,addre
 mkdir -p "$build/obj"
 objs=()
 for s in "${sources[@]%.cpp}" fuzz/entries_io fuzz/entries_plan fuzz/entries_dense fuzz/entries_api \
-         fuzz/api_oracle fuzz/api_oracle_rules fuzz/api_oracle_binary fuzz/api_call fuzz/api_decode fuzz/api_decode_dense \
+         fuzz/api_oracle fuzz/api_oracle_rules fuzz/api_oracle_binary fuzz/api_call fuzz/api_decode fuzz/api_decode_values fuzz/api_decode_dense \
          fuzz/api_run; do
   src="$root/$s.cpp"
   obj="$build/obj/${s//\//_}.o"

@@ -20,11 +20,16 @@ void run_converting_division(const CallTypes& t, const DensePlan& plan, cudaStre
     // By a scalar integer exponent up to 16 (x ** 3, x ** -2): functors of that path alone
     // (pow_f32.hpp; the same values): f64 products instead of Pow's series, or f32 products
     // where those are exact (a bf16 base cubed); x ** 2 one of its own, a * a, in the short
-    // operations' shape of the converting kernel. base_bits: the base's significand bits (an
-    // integer base's are taken as 24, which makes none of its products exact but x ** ±1).
+    // operations' shape of the converting kernel, and x ** 0.5 its root. base_bits: the base's
+    // significand bits (an integer base's are taken as 24, which makes none of its products
+    // exact but x ** ±1).
     const float b = scalar_value<float>(t.b_value);
     if (b == 2.0f) {
       launch_converting<ops::detail::PowSquare, float>({}, t, plan, stream);
+      return;
+    }
+    if (b == 0.5f) {
+      run_float_power(ops::detail::PowSqrt{}, t, plan, stream);
       return;
     }
     if (::truncf(b) == b && ::fabsf(b) <= 16.0f && b != 0.0f) {

@@ -305,6 +305,16 @@ struct PowSmallIntExact {
   }
 };
 
+/// a ** 0.5 of an f32 compute type: the square root, correctly rounded, which is f64 pow's float
+/// for every float (all 2^32 compared on the host, docs/benchmarks.md); pow's +0 for -0 (where
+/// sqrt keeps the sign) by the absolute value, and its +inf for -inf (where sqrt is NaN). Its own
+/// functor so that x ** 0.5 runs at a copy's speed, as PyTorch's sqrt for it does.
+struct PowSqrt {
+  EWISE_HD float operator()(float a, float) const {
+    return a == -INFINITY ? INFINITY : ::fabsf(::sqrtf(a));
+  }
+};
+
 /// a ** 2 of an f32 compute type: a * a, f64 pow's float (a square is exact in f64). Its own
 /// functor so that x ** 2 runs in the short operations' kernel shape (convert.cuh's FlatShape).
 struct PowSquare {

@@ -29,7 +29,7 @@ void run_converting_division(const CallTypes& t, const DensePlan& plan, cudaStre
       return;
     }
     if (b == 0.5f) {
-      run_float_power(ops::detail::PowSqrt{}, t, plan, stream);
+      launch_converting<ops::detail::PowSqrt, float>({}, t, plan, stream);
       return;
     }
     if (::truncf(b) == b && ::fabsf(b) <= 16.0f && b != 0.0f) {

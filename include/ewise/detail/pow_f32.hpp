@@ -156,16 +156,16 @@ EWISE_HD double pow_series(float a, float b, double& t, int& s, const PowTables&
   return T.exp2[static_cast<std::uint32_t>(n) & 127u] * e;
 }
 
-/// Whether v > 0, an approximation of a value within 2^(band - 53) of it, rounds to float as
-/// the value does: v is in float's normal range and farther than 2^band of its ulps from a
+/// Whether v, an approximation of a value within 2^(band - 53) of it, rounds to float as the
+/// value does: |v| is in float's normal range and farther than 2^band of its ulps from a
 /// rounding midpoint. (The 29 mantissa bits below float's 24 are 2^28 at a midpoint; an ulp of
 /// v is 2^-52 of it at most. Across a power of two v and the value round to that power alike:
 /// it is no midpoint.) About one value in 2^(28 - band) is refused.
 EWISE_HD bool rounds_as_exact(double v, int band) {
   // in 32-bit words (64-bit compares are three instructions on the GPU): the range by the high
-  // word alone (both bounds have a zero low word); |low 29 bits - 2^28| > 2^band.
+  // word alone without its sign (both bounds have a zero low word); |low 29 bits - 2^28| > 2^band.
   const std::uint64_t bits = double_to_bits(v);
-  const auto high = static_cast<std::uint32_t>(bits >> 32);
+  const auto high = static_cast<std::uint32_t>(bits >> 32) & 0x7FFFFFFFu;
   const auto low = static_cast<std::uint32_t>(bits) & 0x1FFFFFFFu;
   return high - 0x38100000u < 0x47F00000u - 0x38100000u &&
          low - ((1u << 28) - (1u << band)) > (2u << band);
@@ -211,18 +211,20 @@ EWISE_HD double reciprocal(double v) {
   return ::fma(q, ::fma(-v, q, 1.0), q);
 }
 
-/// v[s] = |a[s]| ** e, e >= 1, by binary powering over a chunk of S elements: the squarings and
-/// the products e's bits ask for, each step for every element. e is the call's, so its branches
+/// v[s] = a[s] ** e, e >= 1, by binary powering over a chunk of S elements: the squarings and
+/// the products e's bits ask for, each step for every element, the first product taken as it is
+/// (x ** 3 is two products). The base keeps its sign, so that an odd power has a's sign and a
+/// zero base gives a zero of the power's sign without a select. e is the call's, so its branches
 /// are uniform and the elements' products interleave; a branch per element made each element a
 /// region of its own with its latencies exposed, and computing every bit's product with selects
 /// instead cost four products where x ** 3 needs two.
 template <class T, int S>
 EWISE_HD void power_chunk(const float (&a)[S], unsigned e, T (&v)[S]) {
   T p[S];
-  for (int s = 0; s < S; ++s) {
-    p[s] = ::fabsf(a[s]);
-    v[s] = (e & 1) ? p[s] : T(1);
-  }
+  for (int s = 0; s < S; ++s) p[s] = static_cast<T>(a[s]);
+  for (; (e & 1) == 0; e >>= 1)
+    for (int s = 0; s < S; ++s) p[s] *= p[s];
+  for (int s = 0; s < S; ++s) v[s] = p[s];
   for (e >>= 1; e != 0; e >>= 1) {
     for (int s = 0; s < S; ++s) p[s] *= p[s];
     if (e & 1)
@@ -230,39 +232,42 @@ EWISE_HD void power_chunk(const float (&a)[S], unsigned e, T (&v)[S]) {
   }
 }
 
-/// ±0 ** n for an integer n != 0: zero for n > 0, infinity for n < 0, signed as the base for an
-/// odd n.
+/// ±0 ** n for an integer n < 0: infinity, signed as the base for an odd n.
 EWISE_HD float power_of_zero(float a, int n) {
-  const float z = n > 0 ? 0.0f : INFINITY;
-  return (n & 1) ? ::copysignf(z, a) : z;
+  return (n & 1) ? ::copysignf(INFINITY, a) : INFINITY;
 }
 
 /// Power of an f32 compute type by a scalar integer exponent n, 0 < |n| <= 16, n != 2 (Pow's
-/// value, by chunks: apply_chunk). |a| ** |n| by binary powering in f64 (at most 7 products,
+/// value, by chunks: apply_chunk). a ** |n| by binary powering in f64 (at most 7 products,
 /// their roundings compounded within 26 ulps), 1 / that for n < 0 (within 2^-44, 2^9 ulps), its
-/// float where rounds_as_exact says it is certain, with a's sign for an odd n; a zero base
-/// exactly. The rest (a power outside float's normal range, an infinite or NaN base, and one
-/// value in 2^22 (n > 0) or 2^18 (n < 0) near a rounding midpoint) is refused, to f64 pow. Where
-/// the products are exact (n > 0 times the base's significand bits at most 53: a 16-bit base
-/// cubed) nothing is refused: the power's float is its conversion's, midpoints and range alike
-/// (an f16 base cubed has one exact midpoint in 2^9, and refusing those ran f16 ** 3 at 4.7
-/// times this in a test kernel).
+/// float where rounds_as_exact says it is certain; a zero base exactly (n > 0: the products'
+/// zero; n < 0: power_of_zero). The rest (a power outside float's normal range, an infinite or
+/// NaN base, and one value in 2^22 (n > 0) or 2^18 (n < 0) near a rounding midpoint) is refused,
+/// to f64 pow. Where the products are exact (n > 0 times the base's significand bits at most 53:
+/// a 16-bit base cubed) nothing is refused: the power's float is its conversion's, midpoints and
+/// range alike (an f16 base cubed has one exact midpoint in 2^9, and refusing those ran f16 ** 3
+/// at 4.7 times this in a test kernel).
 struct PowSmallInt {
   int n;
   bool exact = false;  ///< n > 0 and every product of the base's values exact in f64
-  /// r = a ** n for a chunk; returns the refused elements as bits (element s: bit s).
+  /// r = a ** n for a chunk; returns the refused elements as bits (element s: bit s). n's sign
+  /// and `exact` are the call's: their branches are uniform.
   template <int S>
   EWISE_HD unsigned chunk(const float (&a)[S], float (&r)[S]) const {
-    const unsigned e = static_cast<unsigned>(n < 0 ? -n : n);
     double v[S];
-    power_chunk(a, e, v);
+    power_chunk(a, static_cast<unsigned>(n < 0 ? -n : n), v);
     unsigned refused = 0;
-    for (int s = 0; s < S; ++s) {
-      const double w = n < 0 ? reciprocal(v[s]) : v[s];
-      const bool ok = exact || rounds_as_exact(w, n < 0 ? 10 : 6);
-      const float f = static_cast<float>(ok ? w : 0.0);
-      r[s] = a[s] == 0.0f ? power_of_zero(a[s], n) : (e & 1) ? ::copysignf(f, a[s]) : f;
-      refused |= static_cast<unsigned>(!ok && a[s] != 0.0f) << s;
+    if (n > 0) {
+      for (int s = 0; s < S; ++s) r[s] = static_cast<float>(v[s]);
+      if (!exact)
+        for (int s = 0; s < S; ++s)
+          refused |= static_cast<unsigned>(!rounds_as_exact(v[s], 6) & (a[s] != 0.0f)) << s;
+    } else {
+      for (int s = 0; s < S; ++s) {
+        const double w = reciprocal(v[s]);
+        r[s] = a[s] == 0.0f ? power_of_zero(a[s], n) : static_cast<float>(w);
+        refused |= static_cast<unsigned>(!rounds_as_exact(w, 10) & (a[s] != 0.0f)) << s;
+      }
     }
     return refused;
   }
@@ -275,10 +280,12 @@ struct PowSmallInt {
 
 /// Power by a scalar integer exponent n, n != 0, 2, where every product of the base's values is
 /// exact in float (|n| times the base's significand bits at most 24: bf16 ** ±3, f16 ** -2,
-/// x ** -1): PowSmallInt's value from f32 products alone, by chunks as PowSmallInt. |a| ** |n|
-/// is the exact power where it is a normal float (and, for n > 0, where it is infinite: the
-/// exact value rounds there too); for n < 0 the correctly rounded reciprocal of it is the exact
-/// power's float. The rest (subnormal or overflowing products, NaN) is refused, to PowSmallInt.
+/// x ** -1): PowSmallInt's value from f32 products alone, by chunks as PowSmallInt. a ** |n|
+/// is the exact power where it is a normal float (and, for n > 0, where it is infinite or the
+/// base is zero or NaN: the exact value rounds there too); for n < 0 the correctly rounded
+/// reciprocal of it is the exact power's float (of a zero base too: a signed infinity). The rest
+/// (subnormal products of a nonzero base; for n < 0, infinite ones and NaN) is refused, to
+/// PowSmallInt.
 /// (A test against a band near the result's rounding midpoints, as in PowSmallInt, refused 0.8%
 /// of bf16 values' exact cubes, whose low bits are no random pattern; with the approximate
 /// reciprocal and such a band f16 ** -2 ran at 2.8 times this in a test kernel.)
@@ -286,15 +293,21 @@ struct PowSmallIntExact {
   int n;
   template <int S>
   EWISE_HD unsigned chunk(const float (&a)[S], float (&r)[S]) const {
-    const unsigned e = static_cast<unsigned>(n < 0 ? -n : n);
     float v[S];
-    power_chunk(a, e, v);
+    power_chunk(a, static_cast<unsigned>(n < 0 ? -n : n), v);
     unsigned refused = 0;
-    for (int s = 0; s < S; ++s) {
-      const float q = n < 0 ? reciprocal_rn(v[s]) : v[s];
-      const bool ok = v[s] >= 0x1p-126f && (n > 0 || v[s] < INFINITY);
-      r[s] = a[s] == 0.0f ? power_of_zero(a[s], n) : (e & 1) ? ::copysignf(q, a[s]) : q;
-      refused |= static_cast<unsigned>(!ok && a[s] != 0.0f) << s;
+    if (n > 0) {
+      for (int s = 0; s < S; ++s) {
+        r[s] = v[s];
+        refused |= static_cast<unsigned>((::fabsf(v[s]) < 0x1p-126f) & (a[s] != 0.0f)) << s;
+      }
+    } else {
+      for (int s = 0; s < S; ++s) {
+        r[s] = reciprocal_rn(v[s]);
+        // & rather than &&: no branch
+        const bool normal = (::fabsf(v[s]) >= 0x1p-126f) & (::fabsf(v[s]) < INFINITY);
+        refused |= static_cast<unsigned>(!normal & (a[s] != 0.0f)) << s;
+      }
     }
     return refused;
   }

@@ -114,9 +114,9 @@ EWISE_DEVICE C bits_as(DType t, std::uint64_t bits) {
 /// x (bool, an integer, float or double) as device storage type T: floats rounded to
 /// nearest-even (once, but bf16 from a double or an integer through float: ewise/half.hpp), a
 /// NaN as the canonical NaN, integers wrapped. The conversions of a float to f16 and bf16 give
-/// the canonical NaN (0x7FFF) themselves, for each of the 2^25 NaNs (all checked on an H200), so
-/// a float's NaN takes no test of its own: its select cost 16-bit power results 2 of their ~20
-/// instructions an element.
+/// the canonical NaN (0x7FFF) themselves, for each of the 2^24 - 2 NaNs (all checked on an H200:
+/// CastsGpu.FloatToHalfGivesTheCanonicalNaN), so a float's NaN takes no test of its own (its test
+/// and select ran f16 ** -2 at 0.084 ms against 0.078 without: H200 test kernel).
 template <class T, class X>
 EWISE_DEVICE T cast_to(X x) {
   constexpr bool from_float = std::is_same_v<X, float>;

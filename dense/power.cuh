@@ -129,10 +129,10 @@ __global__ void __launch_bounds__(128, 8) power_kernel(F f, PowerArgs<T> p) {
 
 /// Runs the power call by power_kernel with functor f (ops::Pow, or pow_f32.hpp's functors for
 /// a scalar integer exponent) on kPowerWaves waves of resident blocks, where it is one the
-/// kernel takes: a tensor of f32, f16 or bf16, the call's result and out of a's dtype, neither operand
-/// rounded to the compute type; b a tensor of a's dtype or a scalar; a rank-1 plan with stride
-/// 1 for out and a, 1 or 0 for b; a and a tensor b at out's offset within 16 bytes. Returns
-/// whether it ran it.
+/// kernel takes: a tensor of f32, f16 or bf16, the call's result and out of a's dtype, neither
+/// operand rounded to the compute type; b a tensor of a's dtype or a scalar; a rank-1 plan with
+/// stride 1 for out and a, 1 or 0 for b; a and a tensor b at out's offset within 16 bytes.
+/// Returns whether it ran it.
 template <class F>
 bool run_power(const F& f, const CallTypes& t, const DensePlan& plan, cudaStream_t stream) {
   const BroadcastPlan& P = plan.plan;

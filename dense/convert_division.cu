@@ -13,36 +13,20 @@ void run_float_power(const F& f, const CallTypes& t, const DensePlan& plan, cuda
 }
 
 void run_converting_division(const CallTypes& t, const DensePlan& plan, cudaStream_t stream) {
-  const bool float_power = t.op == BinaryOp::power &&
-                           (t.types.compute == DType::f32 || t.types.compute == DType::f16 ||
-                            t.types.compute == DType::bf16);
-  if (float_power && t.b_scalar) {
-    // By a scalar integer exponent up to 16 (x ** 3, x ** -2): functors of that path alone
-    // (pow_f32.hpp; the same values): f64 products instead of Pow's series, or f32 products
-    // where those are exact (a bf16 base cubed); x ** 2 one of its own, a * a, in the short
-    // operations' shape of the converting kernel, and x ** 0.5 its root. base_bits: the base's
-    // significand bits (an integer base's are taken as 24, which makes none of its products
-    // exact but x ** ±1).
-    const float b = scalar_value<float>(t.b_value);
-    if (b == 2.0f) {
-      launch_converting<ops::detail::PowSquare, float>({}, t, plan, stream);
-      return;
-    }
-    if (b == 0.5f) {
-      launch_converting<ops::detail::PowSqrt, float>({}, t, plan, stream);
-      return;
-    }
-    if (::truncf(b) == b && ::fabsf(b) <= 16.0f && b != 0.0f) {
-      const int n = static_cast<int>(b);
-      const int base_bits = t.a == DType::bf16 ? 8 : t.a == DType::f16 ? 11 : 24;
-      if ((n < 0 ? -n : n) * base_bits <= 24)
-        run_float_power(ops::detail::PowSmallIntExact{n}, t, plan, stream);
-      else
-        run_float_power(ops::detail::PowSmallInt{n, n > 0 && n * base_bits <= 53}, t, plan, stream);
-      return;
-    }
-  }
-  if (float_power) {
+  // A scalar exponent's own functor (compute.hpp's with_scalar_power): x ** 2 and x ** 0.5 in
+  // the short operations' shape of the converting kernel, the integer exponents in the power
+  // kernel where it takes the call.
+  if (with_scalar_power(t, [&](auto f) {
+        using F = decltype(f);
+        if constexpr (std::is_same_v<F, ops::detail::PowSquare> ||
+                      std::is_same_v<F, ops::detail::PowSqrt>)
+          launch_converting<F, float>(f, t, plan, stream);
+        else
+          run_float_power(f, t, plan, stream);
+      }))
+    return;
+  const DType c = t.types.compute;
+  if (t.op == BinaryOp::power && (c == DType::f32 || c == DType::f16 || c == DType::bf16)) {
     run_float_power(ops::Pow{}, t, plan, stream);
     return;
   }

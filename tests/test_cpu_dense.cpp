@@ -164,6 +164,29 @@ TEST(CpuDense, ScalarFormsOnEitherSide) {
         }
 }
 
+// Power by a scalar exponent with its own functor (compute.hpp's with_scalar_power: the square,
+// the root, integer exponents by chunks of 8 and their tails) against the reference's Pow, over
+// float and 16-bit bases and an integer base under PyTorch's rule (f32 compute), strided and
+// contiguous, with the values' zeros, subnormals, infinities and NaNs.
+TEST(CpuDense, PowerByScalarExponents) {
+  const std::uint64_t seed = test_seed();
+  std::mt19937_64 rng(seed);
+  const double exponents[] = {2, 0.5, 3, -2, -1, 1, 5, -3, 16, -16, 0.7};
+  for (DType t : {DType::f32, DType::f16, DType::bf16, DType::i32})
+    for (double e : exponents)
+      for (int i = 0; i < 4; ++i) {
+        const Promotion rule = t == DType::i32 || i % 2 ? Promotion::torch : Promotion::numpy;
+        const Scalar s = e == static_cast<int>(e) ? Scalar::weak_int(static_cast<std::int64_t>(e))
+                                                   : Scalar::weak_float(e);
+        const Dims shape{static_cast<std::int64_t>(1 + rng() % 700)};
+        const Layout layout = i < 2 ? Layout::contiguous(1) : Layout::random(1, rng);
+        HostOperand x(t, shape, layout, rng);
+        const DType od = result_or(BinaryOp::power, rule, type_of(x, rule), s.type(), t);
+        HostOperand out(od, shape, layout, rng);
+        ASSERT_EQ(check(BinaryOp::power, x, s, out, rule), "");
+      }
+}
+
 // Outputs of every dtype same_kind allows (a rounding from a 16-bit result first), refused
 // where it does not, on both sides alike.
 TEST(CpuDense, OutputsOfAnotherDtype) {

@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <cstring>
+
+#include <math.h>
 #include <type_traits>
 
 #include "ewise/error.hpp"
@@ -100,6 +102,37 @@ template <class F>
 decltype(auto) with_call_compute(const CallTypes& t, F&& f) {
   if (t.exact) return f(ComputeTag<ExactInt>{});
   return with_compute_type(t.types.compute, f);
+}
+
+/// For a power call in a float compute type (f32, f16, bf16) by a scalar exponent, calls
+/// f(functor) with the functor that computes it and returns true: 2 → PowSquare (a * a), 0.5 →
+/// PowSqrt (the root), another integer up to 16 in magnitude → PowSmallIntExact where every
+/// product of the base's values is exact in float (|n| times the base's significand bits at
+/// most 24: bf16 ** ±3, f16 ** -2, x ** ±1), else PowSmallInt (f64 products; none refused
+/// where those are exact: a 16-bit base to n > 0 with n times its bits at most 53). Each gives
+/// ops::Pow's value (pow_f32.hpp), faster. Returns false for any other call (ops::Pow). An
+/// integer base's bits are taken as 24, which makes none of its products exact but x ** ±1.
+/// Both backends pick by it: the GPU's in dense/convert_division.cu, the CPU's in dense/cpu.cpp.
+template <class F>
+bool with_scalar_power(const CallTypes& t, F&& f) {
+  const DType c = t.types.compute;
+  const bool float_compute = c == DType::f32 || c == DType::f16 || c == DType::bf16;
+  if (t.op != BinaryOp::power || !t.b_scalar || !float_compute) return false;
+  const float b = scalar_value<float>(t.b_value);
+  if (b == 2.0f) {
+    f(ops::detail::PowSquare{});
+    return true;
+  }
+  if (b == 0.5f) {
+    f(ops::detail::PowSqrt{});
+    return true;
+  }
+  if (!(::truncf(b) == b && ::fabsf(b) <= 16.0f && b != 0.0f)) return false;
+  const int n = static_cast<int>(b), m = n < 0 ? -n : n;
+  const int base_bits = t.a == DType::bf16 ? 8 : t.a == DType::f16 ? 11 : 24;
+  if (m * base_bits <= 24) f(ops::detail::PowSmallIntExact{n});
+  else f(ops::detail::PowSmallInt{n, n > 0 && n * base_bits <= 53});
+  return true;
 }
 
 /// The checked dtypes of op(a, b) into an output of dtype `out` (src/call_types.cpp): op_types

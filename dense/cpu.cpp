@@ -22,6 +22,7 @@
 #endif
 
 #include "cpu.hpp"
+#include "cpu_power.hpp"
 #include "element.hpp"
 #include "ewise/detail/apply_chunk.hpp"
 #include "ewise/detail/compute.hpp"
@@ -328,7 +329,9 @@ EWISE_CPU_TARGETS void chunked_row(const F& f, const CallTypes& t, const Row& r,
       if (t.a_round) round16(t.types.compute, x, m);
       if (t.b_round) round16(t.types.compute, y, m);
     }
-    if constexpr (kChunked<F, C>) {
+    if constexpr (std::is_same_v<F, ops::Pow> && std::is_same_v<C, float>) {
+      if (!power_f32_simd(x, y, z, m)) apply_chunks(f, x, y, z, m);
+    } else if constexpr (kChunked<F, C>) {
 #if EWISE_CPU_X86
       if (has_fma()) apply_chunks_fma(f, x, y, z, m);
       else

@@ -187,6 +187,41 @@ TEST(CpuDense, PowerByScalarExponents) {
       }
 }
 
+// f32 ** f32 (the SIMD series of dense/cpu_power.cpp where the CPU has AVX2 and FMA, four
+// lanes at a time, and ops::Pow for what it refuses) against the reference's Pow: random float
+// bits, typical bases and exponents, negative bases to integers, bases near 1 to large
+// exponents, the whole range of bases, and the specials; a length that leaves a tail.
+TEST(CpuDense, FloatPowerOfTensors) {
+  const std::uint64_t seed = test_seed();
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  const float specials[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 0x1p-140f, 1.0f, -1.0f, 0.5f};
+  const Dims shape{100003};
+  HostOperand a(DType::f32, shape, Layout::contiguous(1), rng);
+  HostOperand b(DType::f32, shape, Layout::contiguous(1), rng);
+  float* x = reinterpret_cast<float*>(a.view.data);
+  float* y = reinterpret_cast<float*>(b.view.data);
+  for (std::int64_t i = 0; i < shape[0]; ++i) {
+    const double p = u(rng), q = u(rng);
+    switch (rng() % 7) {
+      case 0: {
+        const auto bits = static_cast<std::uint32_t>(rng()), bits2 = static_cast<std::uint32_t>(rng());
+        std::memcpy(&x[i], &bits, sizeof bits);
+        std::memcpy(&y[i], &bits2, sizeof bits2);
+        break;
+      }
+      case 1: x[i] = static_cast<float>(std::exp2(p * 60 - 30)), y[i] = static_cast<float>(q * 8 - 4); break;
+      case 2: x[i] = -static_cast<float>(std::exp2(p * 20 - 10)), y[i] = std::floor(static_cast<float>(q * 40 - 20)); break;
+      case 3: x[i] = static_cast<float>(1 + (p - 0.5) * 1e-3), y[i] = static_cast<float>((q - 0.5) * 2e5); break;
+      case 4: x[i] = static_cast<float>(std::exp2(p * 250 - 125)), y[i] = static_cast<float>(q - 0.5); break;
+      case 5: x[i] = specials[rng() % std::size(specials)], y[i] = static_cast<float>(q * 8 - 4); break;
+      default: x[i] = static_cast<float>(p * 4), y[i] = specials[rng() % std::size(specials)]; break;
+    }
+  }
+  HostOperand out(DType::f32, shape, Layout::contiguous(1), rng);
+  ASSERT_EQ(check(BinaryOp::power, a, b, out, Promotion::numpy), "");
+}
+
 // Outputs of every dtype same_kind allows (a rounding from a 16-bit result first), refused
 // where it does not, on both sides alike.
 TEST(CpuDense, OutputsOfAnotherDtype) {

@@ -1,0 +1,144 @@
+// dense/cpu_power.cpp — the CPU backend's f32 power (ops::Pow in the f32 compute type) four
+// elements at a time in AVX2 with FMA: pow_f32_fast (ewise/detail/pow_f32.hpp) with the same
+// operations in the same order on each lane, so the same bits; what it refuses goes to Pow itself.
+// One element at a time the series took ~10 ns (with FMA; ~30 without, where fma() is a libm
+// routine), NumPy's own SIMD powf ~1.
+#include "cpu_power.hpp"
+
+#include <cstdint>
+
+#include "ewise/ops.hpp"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define EWISE_CPU_POWER_AVX2 1
+#include <immintrin.h>
+#else
+#define EWISE_CPU_POWER_AVX2 0
+#endif
+
+namespace ewise::detail {
+
+#if EWISE_CPU_POWER_AVX2
+namespace {
+
+using ops::detail::kPowCoefficients;
+using ops::detail::kPowSplitBits;
+using ops::detail::kPowTables;
+
+/// x < c as unsigned 32-bit lanes (AVX2 compares signed: both flipped at the sign bit).
+__attribute__((target("avx2"))) __m128i less_unsigned(__m128i x, std::uint32_t c) {
+  const __m128i sign = _mm_set1_epi32(static_cast<int>(0x80000000u));
+  return _mm_cmpgt_epi32(_mm_xor_si128(_mm_set1_epi32(static_cast<int>(c)), sign),
+                         _mm_xor_si128(x, sign));
+}
+
+/// The low 32 bits of each 64-bit lane.
+__attribute__((target("avx2"))) __m128i low_words(__m256i v) {
+  return _mm256_castsi256_si128(
+      _mm256_permutevar8x32_epi32(v, _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6)));
+}
+
+/// base[index] for four 32-bit indices. (The masked gather, from zeros: the plain one's
+/// undefined source draws an uninitialized-use warning from GCC 12.)
+__attribute__((target("avx2"))) __m256d gather(const double* base, __m128i index) {
+  return _mm256_mask_i32gather_pd(_mm256_setzero_pd(), base, index,
+                                  _mm256_castsi256_pd(_mm256_set1_epi64x(-1)), 8);
+}
+
+/// pow_f32_fast of four lanes: r = the values, returns the accepted lanes as bits (lane i: bit
+/// i). The steps are pow_series' and pow_f32_fast's, each named as there.
+__attribute__((target("avx2,fma"))) unsigned pow_fast4(const float* a4, const float* b4,
+                                                       float* r4) {
+  const auto& K = kPowCoefficients;
+  const __m128 a = _mm_loadu_ps(a4), b = _mm_loadu_ps(b4);
+  const __m128i bits = _mm_castps_si128(a);
+  const __m128i d = _mm_sub_epi32(_mm_and_si128(bits, _mm_set1_epi32(0x7FFFFFFF)),
+                                  _mm_set1_epi32(static_cast<int>(kPowSplitBits)));
+  const __m128i k = _mm_srai_epi32(d, 23);
+  const __m128i mbits = _mm_add_epi32(_mm_and_si128(d, _mm_set1_epi32(0x7FFFFF)),
+                                      _mm_set1_epi32(static_cast<int>(kPowSplitBits)));
+  const __m256d m = _mm256_castsi256_pd(
+      _mm256_add_epi64(_mm256_slli_epi64(_mm256_cvtepu32_epi64(mbits), 29),
+                       _mm256_set1_epi64x(static_cast<long long>(896ull << 52))));
+  // the interval's (invc, log2c): a 16-byte entry, so the doubles' index is 2 j (and 2 j + 1)
+  const __m128i j2 = _mm_slli_epi32(_mm_and_si128(_mm_srli_epi32(d, 16), _mm_set1_epi32(127)), 1);
+  const double* log = &kPowTables.log[0].invc;
+  const __m256d invc = gather(log, j2);
+  const __m256d log2c = gather(log + 1, j2);
+  const __m256d r = _mm256_fmadd_pd(m, invc, _mm256_set1_pd(-1.0));
+  __m256d p = _mm256_fmadd_pd(r, _mm256_set1_pd(K.l6), _mm256_set1_pd(K.l5));
+  p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(K.l4));
+  p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(K.l3));
+  p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(K.l2));
+  p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(K.l1));
+  const __m256d t = _mm256_mul_pd(
+      _mm256_fmadd_pd(p, r, _mm256_add_pd(_mm256_cvtepi32_pd(k), log2c)), _mm256_cvtps_pd(b));
+  const __m256d big = _mm256_set1_pd(0x1.8p45);
+  const __m256d shifted = _mm256_add_pd(t, big);
+  const __m128i n = low_words(_mm256_castpd_si256(shifted));
+  const __m256d q = _mm256_sub_pd(t, _mm256_sub_pd(shifted, big));
+  __m256d e = _mm256_fmadd_pd(q, _mm256_set1_pd(K.e4), _mm256_set1_pd(K.e3));
+  e = _mm256_fmadd_pd(e, q, _mm256_set1_pd(K.e2));
+  e = _mm256_fmadd_pd(e, q, _mm256_set1_pd(K.e1));
+  e = _mm256_fmadd_pd(e, q, _mm256_set1_pd(1.0));
+  const __m128i s = _mm_srai_epi32(n, 7);
+  const __m256d v = _mm256_mul_pd(
+      gather(kPowTables.exp2, _mm_and_si128(n, _mm_set1_epi32(127))), e);
+  // pow_f32_fast: the scaled value's float, negated for a negative base to an odd integer
+  const __m256i vbits = _mm256_castpd_si256(v);
+  const __m128 f = _mm256_cvtpd_ps(_mm256_castsi256_pd(
+      _mm256_add_epi64(vbits, _mm256_slli_epi64(_mm256_cvtepi32_epi64(s), 52))));
+  const __m128i uy = _mm_castps_si128(_mm_add_ps(b, _mm_set1_ps(0x1.8p23f)));
+  const __m128 y = _mm_castsi128_ps(uy);
+  const __m128i normal =
+      less_unsigned(_mm_sub_epi32(_mm_and_si128(bits, _mm_set1_epi32(0x7FFFFFFF)),
+                                  _mm_set1_epi32(0x00800000)),
+                    0x7F000000u);
+  const __m128i b_integer = _mm_castps_si128(
+      _mm_and_ps(_mm_cmp_ps(_mm_sub_ps(y, _mm_set1_ps(0x1.8p23f)), b, _CMP_EQ_OQ),
+                 _mm_cmp_ps(_mm_andnot_ps(_mm_set1_ps(-0.0f), b), _mm_set1_ps(0x1p22f),
+                            _CMP_LT_OQ)));
+  const __m128i negative = _mm_srai_epi32(bits, 31);  // all ones where a's sign is set
+  const __m128i odd = _mm_slli_epi32(uy, 31);         // uy's last bit at the sign
+  _mm_storeu_ps(r4, _mm_xor_ps(f, _mm_castsi128_ps(_mm_and_si128(negative, odd))));
+  const __m128i in_range = low_words(_mm256_castpd_si256(
+      _mm256_cmp_pd(_mm256_andnot_pd(_mm256_set1_pd(-0.0), t), _mm256_set1_pd(126.0), _CMP_LT_OQ)));
+  // far_from_midpoint's test, negated: the low 29 bits within 2^13 of 2^28
+  const __m128i near = less_unsigned(
+      _mm_sub_epi32(_mm_and_si128(low_words(vbits), _mm_set1_epi32(0x1FFFFFFF)),
+                    _mm_set1_epi32((1 << 28) - (1 << 12))),
+      (1u << 13) + 1);
+  const __m128i ok = _mm_and_si128(
+      _mm_and_si128(normal, _mm_or_si128(_mm_andnot_si128(negative, _mm_set1_epi32(-1)), b_integer)),
+      _mm_andnot_si128(near, in_range));
+  return static_cast<unsigned>(_mm_movemask_ps(_mm_castsi128_ps(ok)));
+}
+
+bool has_avx2_fma() {
+  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return yes;
+}
+
+}  // namespace
+#endif
+
+bool power_f32_simd(const float* x, const float* y, float* z, std::int64_t m) {
+#if EWISE_CPU_POWER_AVX2
+  if (!has_avx2_fma()) return false;
+  const ops::Pow pow;
+  std::int64_t j = 0;
+  for (; j + 4 <= m; j += 4) {
+    const unsigned accepted = pow_fast4(x + j, y + j, z + j);
+    if (accepted != 0xFu)
+      for (int i = 0; i < 4; ++i)
+        if (!(accepted >> i & 1u)) z[j + i] = pow(x[j + i], y[j + i]);
+  }
+  for (; j < m; ++j) z[j] = pow(x[j], y[j]);
+  return true;
+#else
+  (void)x, (void)y, (void)z, (void)m;
+  return false;
+#endif
+}
+
+}  // namespace ewise::detail

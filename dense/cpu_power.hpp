@@ -1,0 +1,13 @@
+// dense/cpu_power.hpp — the CPU backend's f32 power in SIMD (cpu_power.cpp).
+#pragma once
+
+#include <cstdint>
+
+namespace ewise::detail {
+
+/// z[j] = ops::Pow{}(x[j], y[j]) for m floats, four at a time in AVX2 with FMA, bit for bit
+/// Pow's values; returns false, having written nothing, where the CPU (or the build's target)
+/// has no AVX2 and FMA.
+bool power_f32_simd(const float* x, const float* y, float* z, std::int64_t m);
+
+}  // namespace ewise::detail

@@ -52,6 +52,9 @@ def cases():
     ia, ib = rng.integers(-1000, 1000, n, dtype=np.int32), rng.integers(-1000, 1000, n, dtype=np.int32)
     u8a, u8b = rng.integers(0, 255, n, dtype=np.uint8), rng.integers(0, 255, n, dtype=np.uint8)
     mixed_out = np.empty(n, np.float64)
+    base = np.exp2(rng.random(n, dtype=np.float32) * 6 - 4)  # powers: positive bases, [1/16, 4)
+    expo = rng.random(n, dtype=np.float32) * 8 - 4
+    hbase = base.astype(np.float16)
     return [
         ("f32 add, 4M, out=", lambda: ewise.add(a, b, out=c), lambda: np.add(a, b, out=c), 1),
         ("f32 bias (2048,2048)+(2048,), out=", lambda: ewise.add(m, v, out=mc),
@@ -68,6 +71,11 @@ def cases():
         ("f32 > f32, 4M", lambda: ewise.greater(a, b), lambda: np.greater(a, b), 1),
         ("16-element add, out=, per call", lambda: ewise.add(t, u, out=tc),
          lambda: np.add(t, u, out=tc), 2000),
+    ] + [(f"{name}, 4M, out=", lambda x=x, y=y, o=o: ewise.power(x, y, out=o),
+          lambda x=x, y=y, o=o: np.power(x, y, out=o), 1)
+         for name, x, y, o in [("f32 ** f32", base, expo, c), ("f32 ** 0.7", base, 0.7, c),
+                               ("f32 ** 3", base, 3, c), ("f32 ** -2", base, -2, c),
+                               ("f32 ** 0.5", base, 0.5, c), ("f16 ** 0.5", hbase, 0.5, hc)]
     ] + sparse_cases(rng)
 
 

@@ -2,7 +2,7 @@
 // elements at a time in AVX2 with FMA: pow_f32_fast (ewise/detail/pow_f32.hpp) with the same
 // operations in the same order on each lane, so the same bits; what it refuses goes to Pow itself.
 // One element at a time the series took ~10 ns (with FMA; ~30 without, where fma() is a libm
-// routine), NumPy's own SIMD powf ~1.
+// routine), NumPy's own SIMD powf ~1 (AVX-512).
 #include "cpu_power.hpp"
 
 #include <cstdint>
@@ -47,8 +47,9 @@ __attribute__((target("avx2"))) __m256d gather(const double* base, __m128i index
 
 /// pow_f32_fast of four lanes: r = the values, returns the accepted lanes as bits (lane i: bit
 /// i). The steps are pow_series' and pow_f32_fast's, each named as there.
-__attribute__((target("avx2,fma"))) unsigned pow_fast4(const float* a4, const float* b4,
-                                                       float* r4) {
+__attribute__((target("avx2,fma"), always_inline)) inline unsigned pow_fast4(const float* a4,
+                                                                            const float* b4,
+                                                                            float* r4) {
   const auto& K = kPowCoefficients;
   const __m128 a = _mm_loadu_ps(a4), b = _mm_loadu_ps(b4);
   const __m128i bits = _mm_castps_si128(a);
@@ -114,6 +115,23 @@ __attribute__((target("avx2,fma"))) unsigned pow_fast4(const float* a4, const fl
   return static_cast<unsigned>(_mm_movemask_ps(_mm_castsi128_ps(ok)));
 }
 
+/// z = x ** y over m floats: two four-lane groups an iteration (3.8 ns an element against 4.5
+/// at one group, one core of the 2-core CI machine), Pow itself for the refused lanes and the
+/// last m % 8 (built for AVX2 with FMA too: its series' fma one instruction).
+__attribute__((target("avx2,fma"))) void power_loop(const float* x, const float* y, float* z,
+                                                     std::int64_t m) {
+  const ops::Pow pow;
+  std::int64_t j = 0;
+  for (; j + 8 <= m; j += 8) {
+    const unsigned accepted =
+        pow_fast4(x + j, y + j, z + j) | pow_fast4(x + j + 4, y + j + 4, z + j + 4) << 4;
+    if (accepted != 0xFFu)
+      for (int i = 0; i < 8; ++i)
+        if (!(accepted >> i & 1u)) z[j + i] = pow(x[j + i], y[j + i]);
+  }
+  for (; j < m; ++j) z[j] = pow(x[j], y[j]);
+}
+
 bool has_avx2_fma() {
   static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   return yes;
@@ -125,15 +143,7 @@ bool has_avx2_fma() {
 bool power_f32_simd(const float* x, const float* y, float* z, std::int64_t m) {
 #if EWISE_CPU_POWER_AVX2
   if (!has_avx2_fma()) return false;
-  const ops::Pow pow;
-  std::int64_t j = 0;
-  for (; j + 4 <= m; j += 4) {
-    const unsigned accepted = pow_fast4(x + j, y + j, z + j);
-    if (accepted != 0xFu)
-      for (int i = 0; i < 4; ++i)
-        if (!(accepted >> i & 1u)) z[j + i] = pow(x[j + i], y[j + i]);
-  }
-  for (; j < m; ++j) z[j] = pow(x[j], y[j]);
+  power_loop(x, y, z, m);
   return true;
 #else
   (void)x, (void)y, (void)z, (void)m;

@@ -331,6 +331,8 @@ EWISE_CPU_TARGETS void chunked_row(const F& f, const CallTypes& t, const Row& r,
     }
     if constexpr (std::is_same_v<F, ops::Pow> && std::is_same_v<C, float>) {
       if (!power_f32_simd(x, y, z, m)) apply_chunks(f, x, y, z, m);
+    } else if constexpr (std::is_same_v<F, ops::detail::PowSmallInt>) {
+      if (!power_int_simd(f, x, z, m)) apply_chunks(f, x, y, z, m);
     } else if constexpr (kChunked<F, C>) {
 #if EWISE_CPU_X86
       if (has_fma()) apply_chunks_fma(f, x, y, z, m);

@@ -110,9 +110,9 @@ __attribute__((target("avx2,fma"), always_inline)) inline unsigned pow_fast4(con
       _mm_sub_epi32(_mm_and_si128(low_words(vbits), _mm_set1_epi32(0x1FFFFFFF)),
                     _mm_set1_epi32((1 << 28) - (1 << 12))),
       (1u << 13) + 1);
-  const __m128i ok = _mm_and_si128(
-      _mm_and_si128(normal, _mm_or_si128(_mm_andnot_si128(negative, _mm_set1_epi32(-1)), b_integer)),
-      _mm_andnot_si128(near, in_range));
+  const __m128i sign_ok = _mm_or_si128(_mm_andnot_si128(negative, _mm_set1_epi32(-1)), b_integer);
+  const __m128i ok =
+      _mm_and_si128(_mm_and_si128(normal, sign_ok), _mm_andnot_si128(near, in_range));
   return static_cast<unsigned>(_mm_movemask_ps(_mm_castsi128_ps(ok)));
 }
 

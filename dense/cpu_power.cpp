@@ -7,6 +7,7 @@
 #include "cpu_power.hpp"
 
 #include <cstdint>
+#include <cstring>
 
 #include "ewise/ops.hpp"
 
@@ -149,8 +150,9 @@ __attribute__((target("avx2,fma"), always_inline)) inline unsigned small_int4(
   __m128i ok;
   if (f.n > 0) {
     _mm_storeu_ps(r4, _mm256_cvtpd_ps(v));
-    if (f.exact) return 0xFu;
-    ok = _mm_or_si128(rounds_as_exact4(v, 6), zero);
+    // exact: every lane but a NaN base's (left to the functor, whose NaN the caller stores)
+    ok = f.exact ? _mm_castps_si128(_mm_cmp_ps(a, a, _CMP_ORD_Q))
+                 : _mm_or_si128(rounds_as_exact4(v, 6), zero);
   } else {
     // reciprocal(): float's reciprocal of v's float, one Newton step in f64
     const __m256d q = _mm256_cvtps_pd(_mm_div_ps(_mm_set1_ps(1.0f), _mm256_cvtpd_ps(v)));
@@ -164,27 +166,43 @@ __attribute__((target("avx2,fma"), always_inline)) inline unsigned small_int4(
   return static_cast<unsigned>(_mm_movemask_ps(_mm_castsi128_ps(ok)));
 }
 
+/// The functor's value, a NaN as the canonical one (ops.hpp): the lanes' own results are never
+/// NaN, so that z holds what the backend stores.
+float canonical_nan(float v) {
+  if (v == v) return v;
+  const std::uint32_t bits = 0x7FFFFFFFu;
+  std::memcpy(&v, &bits, sizeof v);
+  return v;
+}
+
 /// z = x ** y over m floats by ops::Pow (y a tensor's values), or z = x ** f.n by PowSmallInt
 /// (Int): two four-lane groups an iteration (f32 ** f32 3.8 ns an element against 4.5 at one
 /// group, one core of the 2-core CI machine), the functor itself for the refused lanes and the
-/// last m % 8 (built for AVX2 with FMA too: the series' fma one instruction).
+/// last m % 8 (built for AVX2 with FMA too: the series' fma one instruction). z may be x (in
+/// place): an iteration's inputs are copied before its lanes store.
 template <bool Int>
 __attribute__((target("avx2,fma"))) void power_loop(const float* x, const float* y, float* z,
                                                      std::int64_t m,
                                                      const ops::detail::PowSmallInt& f) {
-  const auto one = [&](std::int64_t i) { return Int ? f(x[i], 0.0f) : ops::Pow{}(x[i], y[i]); };
+  const auto one = [&](float a, float b) {
+    return canonical_nan(Int ? f(a, 0.0f) : ops::Pow{}(a, b));
+  };
   std::int64_t j = 0;
   for (; j + 8 <= m; j += 8) {
+    float a[8], b[8] = {};
+    for (int i = 0; i < 8; ++i) a[i] = x[j + i];
+    if constexpr (!Int)
+      for (int i = 0; i < 8; ++i) b[i] = y[j + i];
     unsigned accepted;
     if constexpr (Int)
-      accepted = small_int4(x + j, z + j, f) | small_int4(x + j + 4, z + j + 4, f) << 4;
+      accepted = small_int4(a, z + j, f) | small_int4(a + 4, z + j + 4, f) << 4;
     else
-      accepted = pow_fast4(x + j, y + j, z + j) | pow_fast4(x + j + 4, y + j + 4, z + j + 4) << 4;
+      accepted = pow_fast4(a, b, z + j) | pow_fast4(a + 4, b + 4, z + j + 4) << 4;
     if (accepted != 0xFFu)
       for (int i = 0; i < 8; ++i)
-        if (!(accepted >> i & 1u)) z[j + i] = one(j + i);
+        if (!(accepted >> i & 1u)) z[j + i] = one(a[i], b[i]);
   }
-  for (; j < m; ++j) z[j] = one(j);
+  for (; j < m; ++j) z[j] = one(x[j], Int ? 0.0f : y[j]);
 }
 
 bool has_avx2_fma() {

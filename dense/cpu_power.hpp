@@ -8,8 +8,8 @@
 namespace ewise::detail {
 
 /// z[j] = ops::Pow{}(x[j], y[j]) for m floats, four at a time in AVX2 with FMA, bit for bit
-/// Pow's values; returns false, having written nothing, where the CPU (or the build's target)
-/// has no AVX2 and FMA.
+/// Pow's values, a NaN as the canonical one; z may be x or y (in place). Returns false, having
+/// written nothing, where the CPU (or the build's target) has no AVX2 and FMA.
 bool power_f32_simd(const float* x, const float* y, float* z, std::int64_t m);
 
 /// z[j] = f(x[j], n) for m floats (PowSmallInt: a scalar integer exponent), as power_f32_simd.

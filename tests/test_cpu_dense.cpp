@@ -220,6 +220,18 @@ TEST(CpuDense, FloatPowerOfTensors) {
   }
   HostOperand out(DType::f32, shape, Layout::contiguous(1), rng);
   ASSERT_EQ(check(BinaryOp::power, a, b, out, Promotion::numpy), "");
+  // in place, into either operand and by a scalar integer exponent (PowSmallInt), against the
+  // reference's answer from untouched copies
+  for (int into = 0; into < 3; ++into) {
+    HostOperand x(DType::f32, shape, Layout::contiguous(1), rng), y = x, want = x;
+    x.buf = a.buf, y.buf = b.buf;
+    x.view.data = x.buf.data(), y.view.data = y.buf.data(), want.view.data = want.buf.data();
+    const Operand exponent = into == 2 ? Operand(Scalar::weak_int(-3)) : Operand(y.view);
+    reference_binary(BinaryOp::power, x.view, exponent, want.view);
+    binary(BinaryOp::power, x.view, exponent, into == 1 ? y.view : x.view);
+    const auto& got = into == 1 ? y.buf : x.buf;
+    ASSERT_EQ(std::memcmp(got.data(), want.buf.data(), got.size()), 0) << "in place " << into;
+  }
 }
 
 // Outputs of every dtype same_kind allows (a rounding from a 16-bit result first), refused

@@ -83,12 +83,6 @@ __attribute__((target("avx,f16c"))) void float_to_f16_f16c(const float* v, std::
   for (j = 0; j < m; ++j)
     if (v[j] != v[j]) q[j] = 0x7FFF;
 }
-
-/// Whether the CPU has AVX2 and FMA, asked once.
-bool has_fma() {
-  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return yes;
-}
 #endif
 
 /// Elements a chunk of the chunked path: its three buffers stay in L1 (256 x 16 bytes at most
@@ -296,19 +290,6 @@ void apply_chunks(const F& f, const C* x, const C* y, R* z, std::int64_t m) {
   for (; j < m; ++j) z[j] = f(x[j], y[j]);
 }
 
-#if EWISE_CPU_X86
-/// apply_chunks built for AVX2 with FMA, everything it calls inlined into it (flatten): the
-/// power series' fma() is one instruction there, and a libm routine of ~30 ns without FMA
-/// (f32 ** f32 ran at 30 times NumPy's time). fma() gives the same bits either way, and the
-/// file's -ffp-contract=off keeps the other arithmetic unfused.
-template <class F, class C, class R>
-__attribute__((target("avx2,fma"), flatten)) void apply_chunks_fma(const F& f, const C* x,
-                                                                  const C* y, R* z,
-                                                                  std::int64_t m) {
-  apply_chunks(f, x, y, z, m);
-}
-#endif
-
 template <class F, class C>
 EWISE_CPU_TARGETS void chunked_row(const F& f, const CallTypes& t, const Row& r, Loader<C> la,
                                    Loader<C> lb, Storer<decltype(F{}(C{}, C{}))> st, C a0,
@@ -329,16 +310,14 @@ EWISE_CPU_TARGETS void chunked_row(const F& f, const CallTypes& t, const Row& r,
       if (t.a_round) round16(t.types.compute, x, m);
       if (t.b_round) round16(t.types.compute, y, m);
     }
+    // f32 power by the SIMD paths where the CPU has AVX2 and FMA (cpu_power.cpp); a functor
+    // by chunks otherwise (its series' fma() then glibc's software routine)
     if constexpr (std::is_same_v<F, ops::Pow> && std::is_same_v<C, float>) {
       if (!power_f32_simd(x, y, z, m)) apply_chunks(f, x, y, z, m);
     } else if constexpr (std::is_same_v<F, ops::detail::PowSmallInt>) {
       if (!power_int_simd(f, x, z, m)) apply_chunks(f, x, y, z, m);
     } else if constexpr (kChunked<F, C>) {
-#if EWISE_CPU_X86
-      if (has_fma()) apply_chunks_fma(f, x, y, z, m);
-      else
-#endif
-        apply_chunks(f, x, y, z, m);
+      apply_chunks(f, x, y, z, m);
     } else {
       for (std::int64_t j = 0; j < m; ++j) z[j] = f(x[j], y[j]);
     }

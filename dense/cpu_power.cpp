@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "element.hpp"
 #include "ewise/ops.hpp"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -166,11 +167,11 @@ __attribute__((target("avx2,fma"), always_inline)) inline unsigned small_int4(
   return static_cast<unsigned>(_mm_movemask_ps(_mm_castsi128_ps(ok)));
 }
 
-/// The functor's value, a NaN as the canonical one (ops.hpp): the lanes' own results are never
-/// NaN, so that z holds what the backend stores.
+/// The functor's value, a NaN as the canonical one (element.hpp's bits): the lanes' own results
+/// are never NaN, so that z holds what the backend stores.
 float canonical_nan(float v) {
   if (v == v) return v;
-  const std::uint32_t bits = 0x7FFFFFFFu;
+  const auto bits = static_cast<std::uint32_t>(canonical_nan_bits(DType::f32));
   std::memcpy(&v, &bits, sizeof v);
   return v;
 }

@@ -29,12 +29,14 @@ struct PowerArgs {
 template <class T>
 inline constexpr int kPowerVectors = sizeof(T) == 4 ? 2 : 1;
 
-/// Waves of resident blocks the grid holds: one (each warp strides over many tiles, paying its
-/// setup once), but four for f32 by a scalar integer exponent, whose f64 products leave the
-/// loads of one wave too few in flight (H200 test kernel: f32 ** -2 0.137 ms at four against
-/// 0.146 at one, f32 ** 3 0.136 against 0.141; bf16 ** 3 0.076 against 0.074).
+/// Waves of resident blocks the grid holds: one for ops::Pow (each warp strides over many
+/// tiles, paying its setup once); for a scalar exponent's functor four with f32, whose f64
+/// products leave the loads of one wave too few in flight, and eight with a 16-bit float, whose
+/// short functors left one wave's loads as few (H200 test kernel: f32 ** -2 0.137 ms at four
+/// against 0.146 at one; bf16 ** 0.5 0.068 at eight against 0.079 at one, bf16 ** -3 0.074
+/// against 0.079, bf16 ** 3 0.071 at both).
 template <class T, class F>
-inline constexpr int kPowerWaves = sizeof(T) == 4 && !std::is_same_v<F, ops::Pow> ? 4 : 1;
+inline constexpr int kPowerWaves = std::is_same_v<F, ops::Pow> ? 1 : sizeof(T) == 4 ? 4 : 8;
 
 /// Whether a lane loads its next tile before it computes this one: for every functor but
 /// ops::Pow, whose series has the work to cover the loads' latency (and at two vectors spilled

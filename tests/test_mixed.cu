@@ -550,7 +550,8 @@ TEST(MixedGpu, FloatRemaindersAtTheEdgesOfTheFastFmod) {
 /// and its refusals: bases over the float range and near 1 (with exponents taking
 /// |b log2 a| up to and past 126, the series' limit), negative bases with integer exponents
 /// (odd, even, up to and past 2^22) and others, zeros, subnormals, infinities, NaNs, exponents
-/// 0, 2 and subnormal; in a 16-bit dtype each rounded to it, past its range infinite.
+/// 0, 2 and subnormal, bases of few significant bits to small integers (exact powers, some on a
+/// float rounding midpoint); in a 16-bit dtype each rounded to it, past its range infinite.
 void fill_power_edges(DType t, void* a, void* b, std::int64_t n, std::mt19937_64& rng) {
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   const float specials[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 0x1p-140f, -0x1p-149f, 1.0f,
@@ -569,6 +570,14 @@ void fill_power_edges(DType t, void* a, void* b, std::int64_t n, std::mt19937_64
       case 3: x = specials[rng() % std::size(specials)]; break;
       case 4: y = specials[rng() % std::size(specials)]; break;
       case 5: x = static_cast<float>(std::exp2(u * 250 - 125)); break;
+      case 6: {  // a base of 2 to 13 significant bits, an integer exponent: exact powers, some
+                 // on a float rounding midpoint (docs/reliability.md, bug 18)
+        const int bits = 2 + static_cast<int>(rng() % 12);
+        const auto k = static_cast<float>((1 << (bits - 1)) + 1 + 2 * (rng() % (1u << (bits - 2))));
+        x = std::ldexp(k, static_cast<int>(rng() % 40) - 20 - bits);
+        y = static_cast<float>(1 + rng() % 8);
+        break;
+      }
       default: break;
     }
     store(a, i, x);

@@ -96,6 +96,35 @@ TEST(OpsFunctors, FloatPowerIsDoublePowRounded) {
   }
 }
 
+// Bases of few significant bits (odd k of 2 to 13 bits, scaled by powers of two) to integer
+// exponents: their powers are exact in f64 and often lie on a float rounding midpoint, where the
+// device's f64 pow rounded the other way (docs/reliability.md, bug 18). ops::Pow, PowSmallInt
+// and pow_by_f64 (the rare path both take on both backends) give the exact power's float, which
+// the host's f64 pow gives; the GPU runs the same functors (MixedGpu.PowerKernelAtTileEdges'
+// bases of few bits).
+TEST(OpsFunctors, IntegerPowersOfFewBitBases) {
+  const auto float_bits = [](float f) {
+    std::uint32_t b;
+    std::memcpy(&b, &f, sizeof b);
+    return b;
+  };
+  for (int bits = 2; bits <= 13; ++bits)
+    for (int k = (1 << (bits - 1)) + 1; k < (1 << bits); k += 2)
+      for (int e : {-140, -60, -20, -1, 0, 3, 30})
+        for (int n = 1; n <= 20; ++n) {
+          const float a = std::ldexp(static_cast<float>(k), e - bits) * (k % 4 == 1 ? -1.0f : 1.0f);
+          const auto want = static_cast<float>(std::pow(static_cast<double>(a), n));
+          const auto b = static_cast<float>(n);
+          ASSERT_EQ(float_bits(ops::detail::pow_by_f64(a, b)), float_bits(want))
+              << std::hexfloat << "pow_by_f64: " << a << " ** " << n;
+          ASSERT_EQ(float_bits(ops::Pow{}(a, b)), float_bits(want))
+              << std::hexfloat << "Pow: " << a << " ** " << n;
+          if (n <= 16 && n != 2)
+            ASSERT_EQ(float_bits(ops::detail::PowSmallInt{n}(a, b)), float_bits(want))
+                << std::hexfloat << "PowSmallInt: " << a << " ** " << n;
+        }
+}
+
 // The scalar integer exponents' functors by chunks, as the kernels call them: every element
 // they accept (all, for PowSmallIntExact) is the exact power's float (f64 pow's), bit for bit,
 // and so is the functor's value for an element alone; over bases of f32, bf16 and f16 values

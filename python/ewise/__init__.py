@@ -28,7 +28,13 @@ The package in layers (docs/design.md, "Python binding"): the API modules (this 
 torch) over the calls (_dense, _sparse) over the interop layer (_interop: each framework's
 arrays, devices, streams and results) over the extensions (_ewise, _ewise_torch).
 """
-from . import _dense, _ewise, _ops, sparse
+from . import _runtime  # the CUDA runtime first, where a wheel holds it
+
+try:
+    from . import _ewise
+except ImportError as e:
+    raise (_runtime.missing(e) or e) from e
+from . import _dense, _ops, sparse
 from ._compare import compare
 from ._interop import routes as _routes
 

@@ -20,8 +20,9 @@ void run_converting_division(const CallTypes& t, const DensePlan& plan, cudaStre
   if (with_scalar_power(t, [&](auto f) {
         using F = decltype(f);
         if constexpr (std::is_same_v<F, ops::detail::PowSquare> ||
-                      std::is_same_v<F, ops::detail::PowSqrt>)
+                      std::is_same_v<F, ops::detail::PowSqrt>) {
           if (t.types.compute == DType::f32) return launch_converting<F, float>(f, t, plan, stream);
+        }
         run_float_power(f, t, plan, stream);
       }))
     return;

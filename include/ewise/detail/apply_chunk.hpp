@@ -34,7 +34,8 @@ inline constexpr bool kHasFast<
     true;
 
 /// Whether F takes a chunk of S elements of C at a time with a held operand (its own: pow_f32.hpp's
-/// PowSmallInt and PowSmallIntExact): `unsigned f.chunk(x, r)`, the refused elements as bits.
+/// PowSmallInt and PowSmallIntExact): `unsigned f.chunk(x, r)`, the refused elements as bits
+/// (PowSmallIntExact refuses none).
 template <class F, class C, int S, class = void>
 inline constexpr bool kHasChunk = false;
 template <class F, class C, int S>

@@ -75,7 +75,8 @@ def cases():
           lambda x=x, y=y, o=o: np.power(x, y, out=o), 1)
          for name, x, y, o in [("f32 ** f32", base, expo, c), ("f32 ** 0.7", base, 0.7, c),
                                ("f32 ** 3", base, 3, c), ("f32 ** -2", base, -2, c),
-                               ("f32 ** 0.5", base, 0.5, c), ("f16 ** 0.5", hbase, 0.5, hc)]
+                               ("f32 ** 0.5", base, 0.5, c), ("f32 ** -0.5", base, -0.5, c),
+                               ("f16 ** 0.5", hbase, 0.5, hc)]
     ] + sparse_cases(rng)
 
 

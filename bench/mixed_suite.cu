@@ -160,7 +160,7 @@ std::vector<Case> mixed_suite(Bench& bench) {
   }
   specs.push_back({"f32>scalar", BinaryOp::greater, D::f32, D::f64, BForm::scalar});
   // power: the f32 compute type's evaluation (pow_f32.hpp): tensor exponents, small integer ones
-  // (x ** 3, x ** 4, x ** -2), x ** 2, x ** 0.5 and a fractional one; 16-bit floats, and a pair of dtypes
+  // (x ** 3, x ** 4, x ** -2), x ** 2, x ** ±0.5 and a fractional one; 16-bit floats, and a pair of dtypes
   const BinaryOp pow = BinaryOp::power;
   const Promotion np = Promotion::numpy;
   specs.push_back({"f32**f32", pow, D::f32, D::f32, BForm::tensor, np, false, 0.5, true});
@@ -170,11 +170,13 @@ std::vector<Case> mixed_suite(Bench& bench) {
   specs.push_back({"f32**-2", pow, D::f32, D::f32, BForm::scalar, np, false, -2.0, true});
   specs.push_back({"f32**0.7", pow, D::f32, D::f32, BForm::scalar, np, false, 0.7, true});
   specs.push_back({"f32**0.5", pow, D::f32, D::f32, BForm::scalar, np, false, 0.5, true});
+  specs.push_back({"f32**-0.5", pow, D::f32, D::f32, BForm::scalar, np, false, -0.5, true});
   // (PyTorch's rule: under NumPy's a Python float makes bf16's result f32, a 0-d bf16 tensor not)
   specs.push_back({"bf16**3", pow, D::bf16, D::bf16, BForm::scalar, Promotion::torch, false, 3.0});
   specs.push_back({"bf16**-3", pow, D::bf16, D::bf16, BForm::scalar, Promotion::torch, false, -3.0, true});
   specs.push_back({"f16**-2", pow, D::f16, D::f16, BForm::scalar, Promotion::torch, false, -2.0, true});
   specs.push_back({"bf16**0.5", pow, D::bf16, D::bf16, BForm::scalar, Promotion::torch, false, 0.5, true});
+  specs.push_back({"bf16**-0.5", pow, D::bf16, D::bf16, BForm::scalar, Promotion::torch, false, -0.5, true});
   specs.push_back({"bf16**bf16", pow, D::bf16, D::bf16, BForm::tensor, Promotion::torch, false, 0.5, true});
   specs.push_back({"bf16**f32", pow, D::bf16, D::f32, BForm::tensor, np, false, 0.5, true});
   std::vector<Case> cases;

@@ -13,14 +13,15 @@ void run_float_power(const F& f, const CallTypes& t, const DensePlan& plan, cuda
 }
 
 void run_converting_division(const CallTypes& t, const DensePlan& plan, cudaStream_t stream) {
-  // A scalar exponent's own functor (compute.hpp's with_scalar_power): f32 x ** 2 and x ** 0.5
-  // in the short operations' shape of the converting kernel (at a copy's speed there, 0.130 ms
-  // on 2^26 floats of an H200 against 0.133 in the power kernel), the rest in the power kernel
-  // where it takes the call (bf16 ** 0.5 0.068 ms there against 0.073).
+  // A scalar exponent's own functor (compute.hpp's with_scalar_power): f32 x ** 2, x ** 0.5 and
+  // x ** -0.5 in the short operations' shape of the converting kernel (at a copy's speed there,
+  // 0.130 ms on 2^26 floats of an H200 against 0.133 in the power kernel), the rest in the power
+  // kernel where it takes the call (bf16 ** 0.5 0.068 ms there against 0.073).
   if (with_scalar_power(t, [&](auto f) {
         using F = decltype(f);
         if constexpr (std::is_same_v<F, ops::detail::PowSquare> ||
-                      std::is_same_v<F, ops::detail::PowSqrt>) {
+                      std::is_same_v<F, ops::detail::PowSqrt> ||
+                      std::is_same_v<F, ops::detail::PowRsqrt>) {
           if (t.types.compute == DType::f32) return launch_converting<F, float>(f, t, plan, stream);
         }
         run_float_power(f, t, plan, stream);

@@ -602,7 +602,8 @@ TEST(MixedGpu, PowerKernelAtTileEdges) {
                             Scalar::weak_int(3),     Scalar::weak_int(-2),
                             Scalar::weak_int(5),     Scalar::weak_float(-16.0),
                             Scalar::weak_int(2),     Scalar::weak_int(-1),
-                            Scalar::weak_int(-3),    Scalar::weak_float(0.5)};
+                            Scalar::weak_int(-3),    Scalar::weak_float(0.5),
+                            Scalar::weak_float(-0.5)};
   // element offsets of a, b, out: alike, a head; a off, b alike; a and out off, b not
   const int offsets[][3] = {{0, 0, 0}, {1, 1, 1}, {3, 3, 3}, {1, 0, 0}, {1, 0, 1}};
   for (DType t : {DType::f32, DType::f16, DType::bf16})

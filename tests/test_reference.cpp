@@ -184,28 +184,35 @@ TEST(OpsFunctors, SmallIntegerPowersByChunks) {
   }
 }
 
-// x ** 0.5's functor (PowSqrt, the root) is Pow's value bit for bit: over random float bits (every
-// exponent, both signs, subnormals, NaNs) and the specials where sqrt and pow differ (-0, -inf).
-// All 2^32 floats were compared once (benchmarks.md, "Power on floats").
-TEST(OpsFunctors, SquareRootIsPowerOfOneHalf) {
-  std::mt19937 g(12);
-  const float specials[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, -NAN, 1.0f, -1.0f, 0x1p-149f};
-  for (int i = 0; i < 2000000; ++i) {
-    float a;
-    if (i < static_cast<int>(std::size(specials))) {
-      a = specials[i];
-    } else {
-      const std::uint32_t bits = g();
-      std::memcpy(&a, &bits, sizeof a);
+// x ** 0.5's and x ** -0.5's functors (PowSqrt, the root; PowRsqrt, its reciprocal) are Pow's
+// value bit for bit: over random float bits (every exponent, both signs, subnormals, NaNs) and the
+// specials where sqrt and pow differ (-0, -inf). All 2^32 floats were compared once for each
+// (benchmarks.md, "Power on floats").
+TEST(OpsFunctors, SquareRootsArePowersOfOneHalf) {
+  const auto compare = [](float e, auto f) {
+    std::mt19937 g(12);
+    const float specials[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, -NAN, 1.0f, -1.0f, 0x1p-149f,
+                              0x1p-126f, 4.0f, 0x1.fffffep127f};
+    for (int i = 0; i < 2000000; ++i) {
+      float a;
+      if (i < static_cast<int>(std::size(specials))) {
+        a = specials[i];
+      } else {
+        const std::uint32_t bits = g();
+        std::memcpy(&a, &bits, sizeof a);
+      }
+      const float want = ops::Pow{}(a, e), got = f(a, e);
+      if (std::isnan(want)) {
+        ASSERT_TRUE(std::isnan(got)) << std::hexfloat << a << " ** " << e;
+        continue;
+      }
+      ASSERT_EQ(std::signbit(got), std::signbit(want)) << std::hexfloat << a << " ** " << e;
+      ASSERT_EQ(got, want) << std::hexfloat << a << " ** " << e;
     }
-    const float want = ops::Pow{}(a, 0.5f), got = ops::detail::PowSqrt{}(a, 0.5f);
-    if (std::isnan(want)) {
-      ASSERT_TRUE(std::isnan(got)) << std::hexfloat << a;
-      continue;
-    }
-    ASSERT_EQ(std::signbit(got), std::signbit(want)) << std::hexfloat << a;
-    ASSERT_EQ(got, want) << std::hexfloat << a;
-  }
+  };
+  compare(0.5f, ops::detail::PowSqrt{});
+  if (HasFatalFailure()) return;
+  compare(-0.5f, ops::detail::PowRsqrt{});
 }
 
 // The series' certainty rests on its error bound (2^-43.9 measured, against far_from_midpoint's

@@ -106,7 +106,7 @@ decltype(auto) with_call_compute(const CallTypes& t, F&& f) {
 
 /// For a power call in a float compute type (f32, f16, bf16) by a scalar exponent, calls
 /// f(functor) with the functor that computes it and returns true: 2 → PowSquare (a * a), 0.5 →
-/// PowSqrt (the root), another integer up to 16 in magnitude → PowSmallIntExact where every
+/// PowSqrt (the root), -0.5 → PowRsqrt (the root's reciprocal), another integer up to 16 in magnitude → PowSmallIntExact where every
 /// product of the base's values is exact in float (|n| times the base's significand bits at
 /// most 24: bf16 ** ±3, f16 ** -2, x ** ±1), else PowSmallInt (f64 products; none refused
 /// where those are exact: a 16-bit base to n > 0 with n times its bits at most 53). Each gives
@@ -125,6 +125,10 @@ bool with_scalar_power(const CallTypes& t, F&& f) {
   }
   if (b == 0.5f) {
     f(ops::detail::PowSqrt{});
+    return true;
+  }
+  if (b == -0.5f) {
+    f(ops::detail::PowRsqrt{});
     return true;
   }
   if (!(::truncf(b) == b && ::fabsf(b) <= 16.0f && b != 0.0f)) return false;

@@ -363,6 +363,64 @@ struct PowSqrt {
   }
 };
 
+/// 1 / sqrt(a) within 2^-22.9 of it for a positive normal float: the hardware's approximation on
+/// the device, the root's reciprocal on the host. Only ever a start that PowRsqrt refines.
+EWISE_HD float rsqrt_approx(float a) {
+#if defined(__CUDA_ARCH__)
+  float g;
+  asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(g) : "f"(a));
+  return g;
+#else
+  return 1.0f / ::sqrtf(a);
+#endif
+}
+
+/// A positive normal float's f64 by its bits (the exponent rebiased, the significand moved up):
+/// integer operations, where a conversion instruction runs at an eighth of f64's rate (H200).
+EWISE_HD double positive_normal_to_double(float a) {
+  std::uint32_t u;
+  std::memcpy(&u, &a, sizeof u);
+  return bits_to_double((static_cast<std::uint64_t>(u) << 29) + (std::uint64_t{1023 - 127} << 52));
+}
+
+/// a ** -0.5 of an f32 compute type: 1 / sqrt(a) correctly rounded, which is f64 pow's float
+/// (all 2^32 floats compared, docs/benchmarks.md). A subnormal a is scaled by 2^24 first and its
+/// root by 2^12 after, so that x below is a positive normal float. rsqrt_approx's start r is
+/// refined by one Newton step in f64 to d, within 2^-45 of the root; d truncated to float's 24
+/// bits is f, and the root lies between f's rounding midpoints on either side (it is no farther
+/// than 2^-45 from d, which lies in [f, f + ulp)), so it rounds to f or to f + ulp as it lies
+/// below or above the midpoint m = f + ulp / 2: m has 25 bits, so m * m is exact in f64 and
+/// fma(m * m, x, -1) has the exact sign of m^2 x - 1. Conversions by bits and no branch: with
+/// conversion instructions bf16 ** -0.5 ran at 1.8 times PyTorch's rsqrt (H200).
+struct PowRsqrt {
+  EWISE_HD float operator()(float a, float) const {
+    // -0 and -inf as +0 and +inf: then rsqrt_approx's value is pow's for each a that is not a
+    // positive finite float (+inf for 0, 0 for +inf, NaN below 0 and for NaN), the root's start
+    // for the others. & rather than ||, a select rather than branches: the compiler interleaves
+    // a chunk's elements.
+    const float b = (a == 0.0f) | (a == -INFINITY) ? ::fabsf(a) : a;
+    const bool tiny = b < 0x1p-126f;
+    const float scaled = tiny ? b * 0x1p24f : b;
+    const float start = rsqrt_approx(scaled);
+    const double x = positive_normal_to_double(scaled);
+    const double r = positive_normal_to_double(start);
+    const double half_x = bits_to_double(double_to_bits(x) - (std::uint64_t{1} << 52));
+    const double d = ::fma(r, ::fma(-half_x * r, r, 0.5), r);
+    const std::uint64_t f = double_to_bits(d) & ~std::uint64_t{0x1FFFFFFF};
+    const double m = bits_to_double(f | 0x10000000u);
+    const bool above = ::fma(m * m, x, -1.0) < 0.0;
+    // f's float bits (the exponent rebiased back), the next float's where the root lies above m,
+    // and the exponent raised by 12 for a scaled subnormal
+    const auto bits = static_cast<std::uint32_t>((f >> 29) - (std::uint64_t{1023 - 127} << 23)) +
+                      static_cast<std::uint32_t>(above) + (tiny ? 12u << 23 : 0u);
+    float root;
+    std::memcpy(&root, &bits, sizeof root);
+    std::uint32_t u;
+    std::memcpy(&u, &a, sizeof u);
+    return u - 1u < 0x7F7FFFFFu ? root : start;  // a positive and finite : not
+  }
+};
+
 /// a ** 2 of an f32 compute type: a * a, f64 pow's float (a square is exact in f64). Its own
 /// functor so that x ** 2 runs in the short operations' kernel shape (convert.cuh's FlatShape).
 struct PowSquare {

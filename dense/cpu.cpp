@@ -316,6 +316,9 @@ EWISE_CPU_TARGETS void chunked_row(const F& f, const CallTypes& t, const Row& r,
       if (!power_f32_simd(x, y, z, m)) apply_chunks(f, x, y, z, m);
     } else if constexpr (std::is_same_v<F, ops::detail::PowSmallInt>) {
       if (!power_int_simd(f, x, z, m)) apply_chunks(f, x, y, z, m);
+    } else if constexpr (std::is_same_v<F, ops::detail::PowRsqrt>) {
+      if (!power_rsqrt_simd(x, z, m))
+        for (std::int64_t j = 0; j < m; ++j) z[j] = f(x[j], y[j]);
     } else if constexpr (kChunked<F, C>) {
       apply_chunks(f, x, y, z, m);
     } else {
@@ -393,8 +396,13 @@ void run_functor(const F& f, const CallTypes& t, const DensePlan& plan) {
   using R = decltype(f(C{}, C{}));
   const C a0 = scalar_value<C>(t.a_value), b0 = scalar_value<C>(t.b_value);
   const DType c = t.types.compute;
-  const bool own = kHasDType<C> && !kChunked<F, C> && c != DType::f16 && c != DType::bf16 &&
-                   (t.a_scalar || t.a == c) && (t.b_scalar || t.b == c) &&
+  constexpr bool pow = std::is_same_v<F, ops::Pow> && std::is_same_v<C, float>;
+  constexpr bool pow_int = std::is_same_v<F, ops::detail::PowSmallInt>;
+  constexpr bool pow_rsqrt = std::is_same_v<F, ops::detail::PowRsqrt>;
+  // (PowRsqrt's f32 rows: the SIMD path below, not typed_row's loop, which the compiler does
+  // not vectorize)
+  const bool own = kHasDType<C> && !kChunked<F, C> && !pow_rsqrt && c != DType::f16 &&
+                   c != DType::bf16 && (t.a_scalar || t.a == c) && (t.b_scalar || t.b == c) &&
                    t.out == t.types.result &&
                    (std::is_same_v<R, C> ? t.out == c : t.out == DType::b8);
   if (own) {
@@ -408,20 +416,20 @@ void run_functor(const F& f, const CallTypes& t, const DensePlan& plan) {
   // f32 power over stride-1 f32 rows: the SIMD paths (cpu_power.cpp) from a and b straight into
   // out, which they store canonical (through the chunk's buffers: x ** 3 2.2 ns an element a
   // thread, ~1 of it the buffers' copies); any other row through the chunks.
-  constexpr bool pow = std::is_same_v<F, ops::Pow> && std::is_same_v<C, float>;
-  constexpr bool pow_int = std::is_same_v<F, ops::detail::PowSmallInt>;
-  if constexpr (pow || pow_int) {
+  if constexpr (pow || pow_int || pow_rsqrt) {
     const bool f32 = !t.a_scalar && !t.a_round && t.a == DType::f32 && t.out == DType::f32 &&
                      t.types.result == DType::f32 &&
-                     (pow_int || (!t.b_scalar && !t.b_round && t.b == DType::f32));
+                     (!pow || (!t.b_scalar && !t.b_round && t.b == DType::f32));
     if (f32) {
       for_each_row(t, plan, [&](const Row& r) {
         float* out = reinterpret_cast<float*>(r.out);
         const float* a = reinterpret_cast<const float*>(r.a);
-        const bool rows = r.so == 1 && r.sa == 1 && (pow_int || r.sb == 1);
+        const bool rows = r.so == 1 && r.sa == 1 && (!pow || r.sb == 1);
         if (rows) {
           if constexpr (pow_int) {
             if (power_int_simd(f, a, out, r.n)) return;
+          } else if constexpr (pow_rsqrt) {
+            if (power_rsqrt_simd(a, out, r.n)) return;
           } else {
             if (power_f32_simd(a, reinterpret_cast<const float*>(r.b), out, r.n)) return;
           }

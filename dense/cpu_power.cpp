@@ -1,7 +1,7 @@
 // dense/cpu_power.cpp — the CPU backend's f32 power (ops::Pow in the f32 compute type, and
-// pow_f32.hpp's PowSmallInt for a scalar integer exponent) four elements at a time in AVX2 with
-// FMA: pow_f32_fast's and PowSmallInt's operations in the same order on each lane, so the same
-// bits; what they refuse goes to the functor itself.
+// pow_f32.hpp's PowSmallInt and PowRsqrt for a scalar exponent) four elements at a time in AVX2
+// with FMA: pow_f32_fast's, PowSmallInt's and PowRsqrt's operations in the same order on each
+// lane, so the same bits; what they refuse goes to the functor itself.
 // One element at a time the series took ~10 ns (with FMA; ~30 without, where fma() is a libm
 // routine), NumPy's own SIMD powf ~1 (AVX-512).
 #include "cpu_power.hpp"
@@ -176,34 +176,76 @@ float canonical_nan(float v) {
   return v;
 }
 
-/// z = x ** y over m floats by ops::Pow (y a tensor's values), or z = x ** f.n by PowSmallInt
-/// (Int): two four-lane groups an iteration (f32 ** f32 3.8 ns an element against 4.5 at one
-/// group, one core of the 2-core CI machine), the functor itself for the refused lanes and the
-/// last m % 8 (built for AVX2 with FMA too: the series' fma one instruction). z may be x (in
-/// place): an iteration's inputs are copied before its lanes store.
-template <bool Int>
+/// PowRsqrt (pow_f32.hpp) of four lanes, its steps on each: the start 1 / sqrt, correctly
+/// rounded in float as on the host, then the Newton step and the midpoint's test in f64 (here
+/// with conversion instructions: a lane's float is exact in f64 and f's double exact in float).
+/// r = the values; returns the positive finite lanes as bits (the others: the functor's).
+__attribute__((target("avx2,fma"), always_inline)) inline unsigned rsqrt4(const float* a4,
+                                                                         float* r4) {
+  const __m128 a = _mm_loadu_ps(a4);
+  const __m128 tiny = _mm_cmp_ps(a, _mm_set1_ps(0x1p-126f), _CMP_LT_OQ);
+  const __m128 scaled = _mm_blendv_ps(a, _mm_mul_ps(a, _mm_set1_ps(0x1p24f)), tiny);
+  const __m256d x = _mm256_cvtps_pd(scaled);
+  const __m256d r = _mm256_cvtps_pd(_mm_div_ps(_mm_set1_ps(1.0f), _mm_sqrt_ps(scaled)));
+  const __m256d half_x = _mm256_mul_pd(x, _mm256_set1_pd(0.5));
+  const __m256d e = _mm256_fnmadd_pd(_mm256_mul_pd(half_x, r), r, _mm256_set1_pd(0.5));
+  const __m256d d = _mm256_fmadd_pd(r, e, r);
+  const __m256d f = _mm256_and_pd(d, _mm256_castsi256_pd(_mm256_set1_epi64x(~0x1FFFFFFFll)));
+  const __m256d m = _mm256_or_pd(f, _mm256_castsi256_pd(_mm256_set1_epi64x(0x10000000)));
+  const __m256d s = _mm256_fmsub_pd(_mm256_mul_pd(m, m), x, _mm256_set1_pd(1.0));
+  const __m128i above = low_words(_mm256_castpd_si256(_mm256_cmp_pd(s, _mm256_setzero_pd(), _CMP_LT_OQ)));
+  __m128i bits = _mm_sub_epi32(_mm_castps_si128(_mm256_cvtpd_ps(f)), above);
+  bits = _mm_add_epi32(bits, _mm_and_si128(_mm_castps_si128(tiny), _mm_set1_epi32(12 << 23)));
+  _mm_storeu_ps(r4, _mm_castsi128_ps(bits));
+  const __m128i u = _mm_castps_si128(a);
+  return static_cast<unsigned>(_mm_movemask_ps(
+      _mm_castsi128_ps(less_unsigned(_mm_sub_epi32(u, _mm_set1_epi32(1)), 0x7F7FFFFFu))));
+}
+
+/// The lanes of each power: four(a, b, r) the values of four lanes and the accepted ones as bits,
+/// one(a, b) the functor itself.
+struct PowLanes {
+  __attribute__((target("avx2,fma"))) unsigned four(const float* a, const float* b,
+                                                    float* r) const {
+    return pow_fast4(a, b, r);
+  }
+  float one(float a, float b) const { return ops::Pow{}(a, b); }
+};
+struct SmallIntLanes {
+  const ops::detail::PowSmallInt& f;
+  __attribute__((target("avx2,fma"))) unsigned four(const float* a, const float*, float* r) const {
+    return small_int4(a, r, f);
+  }
+  float one(float a, float) const { return f(a, 0.0f); }
+};
+struct RsqrtLanes {
+  __attribute__((target("avx2,fma"))) unsigned four(const float* a, const float*, float* r) const {
+    return rsqrt4(a, r);
+  }
+  float one(float a, float) const { return ops::detail::PowRsqrt{}(a, -0.5f); }
+};
+
+/// z = x ** y over m floats by the lanes L, two four-lane groups an iteration (f32 ** f32 3.8 ns
+/// an element against 4.5 at one group, one core of the 2-core CI machine), the functor itself
+/// for the refused lanes and the last m % 8 (built for AVX2 with FMA too: the series' fma one
+/// instruction). z may be x (in place): an iteration's inputs are copied before its lanes store.
+/// y is read where it is given (ops::Pow's tensor exponent).
+template <class L>
 __attribute__((target("avx2,fma"))) void power_loop(const float* x, const float* y, float* z,
-                                                     std::int64_t m,
-                                                     const ops::detail::PowSmallInt& f) {
-  const auto one = [&](float a, float b) {
-    return canonical_nan(Int ? f(a, 0.0f) : ops::Pow{}(a, b));
-  };
+                                                     std::int64_t m, const L& lanes) {
+  const auto one = [&](float a, float b) { return canonical_nan(lanes.one(a, b)); };
   std::int64_t j = 0;
   for (; j + 8 <= m; j += 8) {
     float a[8], b[8] = {};
     for (int i = 0; i < 8; ++i) a[i] = x[j + i];
-    if constexpr (!Int)
+    if (y != nullptr)
       for (int i = 0; i < 8; ++i) b[i] = y[j + i];
-    unsigned accepted;
-    if constexpr (Int)
-      accepted = small_int4(a, z + j, f) | small_int4(a + 4, z + j + 4, f) << 4;
-    else
-      accepted = pow_fast4(a, b, z + j) | pow_fast4(a + 4, b + 4, z + j + 4) << 4;
+    const unsigned accepted = lanes.four(a, b, z + j) | lanes.four(a + 4, b + 4, z + j + 4) << 4;
     if (accepted != 0xFFu)
       for (int i = 0; i < 8; ++i)
         if (!(accepted >> i & 1u)) z[j + i] = one(a[i], b[i]);
   }
-  for (; j < m; ++j) z[j] = one(x[j], Int ? 0.0f : y[j]);
+  for (; j < m; ++j) z[j] = one(x[j], y != nullptr ? y[j] : 0.0f);
 }
 
 bool has_avx2_fma() {
@@ -217,7 +259,7 @@ bool has_avx2_fma() {
 bool power_f32_simd(const float* x, const float* y, float* z, std::int64_t m) {
 #if EWISE_CPU_POWER_AVX2
   if (!has_avx2_fma()) return false;
-  power_loop<false>(x, y, z, m, {});
+  power_loop(x, y, z, m, PowLanes{});
   return true;
 #else
   (void)x, (void)y, (void)z, (void)m;
@@ -228,10 +270,21 @@ bool power_f32_simd(const float* x, const float* y, float* z, std::int64_t m) {
 bool power_int_simd(const ops::detail::PowSmallInt& f, const float* x, float* z, std::int64_t m) {
 #if EWISE_CPU_POWER_AVX2
   if (!has_avx2_fma()) return false;
-  power_loop<true>(x, nullptr, z, m, f);
+  power_loop(x, nullptr, z, m, SmallIntLanes{f});
   return true;
 #else
   (void)f, (void)x, (void)z, (void)m;
+  return false;
+#endif
+}
+
+bool power_rsqrt_simd(const float* x, float* z, std::int64_t m) {
+#if EWISE_CPU_POWER_AVX2
+  if (!has_avx2_fma()) return false;
+  power_loop(x, nullptr, z, m, RsqrtLanes{});
+  return true;
+#else
+  (void)x, (void)z, (void)m;
   return false;
 #endif
 }

@@ -15,4 +15,7 @@ bool power_f32_simd(const float* x, const float* y, float* z, std::int64_t m);
 /// z[j] = f(x[j], n) for m floats (PowSmallInt: a scalar integer exponent), as power_f32_simd.
 bool power_int_simd(const ops::detail::PowSmallInt& f, const float* x, float* z, std::int64_t m);
 
+/// z[j] = x[j] ** -0.5 for m floats (PowRsqrt), as power_f32_simd.
+bool power_rsqrt_simd(const float* x, float* z, std::int64_t m);
+
 }  // namespace ewise::detail

@@ -165,13 +165,14 @@ TEST(CpuDense, ScalarFormsOnEitherSide) {
 }
 
 // Power by a scalar exponent with its own functor (compute.hpp's with_scalar_power: the square,
-// the root, integer exponents by chunks of 8 and their tails) against the reference's Pow, over
-// float and 16-bit bases and an integer base under PyTorch's rule (f32 compute), strided and
-// contiguous, with the values' zeros, subnormals, infinities and NaNs.
+// the root and its reciprocal (SIMD lanes, cpu_power.cpp), integer exponents by chunks of 8 and
+// their tails) against the reference's Pow, over float and 16-bit bases and an integer base
+// under PyTorch's rule (f32 compute), strided and contiguous, with the values' zeros,
+// subnormals, infinities and NaNs.
 TEST(CpuDense, PowerByScalarExponents) {
   const std::uint64_t seed = test_seed();
   std::mt19937_64 rng(seed);
-  const double exponents[] = {2, 0.5, 3, -2, -1, 1, 5, -3, 16, -16, 0.7};
+  const double exponents[] = {2, 0.5, -0.5, 3, -2, -1, 1, 5, -3, 16, -16, 0.7};
   for (DType t : {DType::f32, DType::f16, DType::bf16, DType::i32})
     for (double e : exponents)
       for (int i = 0; i < 4; ++i) {

@@ -1,7 +1,7 @@
 // sparse/rows.cpp — row-sparse operands (ewise/coo.hpp's RowSparseView): the view over tensors,
-// the public accumulate (checks, the values converted to the result dtype, the backend where
-// the inputs live), the index checks' messages, and the CPU backend's accumulate. The GPU
-// backend's is rows.cu.
+// the public accumulate, combine and coalesce (checks, the values converted to the result
+// dtype, the backend where the inputs live), the index checks' messages, and the CPU backend's
+// accumulate, combine and coalesce. The GPU backend's are rows.cu.
 #include <algorithm>
 #include <numeric>
 #include <vector>
@@ -114,6 +114,65 @@ void host_accumulate_rows(BinaryOp op, const TensorView& dense, const RowSparseV
   });
 }
 
+HostRowSparse host_combine_rows(const RowSparseView& a, const RowSparseView* b,
+                                const UnionArgs* u) {
+  const std::int64_t na = a.desc.nnz, n = na + (b ? b->desc.nnz : 0), w = a.desc.ncols;
+  std::vector<std::int64_t> rows(static_cast<std::size_t>(n));
+  with_host_rows(a, [&](const auto* r) { std::copy(r, r + na, rows.begin()); });
+  if (b) with_host_rows(*b, [&](const auto* r) { std::copy(r, r + (n - na), rows.begin() + na); });
+  // Both operands' stored rows in the order they are summed, as host_accumulate_rows: stably
+  // sorted by row index (a's before b's on one row, each in storage order); order[i] is the
+  // stored row at rows[i], b's numbered from na.
+  std::vector<std::int64_t> order(static_cast<std::size_t>(n));
+  std::iota(order.begin(), order.end(), std::int64_t{0});
+  if (!std::is_sorted(rows.begin(), rows.end())) {
+    CooDesc keys = a.desc;
+    keys.ncols = 1;
+    sort_by_key(rows, order, key_bits(keys));
+  }
+  std::int64_t runs = 0;
+  for (std::int64_t i = 0; i < n; ++i) runs += i == 0 || rows[i] != rows[i - 1];
+  CooDesc d = a.desc;
+  d.nnz = runs;
+  d.canonical = true;
+  HostRowSparse out(d);
+  with_host_rows(out.view(), [&](const auto* r) {
+    using I = std::remove_const_t<std::remove_pointer_t<decltype(r)>>;
+    auto* const out_rows = static_cast<I*>(out.rows());
+    with_elem(d.dtype, [&](auto e) {
+      using E = decltype(e);
+      using C = typename E::compute;
+      // the sums of a's and of b's rows at one row index, and whether each stores one
+      std::vector<C> sa(static_cast<std::size_t>(w)), sb(static_cast<std::size_t>(w));
+      const auto add_row = [&](std::vector<C>& sum, bool first, const void* vals, std::int64_t k) {
+        for (std::int64_t c = 0; c < w; ++c) {
+          const C x = E::load(vals, k * w + c);
+          sum[c] = first ? x : ops::Add{}(sum[c], x);
+        }
+      };
+      with_union_op(u ? u->op : BinaryOp::add, [&](auto f) {
+        std::int64_t s = 0;
+        for (std::int64_t i = 0; i < n; ++s) {
+          const std::int64_t r = rows[i];
+          bool has_a = false, has_b = false;
+          for (; i < n && rows[i] == r; ++i) {
+            const std::int64_t k = order[i];
+            if (k < na) add_row(sa, !has_a, a.vals, k), has_a = true;
+            else add_row(sb, !has_b, b->vals, k - na), has_b = true;
+          }
+          out_rows[s] = static_cast<I>(r);
+          for (std::int64_t c = 0; c < w; ++c) {
+            const C x = has_a ? sa[c] : static_cast<C>(u->fill_a);
+            E::store(out.vals(), s * w + c,
+                     u ? f(x, has_b ? sb[c] : static_cast<C>(u->fill_b)) : x);
+          }
+        }
+      });
+    });
+  });
+  return out;
+}
+
 }  // namespace sparse_detail
 
 RowSparseView row_sparse_view(const ConstTensorView& rows, const ConstTensorView& vals,
@@ -163,5 +222,90 @@ void accumulate(BinaryOp op, const TensorView& dense, const RowSparseView& a,
     device_accumulate_rows(dense, m, op, options, stream);
   }
 }
+
+namespace {
+
+/// Where a row-sparse result lives.
+template <class Result>
+constexpr Memory kRowResultMemory =
+    std::is_same_v<Result, DeviceRowSparse> ? Memory::device : Memory::host;
+
+/// combine's and coalesce's checks of a row-sparse operand's view and of the options.
+void check_row_operand(const RowSparseView& a, const char* what, const SparseOptions& options,
+                       const char* call) {
+  check_view(a, what);
+  EWISE_EXPECTS(!options.drop_zeros, call, ": drop_zeros is not supported for row-sparse "
+                "operands (a stored row is kept whole)");
+}
+
+/// The row-sparse call on the backend where its operands live (host views' row indices checked
+/// first where validate_indices asks): a with its values in `dtype`, b likewise (or null), u the
+/// union's arguments (or null: coalesce).
+template <class Result>
+Result run_rows(const RowSparseView& a, const RowSparseView* b, const UnionArgs* u, DType dtype,
+                const SparseOptions& options, cudaStream_t stream, const char* call) {
+  check_result_memory(a.memory, kRowResultMemory<Result>, call);
+  if (a.memory == Memory::host && options.validate_indices) {
+    check_row_indices_host(a, "a");
+    if (b) check_row_indices_host(*b, "b");
+  }
+  if constexpr (kRowResultMemory<Result> == Memory::device) {
+    detail::DeviceOperands ops;
+    ops.add(rows_tensor(a), "a.rows").add(vals_tensor(a), "a.vals");
+    if (b) ops.add(rows_tensor(*b), "b.rows").add(vals_tensor(*b), "b.vals");
+    ops.check(stream);
+  }
+  Promoted p(dtype, options.memory, stream);
+  const auto promoted = [&](const RowSparseView& v) {
+    RowSparseView m = v;
+    m.vals = p.dense(vals_tensor(v)).data;
+    m.desc.dtype = dtype;
+    return m;
+  };
+  const RowSparseView pa = promoted(a);
+  const RowSparseView pb = b ? promoted(*b) : RowSparseView{};
+  if constexpr (kRowResultMemory<Result> == Memory::host) {
+    return host_combine_rows(pa, b ? &pb : nullptr, u);
+  } else {
+    const detail::CallMemory memory(options.memory);
+    return device_combine_rows(pa, b ? &pb : nullptr, u, options, stream);
+  }
+}
+
+}  // namespace
+
+template <class Result>
+Result combine(BinaryOp op, const RowSparseView& a, const RowSparseView& b,
+               const SparseOptions& options, cudaStream_t stream) {
+  check_union_op(op, "combine");
+  check_row_operand(a, "a", options, "combine");
+  check_row_operand(b, "b", options, "combine");
+  EWISE_EXPECTS(a.desc.nrows == b.desc.nrows && a.desc.ncols == b.desc.ncols,
+                "combine: row-sparse operands of different shapes: a is ", a.desc.nrows, " x ",
+                a.desc.ncols, ", b ", b.desc.nrows, " x ", b.desc.ncols);
+  EWISE_EXPECTS(a.desc.index == b.desc.index, "combine: a's row indices are ",
+                index_name(a.desc.index), " but b's ", index_name(b.desc.index));
+  EWISE_EXPECTS(a.memory == b.memory, "combine: a is in ", memory_name(a.memory),
+                " memory but b in ", memory_name(b.memory));
+  const DType r = result_dtype(op, options.promotion, a.desc.dtype,
+                               {b.desc.dtype, Weight::tensor});
+  const UnionArgs u{op, union_fill(options.fill_a, r, "fill_a"),
+                    union_fill(options.fill_b, r, "fill_b")};
+  return run_rows<Result>(a, &b, &u, r, options, stream, "combine");
+}
+
+template <class Result>
+Result coalesce(const RowSparseView& a, const SparseOptions& options, cudaStream_t stream) {
+  check_row_operand(a, "a", options, "coalesce");
+  return run_rows<Result>(a, nullptr, nullptr, a.desc.dtype, options, stream, "coalesce");
+}
+
+#define EWISE_ROWS_INSTANTIATE(RowSparse)                                                     \
+  template RowSparse combine<RowSparse>(BinaryOp, const RowSparseView&, const RowSparseView&, \
+                                        const SparseOptions&, cudaStream_t);                  \
+  template RowSparse coalesce<RowSparse>(const RowSparseView&, const SparseOptions&, cudaStream_t);
+EWISE_ROWS_INSTANTIATE(DeviceRowSparse)
+EWISE_ROWS_INSTANTIATE(HostRowSparse)
+#undef EWISE_ROWS_INSTANTIATE
 
 }  // namespace ewise

@@ -1,4 +1,5 @@
-// sparse/rows.cu — accumulate(op, dense, row-sparse a) on the GPU (sparse.hpp). One kernel,
+// sparse/rows.cu — accumulate(op, dense, row-sparse a) on the GPU (sparse.hpp), and the
+// pieces rows.cuh declares (combine and coalesce are rows_union.cu's). One kernel,
 // rows_kernel, applies runs of stored rows to the table: thread i takes a run and kRowCols of
 // its columns, sums the run's values at each in storage order in the compute type and applies
 // op once to dense(row, c). Distinct runs have distinct rows, so no two threads write
@@ -31,6 +32,7 @@
 #include "internal.hpp"
 #include "keys.cuh"
 #include "policy.hpp"
+#include "rows.cuh"
 #include "sort.cuh"
 #include "status.cuh"
 #include "workspace.hpp"
@@ -38,55 +40,24 @@
 namespace ewise::sparse_detail {
 namespace {
 
-/// The index check of a row-sparse operand, per stored row k: a row index outside [0, nrows)
-/// → words[0] = min(k); for a view marked canonical, a row index not above the one before →
-/// words[1] = min(k). Null words: no check.
-struct RowCheck {
-  IndexArray rows;
-  std::int64_t nrows = 0;
-  bool canonical = false;
-  unsigned long long* words = nullptr;
-
-  __device__ void operator()(std::int64_t k) const {
-    if (words == nullptr) return;
-    const std::int64_t r = rows[k];
-    if (r < 0 || r >= nrows) atomicMin(words, static_cast<unsigned long long>(k));
-    else if (canonical && k > 0 && rows[k - 1] >= r)
-      atomicMin(words + 1, static_cast<unsigned long long>(k));
-  }
-};
-
 __global__ void __launch_bounds__(kBlock) row_check_kernel(RowCheck check, std::int64_t n) {
   for (std::int64_t k = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; k < n;
        k += std::int64_t{gridDim.x} * blockDim.x)
     check(k);
 }
 
-/// The sort's input: keys[k] = rows[k], pos[k] = k; each row checked on the way.
-__global__ void __launch_bounds__(kBlock)
-    row_keys_kernel(RowCheck check, std::int64_t n, WordArray keys, WordArray pos) {
+/// The sort's input from `offset` on (combine's b follows a): keys[offset + k] = rows[k],
+/// pos[offset + k] = offset + k; each row checked on the way.
+__global__ void __launch_bounds__(kBlock) row_keys_kernel(RowCheck check, std::int64_t n,
+                                                          std::int64_t offset, WordArray keys,
+                                                          WordArray pos) {
   for (std::int64_t k = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; k < n;
        k += std::int64_t{gridDim.x} * blockDim.x) {
     check(k);
-    keys.set(k, static_cast<std::uint64_t>(check.rows[k]));
-    pos.set(k, static_cast<std::uint64_t>(k));
+    keys.set(offset + k, static_cast<std::uint64_t>(check.rows[k]));
+    pos.set(offset + k, static_cast<std::uint64_t>(offset + k));
   }
 }
-
-/// Runs of stored rows, each applied to one row of the table. Canonical (heads null): run s is
-/// stored row s, at row rows[s]. Sorted: run s is positions [heads[s], heads[s + 1]) (the last
-/// ends at n) of the sorted row indices `keys`, position j holding stored row pos[j].
-struct RunLayout {
-  IndexArray rows;
-  WordArray keys, pos;
-  const std::int64_t* heads = nullptr;
-  std::int64_t runs = 0, n = 0;
-};
-
-/// Columns a thread of rows_kernel takes: their sums share each run lookup and position load,
-/// and a quarter as many threads run (the embedding case's short runs, H200: 41 us, against 71
-/// with one column a thread, whose dependent loads were a round trip each).
-inline constexpr int kRowCols = 4;
 
 template <class T, class Op>
 struct RowRuns {
@@ -263,17 +234,28 @@ struct Words {
 };
 Words read_words(const unsigned long long* device_words, const RowSparseView& a,
                  cudaStream_t stream) {
-  Words w{};
-  EWISE_CUDA_CHECK(cudaMemcpyAsync(&w, device_words, sizeof w, cudaMemcpyDeviceToHost, stream));
-  EWISE_CUDA_CHECK(cudaStreamSynchronize(stream));
-  const auto row_at = [&](std::int64_t k) { return device_index(a.rows, a.desc.index, k, stream); };
-  if (w.check[0] >= 0) throw_row_out_of_range("a", a.desc, w.check[0], row_at(w.check[0]));
-  if (w.check[1] >= 0)
-    throw_rows_not_increasing("a", w.check[1], row_at(w.check[1] - 1), row_at(w.check[1]));
+  const Words w = read_back<Words>(device_words, stream);
+  throw_row_check(w.check, a, "a", stream);
   return w;
 }
 
 }  // namespace
+
+/// Throws for a failed RowCheck of operand `what` (its two words read back), naming the first
+/// bad stored row.
+void throw_row_check(const std::int64_t (&check)[2], const RowSparseView& a, const char* what,
+                     cudaStream_t stream) {
+  const auto row_at = [&](std::int64_t k) { return device_index(a.rows, a.desc.index, k, stream); };
+  if (check[0] >= 0) throw_row_out_of_range(what, a.desc, check[0], row_at(check[0]));
+  if (check[1] >= 0)
+    throw_rows_not_increasing(what, check[1], row_at(check[1] - 1), row_at(check[1]));
+}
+
+void launch_row_keys(const RowCheck& check, std::int64_t n, std::int64_t offset, WordArray keys,
+                     WordArray pos, cudaStream_t stream) {
+  detail::launch("sparse row_keys", row_keys_kernel, dim3(blocks_for(n)), dim3(kBlock), 0, stream,
+                 check, n, offset, keys, pos);
+}
 
 void device_accumulate_rows(const TensorView& dense, const RowSparseView& a, BinaryOp op,
                             const SparseOptions& options, cudaStream_t stream) {
@@ -306,9 +288,8 @@ void device_accumulate_rows(const TensorView& dense, const RowSparseView& a, Bin
     const bool wide = wide_keys(keys_desc);
     const bool wide_pos = n > (std::int64_t{1} << 32);
     sorted.emplace(n, wide, wide_pos ? 8 : 4, key_bits(keys_desc), stream);
-    detail::launch("sparse row_keys", row_keys_kernel, dim3(blocks_for(n)), dim3(kBlock), 0,
-                   stream, check, n, WordArray{sorted->keys_in(), wide},
-                   WordArray{sorted->vals_in(), wide_pos});
+    launch_row_keys(check, n, 0, WordArray{sorted->keys_in(), wide},
+                    WordArray{sorted->vals_in(), wide_pos}, stream);
     sorted->sort();
     layout.keys = WordArray{sorted->keys(), wide};
     layout.pos = WordArray{sorted->vals(), wide_pos};

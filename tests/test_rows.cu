@@ -1,4 +1,5 @@
-// GPU tests of row-sparse accumulate (sparse/rows.cu): bit for bit against the CPU backend
+// GPU tests of row-sparse accumulate (sparse/rows.cu), combine and coalesce (rows_union.cu):
+// bit for bit against the CPU backend
 // (itself checked against the expanded COO form in test_rows_host.cpp) over random shapes,
 // dtypes, index types, operations, duplicates with hot rows, strided tables, both paths
 // (canonical in place, sorted runs); the refusals of bad indices with the table untouched.
@@ -128,6 +129,103 @@ TEST(RowSparseGpu, MixedDTypes) {
       check_case(a, p.table, BinaryOp::add, false, {}, nullptr, rng,
                  std::string(dtype_name(p.table)) + " += " + dtype_name(p.vals));
     }
+}
+
+/// A device row-sparse result copied to the host, as a view's owner.
+struct HostCopy {
+  HostTensor rows, vals;
+  CooDesc desc;
+  explicit HostCopy(const DeviceRowSparse& m)
+      : rows(m.desc().index == IndexType::i32 ? DType::i32 : DType::i64, Dims{m.nnz()}),
+        vals(m.desc().dtype, Dims{m.nnz(), m.desc().ncols}), desc(m.desc()) {
+    EWISE_CUDA_CHECK(cudaDeviceSynchronize());
+    if (rows.bytes() > 0)
+      EWISE_CUDA_CHECK(cudaMemcpy(rows.data(), m.rows(), rows.bytes(), cudaMemcpyDeviceToHost));
+    if (vals.bytes() > 0)
+      EWISE_CUDA_CHECK(cudaMemcpy(vals.data(), m.vals(), vals.bytes(), cudaMemcpyDeviceToHost));
+  }
+  RowSparseView view() const { return {rows.data(), vals.data(), desc, Memory::host}; }
+};
+
+// combine and coalesce of row-sparse operands (sparse/rows_union.cu) against the CPU backend
+// (itself checked against the expanded COO form in test_rows_host.cpp), bit for bit: shapes
+// with hot rows (runs of hundreds), widths across kRowCols' groups and 0, empty operands, every
+// sweep dtype and a mixed pair, both index types, canonical and duplicated operands, the fills.
+TEST(RowSparseGpu, CombineAndCoalesceMatchTheCpuBackend) {
+  EWISE_REQUIRE_GPU();
+  std::mt19937_64 rng(verify::seed_from_env_or_random());
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  struct Shape {
+    std::int64_t nrows, width, na, nb;
+  };
+  const Shape shapes[] = {{1, 1, 1, 1},     {17, 3, 40, 9},  {300, 64, 200, 0}, {1000, 65, 900, 700},
+                          {64, 300, 50, 64}, {5, 0, 4, 3},    {7, 5, 0, 0},      {200, 9, 3000, 40},
+                          {50, 5, 0, 2000}};
+  const bool small = test::sanitizer_sizes();
+  const auto expect_same = [&](const DeviceRowSparse& got, const HostRowSparse& want,
+                               const std::string& what) {
+    const HostCopy h(got);
+    EXPECT_EQ(test::coo_difference(test::expanded(h.view()), test::expanded(want.view())), "")
+        << what;
+    EXPECT_EQ(got.nnz(), want.nnz()) << what;
+    EXPECT_TRUE(got.desc().canonical) << what;
+    if (want.nnz() > 0)
+      EXPECT_EQ(std::memcmp(h.rows.data(), want.rows(), h.rows.bytes()), 0) << what << ": rows";
+  };
+  for (const Shape& s : shapes)
+    for (const DType t : test::sweep_dtypes())
+      for (const IndexType index : {IndexType::i32, IndexType::i64})
+        for (const bool canonical : {false, true}) {
+          const auto draw = [&](std::int64_t n, DType dt) {
+            return test::random_rows(rng, s.nrows, s.width, canonical ? std::min(n, s.nrows) : n,
+                                     dt, index, canonical);
+          };
+          const DType tb = rng() % 4 == 0 ? DType::f32 : t;  // a mixed pair now and then
+          const RowCase a = draw(s.na, t), b = draw(s.nb, tb);
+          const DeviceRows da(a, stream), db(b, stream);
+          const std::string where = std::string(dtype_name(t)) + " " + dtype_name(tb) + " " +
+                                    std::to_string(s.nrows) + "x" + std::to_string(s.width) +
+                                    (canonical ? " canonical " : " ") + index_name(index);
+          SparseOptions o;
+          o.validate_indices = rng() % 4 != 0;
+          expect_same(coalesce(da.view, o, stream), coalesce<HostRowSparse>(a.view()),
+                      "coalesce " + where);
+          for (const BinaryOp op : {BinaryOp::add, BinaryOp::sub, BinaryOp::min, BinaryOp::max}) {
+            if (small && op != BinaryOp::add) continue;
+            if (is_floating(t) && is_floating(tb) && rng() % 2) o.fill_a = 0.5, o.fill_b = -3;
+            expect_same(combine(op, da.view, db.view, o, stream),
+                        combine<HostRowSparse>(op, a.view(), b.view(), o),
+                        std::string(op_name(op)) + " " + where);
+          }
+          if (HasFailure()) break;
+        }
+  ASSERT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+}
+
+TEST(RowSparseGpu, CombineRefusesBadIndices) {
+  EWISE_REQUIRE_GPU();
+  std::mt19937_64 rng(verify::seed_from_env_or_random());
+  const auto operand = [&](const std::vector<std::int64_t>& rows, bool canonical) {
+    RowCase a{HostTensor(DType::i64, Dims{static_cast<std::int64_t>(rows.size())}),
+              HostTensor(DType::f32, Dims{static_cast<std::int64_t>(rows.size()), 3}), 20,
+              canonical};
+    std::memcpy(a.rows.data(), rows.data(), rows.size() * 8);
+    test::fill_values(DType::f32, a.vals.data(), a.vals.numel(), rng);
+    return a;
+  };
+  const RowCase good = operand({4, 1, 4}, false);
+  const DeviceRows dgood(good);
+  const auto run = [&](const std::vector<std::int64_t>& rows, bool canonical, bool as_b) {
+    const DeviceRows d(operand(rows, canonical));
+    if (as_b) combine(BinaryOp::add, dgood.view, d.view);
+    else coalesce(d.view);
+  };
+  expect_invalid([&] { run({3, 20, 1}, false, false); }, {"a: stored row 1", "row index 20"});
+  expect_invalid([&] { run({3, 1, -2}, false, true); }, {"b: stored row 2", "row index -2"});
+  expect_invalid([&] { run({1, 5, 5}, true, true); },
+                 {"b is marked canonical", "stored row 2", "row index 5"});
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
 }
 
 TEST(RowSparseGpu, RefusesBadIndicesBeforeWriting) {

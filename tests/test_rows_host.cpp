@@ -123,6 +123,93 @@ TEST(RowSparseHost, OneDimensionalValuesAreRowsOfOne) {
   EXPECT_EQ(t[3], 0);
 }
 
+// combine and coalesce of row-sparse operands: their expanded COO form is the COO operation's
+// result on the operands' expanded forms, bit for bit (the same coordinates in the same order,
+// duplicates summed in storage order, op applied once with the fills), over shapes, dtypes,
+// mixed pairs, index types, canonical and duplicated operands, empty ones and rows of width 0.
+TEST(RowSparseHost, CombineAndCoalesceMatchTheExpandedCoo) {
+  std::mt19937_64 rng(verify::seed_from_env_or_random());
+  struct Shape {
+    std::int64_t nrows, width, na, nb;
+  };
+  const Shape shapes[] = {{1, 1, 1, 1}, {9, 7, 5, 8},  {40, 64, 33, 0}, {300, 3, 250, 90},
+                          {5, 0, 3, 2}, {6, 4, 0, 0}, {70, 1, 0, 40}};
+  struct Pair {
+    DType a, b;
+  };
+  std::vector<Pair> pairs;
+  for (const DType t : kValueDTypes) pairs.push_back({t, t});
+  for (const Pair p : {Pair{DType::f32, DType::bf16}, Pair{DType::f16, DType::f64},
+                       Pair{DType::i32, DType::i64}})
+    pairs.push_back(p);
+  for (const Shape& s : shapes)
+    for (const Pair p : pairs)
+      for (const IndexType index : {IndexType::i32, IndexType::i64})
+        for (const bool canonical : {false, true}) {
+          const RowCase a = test::random_rows(rng, s.nrows, s.width,
+                                              canonical ? std::min(s.na, s.nrows) : s.na, p.a,
+                                              index, canonical);
+          const RowCase b = test::random_rows(rng, s.nrows, s.width,
+                                              canonical ? std::min(s.nb, s.nrows) : s.nb, p.b,
+                                              index, canonical);
+          const std::string where = std::string(dtype_name(p.a)) + " " + dtype_name(p.b) + " " +
+                                    std::to_string(s.nrows) + "x" + std::to_string(s.width) +
+                                    (canonical ? " canonical " : " ") + index_name(index);
+          const HostRowSparse c = coalesce<HostRowSparse>(a.view());
+          EXPECT_TRUE(c.desc().canonical);
+          EXPECT_EQ(test::coo_difference(test::expanded(c.view()),
+                                         coalesce<HostCoo>(test::expanded(a.view()))),
+                    "")
+              << "coalesce " << where;
+          for (const BinaryOp op : kUnionOps) {
+            SparseOptions o;
+            if (is_floating(p.a) && is_floating(p.b) && rng() % 2) o.fill_a = 1.5, o.fill_b = -2;
+            const HostRowSparse u = combine<HostRowSparse>(op, a.view(), b.view(), o);
+            const HostCoo want =
+                combine<HostCoo>(op, test::expanded(a.view()), test::expanded(b.view()), o);
+            EXPECT_EQ(test::coo_difference(test::expanded(u.view()), want), "")
+                << op_name(op) << " " << where << " fills " << o.fill_a << " " << o.fill_b;
+          }
+          if (HasFailure()) return;
+        }
+}
+
+TEST(RowSparseHost, CombineAndCoalesceRefuseBadArguments) {
+  HostTensor rows(DType::i32, Dims{3}), vals(DType::f32, Dims{3, 2});
+  const std::int32_t good[] = {0, 2, 3};
+  std::memcpy(rows.data(), good, sizeof good);
+  for (std::int64_t i = 0; i < 6; ++i) vals.data_as<float>()[i] = 1;
+  const auto a = [&](std::int64_t nrows = 4, bool canonical = false) {
+    return row_sparse_view(rows.view(), vals.view(), nrows, canonical);
+  };
+  expect_invalid([&] { combine<HostRowSparse>(BinaryOp::mul, a(), a()); },
+                 {"union operations", "mul"});
+  SparseOptions drop;
+  drop.drop_zeros = true;
+  expect_invalid([&] { combine<HostRowSparse>(BinaryOp::add, a(), a(), drop); }, {"drop_zeros"});
+  expect_invalid([&] { coalesce<HostRowSparse>(a(), drop); }, {"drop_zeros"});
+  expect_invalid([&] { combine<HostRowSparse>(BinaryOp::add, a(), a(5)); },
+                 {"different shapes", "4 x 2", "5 x 2"});
+  HostTensor rows64(DType::i64, Dims{3}), narrow(DType::f32, Dims{3, 1});
+  for (std::int64_t k = 0; k < 3; ++k) rows64.data_as<std::int64_t>()[k] = good[k];
+  expect_invalid([&] {
+    combine<HostRowSparse>(BinaryOp::add, a(), row_sparse_view(rows64.view(), vals.view(), 4));
+  }, {"i32", "i64"});
+  expect_invalid([&] {
+    combine<HostRowSparse>(BinaryOp::add, a(), row_sparse_view(rows.view(), narrow.view(), 4));
+  }, {"4 x 2", "4 x 1"});
+  const std::int32_t out_of_range[] = {0, 2, 4};
+  std::memcpy(rows.data(), out_of_range, sizeof out_of_range);
+  expect_invalid([&] { coalesce<HostRowSparse>(a()); }, {"stored row 2", "row index 4"});
+  expect_invalid([&] { combine<HostRowSparse>(BinaryOp::max, a(5), a()); },
+                 {"different shapes"});
+  const std::int32_t repeated[] = {0, 2, 2};
+  std::memcpy(rows.data(), repeated, sizeof repeated);
+  expect_invalid([&] { combine<HostRowSparse>(BinaryOp::add, a(), a(4, true)); },
+                 {"b is marked canonical", "stored row 2"});
+  expect_invalid([&] { combine<DeviceRowSparse>(BinaryOp::add, a(), a()); }, {"host"});
+}
+
 TEST(RowSparseHost, RefusesBadArgumentsBeforeWriting) {
   HostTensor rows(DType::i32, Dims{3}), vals(DType::f32, Dims{3, 2});
   const std::int32_t good[] = {0, 2, 3};

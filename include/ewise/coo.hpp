@@ -153,6 +153,38 @@ class BasicCoo {
 using DeviceCoo = BasicCoo<DeviceBuffer>;
 using HostCoo = BasicCoo<HostBuffer>;
 
+/// A row-sparse matrix that owns its arrays: desc.nnz row indices and a desc.nnz × desc.ncols
+/// row-major block of values (RowSparseView's layout).
+template <class Buffer>
+class BasicRowSparse {
+ public:
+  BasicRowSparse() = default;
+  /// Allocates the arrays for desc.nnz stored rows (contents uninitialized).
+  explicit BasicRowSparse(const CooDesc& desc, cudaStream_t stream = nullptr)
+      : desc_((desc.validate(), desc)),
+        rows_(static_cast<std::size_t>(desc.nnz) * index_size(desc.index), stream),
+        vals_(static_cast<std::size_t>(desc.nnz) * static_cast<std::size_t>(desc.ncols) *
+                  dtype_size(desc.dtype),
+              stream) {}
+
+  const CooDesc& desc() const noexcept { return desc_; }
+  std::int64_t nnz() const noexcept { return desc_.nnz; }
+  void* rows() noexcept { return rows_.data(); }
+  void* vals() noexcept { return vals_.data(); }
+  const void* rows() const noexcept { return rows_.data(); }
+  const void* vals() const noexcept { return vals_.data(); }
+
+  RowSparseView view() const noexcept { return {rows(), vals(), desc_, Buffer::memory}; }
+  operator RowSparseView() const noexcept { return view(); }  // NOLINT
+
+ private:
+  CooDesc desc_;
+  Buffer rows_, vals_;
+};
+
+using DeviceRowSparse = BasicRowSparse<DeviceBuffer>;
+using HostRowSparse = BasicRowSparse<HostBuffer>;
+
 /// Copies a COO view to a new host matrix (synchronizes `stream` for device views).
 HostCoo to_host(const CooView& v, cudaStream_t stream = nullptr);
 /// Copies a COO view to a new device matrix on `stream`.

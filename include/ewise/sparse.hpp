@@ -313,6 +313,31 @@ RowSparseView row_sparse_view(const ConstTensorView& rows, const ConstTensorView
 void accumulate(BinaryOp op, const TensorView& dense, const RowSparseView& a,
                 const SparseOptions& options = {}, cudaStream_t stream = nullptr);
 
+/// a op b over the union of the row indices stored in a or b (gradient accumulation across
+/// micro-batches: combine(add, g1, g2)): a canonical row-sparse result (row indices strictly
+/// increasing) with, at each such row index r and column c, op(x, y) in the table above's
+/// union terms: x = Σ of a's rows stored at r (in storage order), or fill_a where a stores no
+/// row r; y the same of b with fill_b. op: add, subtract, minimum or maximum. a and b: the same
+/// nrows, row width (ncols) and index type and memory (their value dtypes may differ: the result
+/// dtype is op_types'); drop_zeros must be false (a row is kept whole). Result: DeviceRowSparse
+/// (device inputs) or HostRowSparse (host), a's index type.
+/// GPU (sparse/rows.cu): both operands' row indices (nnz of them, not nnz * ncols coordinates)
+/// and storage positions radix-sorted together, stably, over the bits nrows needs (a's first on
+/// equal rows), the runs of equal rows found by CUB, one synchronization for the checks and the
+/// run count, then one kernel: a thread a run and four columns, a's and b's sums apart. Throws
+/// before writing anything for bad input (a row index outside [0, nrows), rows of a view
+/// marked canonical not strictly increasing).
+template <class Result = DeviceRowSparse>
+Result combine(BinaryOp op, const RowSparseView& a, const RowSparseView& b,
+               const SparseOptions& options = {}, cudaStream_t stream = nullptr);
+
+/// The canonical form of a: row indices strictly increasing, the rows stored at one row index
+/// summed in storage order (the first as it is: a lone -0 stays -0), in a's dtype and index
+/// type (PyTorch's coalesce of a hybrid tensor). GPU as combine's, with one operand.
+template <class Result = DeviceRowSparse>
+Result coalesce(const RowSparseView& a, const SparseOptions& options = {},
+                cudaStream_t stream = nullptr);
+
 /// The canonical form of a: sorted, duplicates summed. A matrix marked canonical is copied.
 /// Result: DeviceCoo or HostCoo (a DeviceCoo's arrays as for COO ⊙ dense: a.nnz entries).
 template <class Result = DeviceCoo>

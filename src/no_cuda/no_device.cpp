@@ -110,6 +110,10 @@ void device_accumulate_rows(const TensorView&, const RowSparseView&, BinaryOp,
                             const SparseOptions&, cudaStream_t) {
   no_gpu("device_accumulate_rows");
 }
+DeviceRowSparse device_combine_rows(const RowSparseView&, const RowSparseView*, const UnionArgs*,
+                                    const SparseOptions&, cudaStream_t) {
+  no_gpu("device_combine_rows");
+}
 
 }  // namespace sparse_detail
 }  // namespace ewise

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "ewise/coo.hpp"
@@ -78,6 +79,23 @@ inline HostCoo expanded(const RowSparseView& a) {
   if (d.nnz > 0)
     std::memcpy(m.vals(), a.vals, static_cast<std::size_t>(d.nnz) * dtype_size(d.dtype));
   return m;
+}
+
+/// "" where two host COO matrices are the same to the bit (descriptors, indices, values), else
+/// what differs first.
+inline std::string coo_difference(const CooView& got, const CooView& want) {
+  const CooDesc &g = got.desc, &w = want.desc;
+  if (g.nrows != w.nrows || g.ncols != w.ncols || g.nnz != w.nnz || g.index != w.index ||
+      g.dtype != w.dtype || g.canonical != w.canonical)
+    return "descriptors differ: nnz " + std::to_string(g.nnz) + " vs " + std::to_string(w.nnz) +
+           ", " + dtype_name(g.dtype) + " vs " + dtype_name(w.dtype) +
+           (g.canonical != w.canonical ? ", canonical differs" : "");
+  const std::size_t ib = static_cast<std::size_t>(g.nnz) * index_size(g.index);
+  const std::size_t vb = static_cast<std::size_t>(g.nnz) * dtype_size(g.dtype);
+  if (ib > 0 && std::memcmp(got.rows, want.rows, ib) != 0) return "row indices differ";
+  if (ib > 0 && std::memcmp(got.cols, want.cols, ib) != 0) return "column indices differ";
+  if (vb > 0 && std::memcmp(got.vals, want.vals, vb) != 0) return "values differ";
+  return "";
 }
 
 /// A (nrows, width) host table of random values.

@@ -1,0 +1,171 @@
+// sparse/rows_union.cu — combine(op, a, b) and coalesce(a) of row-sparse operands on the GPU
+// (sparse.hpp): both operands' row indices (nnz of them, not nnz * ncols coordinates) and
+// storage positions radix-sorted together, stably, over the bits nrows needs (rows.cuh's
+// launch_row_keys, whose pass checks the indices), the runs of equal rows found by CUB
+// (compaction.cuh's RunHeads), one synchronization that reads the checks and the run count
+// before the result is allocated, then union_rows_kernel.
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+#include "compaction.cuh"
+#include "ewise/detail/fast_divmod.hpp"
+#include "ewise/detail/launch.cuh"
+#include "ewise/detail/types.cuh"
+#include "ewise/ops.hpp"
+#include "internal.hpp"
+#include "keys.cuh"
+#include "policy.hpp"
+#include "rows.cuh"
+#include "sort.cuh"
+#include "workspace.hpp"
+
+namespace ewise::sparse_detail {
+namespace {
+
+/// combine's and coalesce's output rows, run s of the sorted stored rows (RunLayout with heads;
+/// a's stored rows numbered below na, b's from na, a's first in a run) into out row s: thread i
+/// takes run s = i / groups and kRowCols columns from g * kRowCols, sums the run's rows of a and
+/// of b apart, each in storage order from its first value (a lone -0 stays -0), and writes
+/// op(x, y) (Union: x a's sum or fill_a where a stores none, y b's or fill_b) or a's sum, and
+/// the run's row index (g = 0).
+template <class T, class Op, bool Union>
+struct RowUnion {
+  RunLayout runs;
+  std::uint64_t width = 0, groups = 0;
+  detail::FastDivmod<std::uint64_t> by_groups;
+  const T* a = nullptr;
+  const T* b = nullptr;
+  std::int64_t na = 0;
+  T* out = nullptr;
+  IndexArray out_rows;
+  Op op;
+  detail::compute_t<T> fill_a{}, fill_b{};
+};
+
+template <class T, class Op, bool Union>
+__global__ void __launch_bounds__(kBlock) union_rows_kernel(RowUnion<T, Op, Union> u) {
+  using C = detail::compute_t<T>;
+  const RunLayout& l = u.runs;
+  const std::uint64_t total = static_cast<std::uint64_t>(l.runs) * u.groups;
+  for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < total;
+       i += std::uint64_t{gridDim.x} * blockDim.x) {
+    std::uint64_t s, g;
+    u.by_groups.divmod(i, s, g);
+    const std::int64_t start = l.heads[s];
+    const std::int64_t end = static_cast<std::int64_t>(s) + 1 < l.runs ? l.heads[s + 1] : l.n;
+    if (g == 0) u.out_rows.set(static_cast<std::int64_t>(s), static_cast<std::int64_t>(l.keys[start]));
+    const std::uint64_t c0 = g * kRowCols;
+    const int m = static_cast<int>(u.width - c0 < kRowCols ? u.width - c0 : kRowCols);
+    C sa[kRowCols] = {}, sb[kRowCols] = {};
+    std::int64_t j = start;
+    for (; j < end; ++j) {
+      const std::uint64_t k = l.pos[j];
+      if (static_cast<std::int64_t>(k) >= u.na) break;
+      const T* v = u.a + k * u.width + c0;
+#pragma unroll
+      for (int q = 0; q < kRowCols; ++q) {
+        if (q >= m) break;
+        const C x = static_cast<C>(detail::to_compute(v[q]));
+        sa[q] = j == start ? x : ops::Add{}(sa[q], x);
+      }
+    }
+    const bool has_a = j > start, has_b = j < end;
+    for (const std::int64_t first = j; j < end; ++j) {
+      const T* v = u.b + (l.pos[j] - static_cast<std::uint64_t>(u.na)) * u.width + c0;
+#pragma unroll
+      for (int q = 0; q < kRowCols; ++q) {
+        if (q >= m) break;
+        const C x = static_cast<C>(detail::to_compute(v[q]));
+        sb[q] = j == first ? x : ops::Add{}(sb[q], x);
+      }
+    }
+    T* o = u.out + s * u.width + c0;
+#pragma unroll
+    for (int q = 0; q < kRowCols; ++q) {
+      if (q >= m) break;
+      if constexpr (Union)
+        o[q] = detail::from_compute<T>(u.op(has_a ? sa[q] : u.fill_a, has_b ? sb[q] : u.fill_b));
+      else
+        o[q] = detail::from_compute<T>(sa[q]);
+    }
+  }
+}
+
+}  // namespace
+
+DeviceRowSparse device_combine_rows(const RowSparseView& a, const RowSparseView* b,
+                                    const UnionArgs* u, const SparseOptions& options,
+                                    cudaStream_t stream) {
+  const std::int64_t na = a.desc.nnz, nb = b ? b->desc.nnz : 0, n = na + nb;
+  const std::int64_t width = a.desc.ncols;
+  CooDesc d = a.desc;
+  d.canonical = true;
+  d.nnz = 0;
+  if (n == 0) return DeviceRowSparse(d, stream);
+  // Both checks' first bad stored rows (all ones: none), then the run count.
+  struct UnionWords {
+    std::int64_t check_a[2], check_b[2], runs;
+  };
+  DeviceBuffer words(sizeof(UnionWords), stream);
+  auto* const w = static_cast<unsigned long long*>(words.data());
+  EWISE_CUDA_CHECK(cudaMemsetAsync(w, 0xFF, 4 * sizeof(std::int64_t), stream));
+  // The keys are the row indices: a matrix of one column's absolute indices.
+  CooDesc keys_desc = a.desc;
+  keys_desc.ncols = 1;
+  const bool wide = wide_keys(keys_desc), wide_pos = n > (std::int64_t{1} << 32);
+  SortScratch sorted(n, wide, wide_pos ? 8 : 4, key_bits(keys_desc), stream);
+  const WordArray keys_in{sorted.keys_in(), wide}, pos_in{sorted.vals_in(), wide_pos};
+  const bool validate = options.validate_indices;
+  const auto make_keys = [&](const RowSparseView& v, std::int64_t offset, unsigned long long* check) {
+    if (v.desc.nnz == 0) return;
+    const RowCheck c{index_array(v.rows, v.desc.index), v.desc.nrows, v.desc.canonical,
+                     validate ? check : nullptr};
+    launch_row_keys(c, v.desc.nnz, offset, keys_in, pos_in, stream);
+  };
+  make_keys(a, 0, w);
+  if (b) make_keys(*b, na, w + 2);
+  sorted.sort();
+  RunLayout layout{{}, WordArray{sorted.keys(), wide}, WordArray{sorted.vals(), wide_pos}, nullptr,
+                   0, n};
+  KeySeq keys;
+  keys.keys = layout.keys;
+  auto* const runs = reinterpret_cast<std::int64_t*>(w) + 4;
+  const RunHeads heads(keys, n, runs, stream);
+  layout.heads = heads.positions();
+  const auto read = read_back<UnionWords>(w, stream);
+  throw_row_check(read.check_a, a, "a", stream);
+  if (b) throw_row_check(read.check_b, *b, "b", stream);
+  layout.runs = read.runs;
+  d.nnz = read.runs;
+  DeviceRowSparse out(d, stream);
+  detail::dispatch_dtype(d.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = detail::compute_t<T>;
+    const auto groups = static_cast<std::uint64_t>(std::max<std::int64_t>(1, (width + kRowCols - 1) / kRowCols));
+    const auto launch = [&](auto f, auto is_union) {
+      using Op = decltype(f);
+      constexpr bool kUnion = decltype(is_union)::value;
+      RowUnion<T, Op, kUnion> args{layout,
+                                   static_cast<std::uint64_t>(width),
+                                   groups,
+                                   detail::FastDivmod<std::uint64_t>(groups),
+                                   static_cast<const T*>(a.vals),
+                                   b ? static_cast<const T*>(b->vals) : nullptr,
+                                   na,
+                                   static_cast<T*>(out.vals()),
+                                   index_array(out.rows(), d.index),
+                                   f,
+                                   u ? static_cast<C>(u->fill_a) : C{},
+                                   u ? static_cast<C>(u->fill_b) : C{}};
+      detail::launch("sparse union_rows", union_rows_kernel<T, Op, kUnion>,
+                     dim3(blocks_for(layout.runs * static_cast<std::int64_t>(groups))),
+                     dim3(kBlock), 0, stream, args);
+    };
+    if (u) with_union_op(u->op, [&](auto f) { launch(f, std::true_type{}); });
+    else launch(ops::Add{}, std::false_type{});
+  });
+  return out;
+}
+
+}  // namespace ewise::sparse_detail

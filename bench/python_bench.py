@@ -15,7 +15,7 @@
     the timed part (the host's cost with an idle queue);
   * throughput: an embedding table's sparse gradient into the table (2^20 x 64 float32,
     262,144 log-uniform ids; ewise.sparse.accumulate against table.add_(grad), uncoalesced and
-    coalesced), a large dense broadcast add ((8192, 8192) + (8192,) float32), COO ⊙ dense and
+    coalesced; two such gradients added, ewise.sparse.add against (g1 + g2).coalesce()), a large dense broadcast add ((8192, 8192) + (8192,) float32), COO ⊙ dense and
     COO + COO (canonical 16384 x 16384 matrices at 1% density, float32, as coalesced
     torch.sparse_coo tensors; PyTorch's sparse * dense and (A + B) on the same tensors), as
     the median of --runs samples, each timed with CUDA events (time.perf_counter on the CPU),
@@ -188,6 +188,15 @@ def main():
     distinct = coalesced._nnz()
     grad_bytes = 4 * ids_n * width + 8 * ids_n + 2 * 4 * distinct * width
     coalesced_bytes = 4 * distinct * width + 8 * distinct + 2 * 4 * distinct * width
+    # A second micro-batch's gradient (the same distribution) added to the first: gradient
+    # accumulation, a coalesced hybrid tensor. Bytes: both gradients read, the union written.
+    ids2 = torch.randperm(rows_n, generator=g)[(hot[torch.randperm(ids_n, generator=g)].long()
+                                                - 1).clamp(0, rows_n - 1)]
+    grad2 = torch.sparse_coo_tensor(ids2[None], torch.randn(ids_n, width, generator=g),
+                                    (rows_n, width)).to(device)
+    both = ewise.sparse.add(grad, grad2)
+    assert torch.equal(both._indices(), (grad + grad2).coalesce()._indices())
+    union_bytes = 2 * (4 * ids_n * width + 8 * ids_n) + both._nnz() * (4 * width + 8)
     cases = [
         (f"embedding grad {rows_n}x{width}, {ids_n} ids ({distinct} distinct) into table",
          grad_bytes, lambda: ewise.sparse.accumulate("add", table, grad),
@@ -195,6 +204,8 @@ def main():
         ("the same, coalesced", coalesced_bytes,
          lambda: ewise.sparse.accumulate("add", table, coalesced),
          lambda: table.add_(coalesced)),
+        (f"two such gradients added ({both._nnz()} rows), coalesced", union_bytes,
+         lambda: ewise.sparse.add(grad, grad2), lambda: (grad + grad2).coalesce()),
         (f"dense ({n}, {n}) + ({n},)", dense_bytes,
          lambda: ewise.add(x, bias, out=out), lambda: torch.add(x, bias, out=out)),
         (f"COO * dense {sn}^2, nnz {nnz_a}", mul_bytes,

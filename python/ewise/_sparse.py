@@ -7,6 +7,7 @@ rules (PyTorch's for torch tensors, NumPy 2's otherwise: the C++ SparseOptions::
 Python bool, int or float is a weak scalar, as the framework takes it. Dask arrays: _dask, a
 lazy Dask array whose blocks are calls of these."""
 import functools
+import math
 
 from . import _dask, _ewise
 from ._interop import Call, adapter, check_devices, check_writable, operand
@@ -149,12 +150,56 @@ def multiply(a, b, drop_zeros=False, algorithm="automatic", validate_indices=Tru
     return _result(a, oa, arrays, device)
 
 
+def _rows_operand(run, rows, vals, nrows, canonical, width):
+    """A row-sparse operand as ewise._ewise.Rows: its values read as an (nnz, width) block."""
+    return _ewise.Rows(run.array(rows), run.array(vals.reshape(vals.shape[0], width)), nrows,
+                       canonical)
+
+
+def _union_rows(op, a, ra, rb, drop_zeros, fill_a, fill_b, validate_indices):
+    """a op b of two row-sparse operands (ra, rb: their (rows, values, nrows, canonical)): the
+    canonical row-sparse result, of a's kind (a torch hybrid tensor, else a RowSparse of a's
+    values' framework)."""
+    (rows_a, vals_a, nrows, canonical_a), (rows_b, vals_b, nrows_b, canonical_b) = ra, rb
+    row_shape = tuple(vals_a.shape[1:])
+    if nrows_b != nrows or tuple(vals_b.shape[1:]) != row_shape:
+        raise ValueError(f"ewise: {op}: row-sparse operands of different shapes: a has {nrows} "
+                         f"rows of shape {row_shape}, b {nrows_b} rows of shape "
+                         f"{tuple(vals_b.shape[1:])}")
+    width = math.prod(int(e) for e in row_shape)
+    device = check_devices(a=vals_a, b=vals_b, a_rows=rows_a, b_rows=rows_b)
+    options = _options(vals_a, drop_zeros, fill_a=fill_a, fill_b=fill_b,
+                       validate_indices=validate_indices)
+    with Call(vals_a, device) as run:
+        arrays = _ewise.combine_rows(
+            op, _rows_operand(run, rows_a, vals_a, nrows, canonical_a, width),
+            _rows_operand(run, rows_b, vals_b, nrows, canonical_b, width), options, run.stream,
+            run.stream_owner)
+    found = adapter(vals_a)
+    if arrays[0] is None:  # an empty device result: arrays of the framework's own
+        names = (found.dtype_name(vals_a), "tensor"), (adapter(vals_b).dtype_name(vals_b), "tensor")
+        rows = found.empty(vals_a, (0,), device, found.dtype_name(rows_a))
+        vals = found.empty(vals_a, (0, *row_shape), device, found.types(op, *names)[0])
+    else:
+        rows, vals = (found.import_array(x) for x in arrays)
+        vals = vals.reshape(rows.shape[0], *row_shape)
+    result = found.row_sparse_result(a, rows, vals, nrows)
+    return result if result is not None else RowSparse(rows, vals, nrows, canonical=True)
+
+
 def union(op, a, b, out, drop_zeros, fill_a, fill_b, validate_indices):
     """a op b for add, sub, min, max (see ewise.sparse.add)."""
     if _dask.any_dask(a, b, out):
         return _dask.binary(functools.partial(
             union, op, out=None, drop_zeros=drop_zeros, fill_a=fill_a, fill_b=fill_b,
             validate_indices=validate_indices), a, b, out, f"ewise-{op}")
+    ra = _row_sparse(a)
+    rb = _row_sparse(b) if ra is not None and type(b) not in _PYTHON_SCALARS else None
+    if rb is not None:
+        if out is not None:
+            raise ValueError("ewise: out= is for a dense b (row-sparse op row-sparse returns a "
+                             "new operand)")
+        return _union_rows(op, a, ra, rb, drop_zeros, fill_a, fill_b, validate_indices)
     oa = _sparse_operand(a, "a")
     options = _options(oa.vals, drop_zeros, fill_a=fill_a, fill_b=fill_b,
                        validate_indices=validate_indices)

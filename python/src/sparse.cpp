@@ -59,6 +59,18 @@ struct Compressed {
   }
 };
 
+// A row-sparse operand as the Python layer passes it: row indices, an (nnz, width) or (nnz,)
+// block of values, the row count, and whether its producer promises rows strictly increasing.
+struct Rows {
+  InArray rows, vals;
+  std::int64_t nrows;
+  bool canonical;
+
+  RowSparseView view() const {
+    return row_sparse_view(const_view(rows), const_view(vals), nrows, canonical);
+  }
+};
+
 // A device result and the Python object of the stream its arrays are freed on (the producer's
 // stream object; holding it keeps a CuPy stream from being destroyed before the free is
 // queued). The matrix is declared last so that it is freed first.
@@ -115,9 +127,22 @@ nb::tuple arrays_of(const CompressedView& v, nb::handle owner) {
                         array(v.vals, n, dlpack_dtype(v.desc.dtype), owner, v.memory));
 }
 
+// (rows, vals) of a row-sparse result owned by `owner`, vals 1-D (nnz * ncols); (None, None)
+// for an empty device result, whose arrays may be null.
+nb::tuple arrays_of(const RowSparseView& v, nb::handle owner) {
+  if (v.memory == Memory::device && v.desc.nnz == 0) return nb::make_tuple(nb::none(), nb::none());
+  const auto n = static_cast<std::size_t>(v.desc.nnz);
+  return nb::make_tuple(
+      array(v.rows, n, dlpack_dtype(v.desc.index == IndexType::i32 ? DType::i32 : DType::i64),
+            owner, v.memory),
+      array(v.vals, n * static_cast<std::size_t>(v.desc.ncols), dlpack_dtype(v.desc.dtype), owner,
+            v.memory));
+}
+
 template <class Matrix>
 nb::tuple to_python(Matrix&& result, nb::object stream_owner) {
-  if constexpr (std::is_same_v<Matrix, HostCoo> || std::is_same_v<Matrix, HostCompressed>) {
+  if constexpr (std::is_same_v<Matrix, HostCoo> || std::is_same_v<Matrix, HostCompressed> ||
+                std::is_same_v<Matrix, HostRowSparse>) {
     auto* owned = new Matrix(std::move(result));
     nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<Matrix*>(p); });
     return arrays_of(owned->view(), owner);
@@ -295,6 +320,12 @@ void bind_sparse(nb::module_& m) {
            nb::arg("rows"), nb::arg("cols"), nb::arg("vals"), nb::arg("nrows"),
            nb::arg("ncols"), nb::arg("canonical"));
 
+  nb::class_<Rows>(m, "Rows", "a row-sparse operand: row indices, an (nnz, width) block of "
+                              "values, the row count, and whether the rows are promised "
+                              "strictly increasing")
+      .def(nb::init<InArray, InArray, std::int64_t, bool>(), nb::arg("rows"), nb::arg("vals"),
+           nb::arg("nrows"), nb::arg("canonical"));
+
   nb::class_<Compressed>(m, "Compressed", "a CSR or CSC operand: offsets, index and value "
                                           "arrays, a shape, the format ('csr' or 'csc'), and "
                                           "whether the producer promises sorted slices")
@@ -338,6 +369,25 @@ void bind_sparse(nb::module_& m) {
      nb::arg("canonical"), nb::arg("options"), nb::arg("stream"),
      "dense[rows[k], :] = op(dense[rows[k], :], vals[k, :]) per row index (duplicates summed "
      "first), in place");
+  m.def("combine_rows", [](const std::string& op, const Rows& a, const Rows& b,
+                           const SparseOptions& o, std::uintptr_t stream, nb::object stream_owner) {
+    const BinaryOp parsed = parse_op(op);
+    const RowSparseView va = a.view(), vb = b.view();
+    return sparse_result<HostRowSparse, DeviceRowSparse>(
+        va.memory, stream, std::move(stream_owner),
+        [&](auto tag, cudaStream_t s) { return combine<decltype(tag)>(parsed, va, vb, o, s); });
+  }, nb::arg("op"), nb::arg("a"), nb::arg("b"), nb::arg("options"), nb::arg("stream"),
+     nb::arg("stream_owner").none(),
+     "a op b of row-sparse operands over the union of their rows: the canonical result's (rows, "
+     "vals), vals flat");
+  m.def("coalesce_rows", [](const Rows& a, const SparseOptions& o, std::uintptr_t stream,
+                            nb::object stream_owner) {
+    const RowSparseView va = a.view();
+    return sparse_result<HostRowSparse, DeviceRowSparse>(
+        va.memory, stream, std::move(stream_owner),
+        [&](auto tag, cudaStream_t s) { return coalesce<decltype(tag)>(va, o, s); });
+  }, nb::arg("a"), nb::arg("options"), nb::arg("stream"), nb::arg("stream_owner").none(),
+     "a row-sparse operand's canonical form: (rows, vals), vals flat");
   m.def("compare", [](std::int64_t nrows, std::int64_t ncols, const std::string& dtype,
                       const std::string& op, std::vector<double> densities, bool gpu,
                       std::uint64_t seed, const Coo* a, const Coo* b) {

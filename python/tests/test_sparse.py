@@ -461,6 +461,70 @@ def test_accumulate_row_sparse_mixed_and_errors():
             rows, np.zeros((3, 2, 3), np.float32), 5))
 
 
+@pytest.mark.parametrize("op", ["add", "subtract", "minimum", "maximum"])
+@pytest.mark.parametrize("row_shape", [(6,), (), (2, 3)], ids=str)
+def test_union_of_row_sparse(op, row_shape):
+    """RowSparse op RowSparse: a canonical RowSparse over the union of the stored rows, each
+    row index's rows summed in storage order per operand (f32: np.add.at's order), then op once,
+    0 for an operand that stores no row there (fill_a/fill_b otherwise)."""
+    rng = np.random.default_rng(SEED)
+    nrows = 40
+    fn = {"add": np.add, "subtract": np.subtract, "minimum": np.minimum,
+          "maximum": np.maximum}[op]
+
+    def operand(nnz, dtype):
+        rows = rng.integers(0, nrows // 2, size=nnz)  # many duplicates
+        vals = rng.standard_normal((nnz, *row_shape)).astype(dtype)
+        sums = np.zeros((nrows, *row_shape), dtype)
+        np.add.at(sums, rows, vals)
+        stored = np.zeros(nrows, bool)
+        stored[rows] = True
+        return ewise.sparse.RowSparse(rows, vals, nrows), sums, stored
+
+    a, sa, ka = operand(30, np.float32)
+    b, sb, kb = operand(25, np.float32)
+    for fill_a, fill_b in ((0.0, 0.0), (1.5, -2.0)):
+        got = getattr(ewise.sparse, op)(a, b, fill_a=fill_a, fill_b=fill_b)
+        assert isinstance(got, ewise.sparse.RowSparse) and got.canonical
+        want_rows = np.flatnonzero(ka | kb)
+        np.testing.assert_array_equal(got.rows, want_rows)
+        x = np.where(ka[want_rows].reshape(-1, *[1] * len(row_shape)), sa[want_rows], fill_a)
+        y = np.where(kb[want_rows].reshape(-1, *[1] * len(row_shape)), sb[want_rows], fill_b)
+        np.testing.assert_array_equal(got.values, fn(x.astype(np.float32), y.astype(np.float32)))
+        assert got.values.shape == (len(want_rows), *row_shape)
+    # mixed dtypes: NumPy's promotion (f32 with f64: f64), a's values converted before they
+    # are summed (as the COO forms do)
+    c, sc, kc = operand(10, np.float64)
+    got = ewise.sparse.add(a, c)
+    assert got.values.dtype == np.float64
+    sa64 = np.zeros((nrows, *row_shape))
+    np.add.at(sa64, a.rows, a.values.astype(np.float64))
+    both = np.flatnonzero(ka | kc)
+    np.testing.assert_array_equal(got.values, sa64[both] + sc[both])
+
+
+def test_union_of_row_sparse_errors_and_empty():
+    rows = np.array([3, 1, 3], np.int64)
+    vals = np.ones((3, 4), np.float32)
+    a = ewise.sparse.RowSparse(rows, vals, 5)
+    empty = ewise.sparse.RowSparse(np.zeros(0, np.int64), np.zeros((0, 4), np.float32), 5)
+    got = ewise.sparse.add(empty, empty)
+    assert got.rows.shape == (0,) and got.values.shape == (0, 4)
+    got = ewise.sparse.subtract(empty, a)
+    np.testing.assert_array_equal(got.rows, [1, 3])
+    np.testing.assert_array_equal(got.values, [[-1] * 4, [-2] * 4])
+    with pytest.raises(ValueError, match="different shapes"):
+        ewise.sparse.add(a, ewise.sparse.RowSparse(rows, np.ones((3, 5), np.float32), 5))
+    with pytest.raises(ValueError, match="different shapes"):
+        ewise.sparse.add(a, ewise.sparse.RowSparse(rows, vals, 6))
+    with pytest.raises(ValueError, match="b: stored row 1 has row index 9, outside"):
+        ewise.sparse.add(a, ewise.sparse.RowSparse(np.array([0, 9, 1]), vals, 5))
+    with pytest.raises(ValueError, match="drop_zeros"):
+        ewise.sparse.add(a, a, drop_zeros=True)
+    with pytest.raises(ValueError, match="out= is for a dense b"):
+        ewise.sparse.add(a, a, out=np.zeros((5, 4), np.float32))
+
+
 def test_malformed_scipy_offsets_refused():
     """A SciPy CSR or CSC operand's compressed offsets are read directly: offsets that decrease,
     or that reach past the stored indices, are refused naming them, before anything is made."""

@@ -324,6 +324,44 @@ def test_accumulate_embedding_gradient(device):
         ewise.sparse.accumulate("add", torch.zeros(1000, 8, device=device), grad)
 
 
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_union_of_embedding_gradients(device):
+    """Two micro-batches' Embedding(sparse=True) gradients added (gradient accumulation): a
+    coalesced hybrid sparse_coo tensor, (g1 + g2).coalesce() within rounding (PyTorch sums a
+    row's occurrences in its own order), the same bits on both of ewise's backends; an empty
+    operand, subtract, and a RowSparse of torch tensors."""
+    if device == "cuda" and not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    torch.manual_seed(SEED)
+    emb = torch.nn.Embedding(500, 8, sparse=True).to(device)
+    grads = []
+    for _ in range(2):
+        emb.zero_grad()
+        ids = torch.randint(0, 500, (32, 10), device=device) % 61
+        (emb(ids) ** 2).sum().backward()
+        grads.append(emb.weight.grad.clone())
+    g1, g2 = grads
+    got = ewise.sparse.add(g1, g2)
+    assert got.layout is torch.sparse_coo and got.is_coalesced() and got.sparse_dim() == 1
+    assert got.shape == g1.shape and got.device == g1.device
+    want = (g1 + g2).coalesce()
+    assert torch.equal(got._indices(), want._indices())
+    torch.testing.assert_close(got._values(), want._values(), rtol=1e-6, atol=1e-6)
+    cpu = ewise.sparse.add(g1.cpu(), g2.cpu())
+    assert torch.equal(got._values().cpu(), cpu._values())
+    diff = ewise.sparse.subtract(g1, g1.coalesce())
+    assert torch.count_nonzero(diff._values().abs() > 1e-6) == 0
+    empty = torch.sparse_coo_tensor(torch.zeros(1, 0, dtype=torch.int64), torch.zeros(0, 8),
+                                    (500, 8)).to(device)
+    alone = ewise.sparse.add(empty, g2)
+    torch.testing.assert_close(alone.to_dense(), g2.to_dense(), rtol=1e-6, atol=1e-6)
+    assert ewise.sparse.add(empty, empty)._nnz() == 0
+    rows = ewise.sparse.maximum(ewise.sparse.RowSparse(g1._indices()[0], g1._values(), 500),
+                                ewise.sparse.RowSparse(g2._indices()[0], g2._values(), 500))
+    assert isinstance(rows, ewise.sparse.RowSparse) and isinstance(rows.values, torch.Tensor)
+    assert rows.values.device == g1.device and rows.canonical
+
+
 @pytest.mark.parametrize("dense_shape", [(5, 7), (7,), (5, 1), ()], ids=str)
 def test_sparse_multiply_gradcheck(dense_shape):
     g = torch.Generator().manual_seed(SEED)

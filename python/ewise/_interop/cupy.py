@@ -61,6 +61,9 @@ class CuPySparse(CuPy):
         result.has_canonical_format = True
         return result
 
+    def import_array(self, x):
+        return cupy.from_dlpack(x)
+
     def coo_result(self, like, op, arrays, device):
         with cupy.cuda.Device(device[1]):
             rows, cols, vals = (cupy.empty(0, dtype=dtype) if x is None else cupy.from_dlpack(x)

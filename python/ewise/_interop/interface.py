@@ -131,6 +131,17 @@ class Adapter:
         None otherwise."""
         return None
 
+    def import_array(self, x):
+        """An array ewise returned (a NumPy array on the host, a DLPack-exporting one on the
+        device) as this framework's array, without a copy."""
+        return x
+
+    def row_sparse_result(self, like, rows, vals, nrows):
+        """A canonical row-sparse result of like's kind over rows and vals (nnz, *row_shape),
+        this framework's arrays; None where like is no row-sparse form of the framework (the
+        caller then makes an ewise.sparse.RowSparse)."""
+        return None
+
     def shares_pattern(self, x, op):
         """True when x ⊙ dense may keep x's own indices (op: x's Operand): only the values are
         computed, into values_like(op), and with_values makes the result."""

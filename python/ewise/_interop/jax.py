@@ -38,6 +38,9 @@ class Jax(Adapter):
     def empty(self, like, shape, device, dtype=None):
         return _ewise.empty(dtype or dtype_name(like.dtype), list(shape), *device)
 
+    def import_array(self, x):
+        return jax.numpy.from_dlpack(x)
+
     def result(self, x):
         """Imported without a copy where JAX accepts the memory as it is."""
         return jax.numpy.from_dlpack(x)

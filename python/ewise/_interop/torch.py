@@ -133,6 +133,17 @@ class Torch(Adapter):
             return None
         return x._indices()[0].contiguous(), x._values(), int(x.shape[0]), x.is_coalesced()
 
+    def import_array(self, x):
+        return torch.from_numpy(x) if isinstance(x, numpy.ndarray) else torch.from_dlpack(x)
+
+    def row_sparse_result(self, like, rows, vals, nrows):
+        """A coalesced hybrid sparse_coo tensor (one sparse dimension) for a hybrid like;
+        its indices the (1, nnz) view of rows, no copy."""
+        if getattr(like, "layout", None) is not torch.sparse_coo:
+            return None
+        return torch.sparse_coo_tensor(rows.unsqueeze(0), vals, (nrows, *vals.shape[1:]),
+                                       is_coalesced=True, check_invariants=False)
+
     def coo_result(self, like, op, arrays, device):
         """A coalesced sparse_coo tensor over ewise's arrays (host: NumPy arrays, device:
         DLPack-exporting arrays, None for an empty one), without a copy but the stacked

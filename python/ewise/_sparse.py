@@ -176,15 +176,49 @@ def _union_rows(op, a, ra, rb, drop_zeros, fill_a, fill_b, validate_indices):
             _rows_operand(run, rows_b, vals_b, nrows, canonical_b, width), options, run.stream,
             run.stream_owner)
     found = adapter(vals_a)
-    if arrays[0] is None:  # an empty device result: arrays of the framework's own
-        names = (found.dtype_name(vals_a), "tensor"), (adapter(vals_b).dtype_name(vals_b), "tensor")
+
+    def empty_dtype():
+        return found.types(op, (found.dtype_name(vals_a), "tensor"),
+                           (adapter(vals_b).dtype_name(vals_b), "tensor"))[0]
+    return _rows_result(a, found, arrays, rows_a, vals_a, row_shape, nrows, device, empty_dtype)
+
+
+def _rows_result(a, found, arrays, rows_a, vals_a, row_shape, nrows, device, empty_dtype):
+    """A canonical row-sparse result of a's kind over the (rows, flat values) ewise returned
+    (found: the adapter of a's values; empty_dtype() the result dtype's name, asked only for an
+    empty device result, whose arrays are None and made here in the framework)."""
+    if arrays[0] is None:
         rows = found.empty(vals_a, (0,), device, found.dtype_name(rows_a))
-        vals = found.empty(vals_a, (0, *row_shape), device, found.types(op, *names)[0])
+        vals = found.empty(vals_a, (0, *row_shape), device, empty_dtype())
     else:
         rows, vals = (found.import_array(x) for x in arrays)
         vals = vals.reshape(rows.shape[0], *row_shape)
     result = found.row_sparse_result(a, rows, vals, nrows)
     return result if result is not None else RowSparse(rows, vals, nrows, canonical=True)
+
+
+def coalesce(a, validate_indices):
+    """a's canonical form, of its kind and format (see ewise.sparse.coalesce)."""
+    row_sparse = _row_sparse(a)
+    if row_sparse is not None:
+        rows, vals, nrows, canonical = row_sparse
+        row_shape = tuple(vals.shape[1:])
+        device = check_devices(a=vals, a_rows=rows)
+        options = _options(vals, validate_indices=validate_indices)
+        with Call(vals, device) as run:
+            arrays = _ewise.coalesce_rows(
+                _rows_operand(run, rows, vals, nrows, canonical,
+                              math.prod(int(e) for e in row_shape)),
+                options, run.stream, run.stream_owner)
+        found = adapter(vals)
+        return _rows_result(a, found, arrays, rows, vals, row_shape, nrows, device,
+                            lambda: found.dtype_name(vals))
+    oa = _sparse_operand(a, "a")
+    device = check_devices(a=oa.vals)
+    with Call(a, device) as run:
+        arrays = _form(oa, "coalesce")(_coo(run, oa), _options(
+            oa.vals, validate_indices=validate_indices), run.stream, run.stream_owner)
+    return _result(a, oa, arrays, device)
 
 
 def union(op, a, b, out, drop_zeros, fill_a, fill_b, validate_indices):

@@ -65,7 +65,7 @@ operand and to the sparse operand's values.
 """
 from . import _sparse
 
-__all__ = ["multiply", "add", "subtract", "sub", "minimum", "maximum", "accumulate",
+__all__ = ["multiply", "add", "subtract", "sub", "minimum", "maximum", "accumulate", "coalesce",
            "RowSparse"]
 
 # A row-sparse operand: RowSparse(rows, values, nrows, canonical=False), rows a 1-D int32 or
@@ -118,6 +118,14 @@ def maximum(a, b, out=None, *, drop_zeros=False, fill_a=0.0, fill_b=0.0,
 sub = subtract
 min = minimum
 max = maximum
+
+
+def coalesce(a, *, validate_indices=True):
+    """a's canonical form, of a's kind and format: a COO matrix sorted with duplicates summed in
+    storage order (PyTorch's coalesce, SciPy's sum_duplicates), a CSR or CSC one with each
+    slice's indices sorted and summed, a row-sparse operand with rows strictly increasing and
+    each row index's rows summed (a coalesced hybrid tensor, or a canonical RowSparse)."""
+    return _sparse.coalesce(a, validate_indices)
 
 
 def accumulate(op, dense, a, *, validate_indices=True):

@@ -226,14 +226,14 @@ Scalar python_scalar(nb::handle v) {
 // The names of the forms: COO's, and the compressed forms' (names of their own: an overload
 // would be tried with a DLPack capsule that the first, failing overload already consumed).
 enum Form { kMultiply, kMultiplyDense, kMultiplyScalar, kCombine, kCombineScalar, kCombineDense,
-            kAccumulate, kForms };
+            kAccumulate, kCoalesce, kForms };
 constexpr const char* kCooNames[kForms] = {"multiply", "multiply_dense", "multiply_scalar",
                                            "combine", "combine_scalar", "combine_dense",
-                                           "accumulate"};
+                                           "accumulate", "coalesce"};
 constexpr const char* kCompressedNames[kForms] = {
     "compressed_multiply",       "compressed_multiply_dense", "compressed_multiply_scalar",
     "compressed_combine",        "compressed_combine_scalar", "compressed_combine_dense",
-    "compressed_accumulate"};
+    "compressed_accumulate",     "compressed_coalesce"};
 
 template <class Operand>
 void bind_forms(nb::module_& m, const char* const (&names)[kForms]) {
@@ -309,6 +309,15 @@ void bind_forms(nb::module_& m, const char* const (&names)[kForms]) {
     accumulate(parsed, vd, va, o, as_stream(stream));
   }, nb::arg("op"), nb::arg("dense"), nb::arg("a"), nb::arg("options"), nb::arg("stream"),
      "dense = op(dense, a) at a's coordinates, in place");
+  m.def(names[kCoalesce], [](const Operand& a, const SparseOptions& o, std::uintptr_t stream,
+                             nb::object stream_owner) {
+    const auto va = a.view();
+    return result_of<Operand>(va.memory, stream, std::move(stream_owner),
+                              [&](auto tag, cudaStream_t s) {
+                                return coalesce<decltype(tag)>(va, o, s);
+                              });
+  }, nb::arg("a"), nb::arg("options"), nb::arg("stream"), nb::arg("stream_owner").none(),
+     "a's canonical form in its format: the result's arrays");
 }
 
 }  // namespace

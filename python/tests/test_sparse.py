@@ -525,6 +525,42 @@ def test_union_of_row_sparse_errors_and_empty():
         ewise.sparse.add(a, a, out=np.zeros((5, 4), np.float32))
 
 
+def test_coalesce_of_each_kind():
+    """ewise.sparse.coalesce: a RowSparse's rows in order with each row index's rows summed in
+    storage order (np.add.at's f32 order); SciPy COO, CSR and CSC with duplicates and unsorted
+    slices as sum_duplicates gives them, in the same format and kind."""
+    rng = np.random.default_rng(SEED)
+    rows = rng.integers(0, 12, size=30)
+    vals = rng.standard_normal((30, 2, 3)).astype(np.float32)
+    got = ewise.sparse.coalesce(ewise.sparse.RowSparse(rows, vals, 20))
+    want = np.zeros((20, 2, 3), np.float32)
+    np.add.at(want, rows, vals)
+    np.testing.assert_array_equal(got.rows, np.unique(rows))
+    np.testing.assert_array_equal(got.values, want[np.unique(rows)])
+    assert got.canonical
+    r, c = rng.integers(0, 9, size=40), rng.integers(0, 7, size=40)
+    v = rng.standard_normal(40)
+
+    def compressed(kind, major, minor, extent):
+        """kind's (data, indices, indptr) with duplicates and unsorted slices, as given."""
+        order = np.argsort(major, kind="stable")
+        indptr = np.concatenate(([0], np.cumsum(np.bincount(major, minlength=extent))))
+        return kind((v[order], minor[order], indptr), shape=(9, 7))
+
+    for m in (sp.coo_matrix((v, (r, c)), shape=(9, 7)), sp.coo_array((v, (r, c)), shape=(9, 7)),
+              compressed(sp.csr_matrix, r, c, 9), compressed(sp.csr_array, r, c, 9),
+              compressed(sp.csc_matrix, c, r, 7)):
+        assert not m.has_canonical_format
+        result = ewise.sparse.coalesce(m)
+        assert type(result) is type(m) and result.format == m.format
+        expect = m.copy()
+        expect.sum_duplicates()
+        assert result.nnz == expect.nnz
+        np.testing.assert_array_equal(result.toarray(), expect.toarray())
+    with pytest.raises(ValueError, match="row index 12, outside"):
+        ewise.sparse.coalesce(ewise.sparse.RowSparse(np.array([3, 12]), np.ones((2, 4)), 12))
+
+
 def test_malformed_scipy_offsets_refused():
     """A SciPy CSR or CSC operand's compressed offsets are read directly: offsets that decrease,
     or that reach past the stored indices, are refused naming them, before anything is made."""

@@ -329,7 +329,7 @@ def test_union_of_embedding_gradients(device):
     """Two micro-batches' Embedding(sparse=True) gradients added (gradient accumulation): a
     coalesced hybrid sparse_coo tensor, (g1 + g2).coalesce() within rounding (PyTorch sums a
     row's occurrences in its own order), the same bits on both of ewise's backends; an empty
-    operand, subtract, and a RowSparse of torch tensors."""
+    operand, subtract, a RowSparse of torch tensors, and coalesce."""
     if device == "cuda" and not torch.cuda.is_available():
         pytest.skip("no CUDA device")
     torch.manual_seed(SEED)
@@ -360,6 +360,15 @@ def test_union_of_embedding_gradients(device):
                                 ewise.sparse.RowSparse(g2._indices()[0], g2._values(), 500))
     assert isinstance(rows, ewise.sparse.RowSparse) and isinstance(rows.values, torch.Tensor)
     assert rows.values.device == g1.device and rows.canonical
+    # coalesce: of the hybrid gradient, and of a plain 2-D COO tensor (its format kept)
+    c = ewise.sparse.coalesce(g1)
+    assert c.is_coalesced() and torch.equal(c._indices(), g1.coalesce()._indices())
+    torch.testing.assert_close(c._values(), g1.coalesce()._values(), rtol=1e-6, atol=1e-6)
+    flat = torch.sparse_coo_tensor(torch.tensor([[2, 0, 2], [1, 1, 1]]),
+                                   torch.tensor([1.0, 2.0, 3.0]), (3, 2)).to(device)
+    cf = ewise.sparse.coalesce(flat)
+    assert cf.is_coalesced() and cf._nnz() == 2 and cf.to_dense().tolist() == [[0, 2], [0, 0],
+                                                                               [0, 4]]
 
 
 @pytest.mark.parametrize("dense_shape", [(5, 7), (7,), (5, 1), ()], ids=str)

@@ -1,7 +1,7 @@
 // sparse/rows.cpp — row-sparse operands (ewise/coo.hpp's RowSparseView): the view over tensors,
 // the public accumulate, combine and coalesce (checks, the values converted to the result
 // dtype, the backend where the inputs live), the index checks' messages, and the CPU backend's
-// accumulate, combine and coalesce. The GPU backend's are rows.cu.
+// accumulate, combine and coalesce. The GPU backend's are rows.cu and rows_union.cu.
 #include <algorithm>
 #include <numeric>
 #include <vector>
@@ -48,6 +48,24 @@ void with_host_rows(const RowSparseView& a, F&& f) {
   else f(static_cast<const std::int64_t*>(a.rows));
 }
 
+/// The stored rows of a (and b) in the order they are summed: storage order, stably sorted by
+/// row index unless already increasing (so each row's duplicates stay in storage order, a's
+/// before b's); rows[i] is the row index of stored row order[i], b's numbered from a's nnz on.
+void summing_order(const RowSparseView& a, const RowSparseView* b, std::vector<std::int64_t>& rows,
+                   std::vector<std::int64_t>& order) {
+  const std::int64_t na = a.desc.nnz, n = na + (b ? b->desc.nnz : 0);
+  rows.resize(static_cast<std::size_t>(n));
+  with_host_rows(a, [&](const auto* r) { std::copy(r, r + na, rows.begin()); });
+  if (b) with_host_rows(*b, [&](const auto* r) { std::copy(r, r + (n - na), rows.begin() + na); });
+  order.resize(static_cast<std::size_t>(n));
+  std::iota(order.begin(), order.end(), std::int64_t{0});
+  if (!std::is_sorted(rows.begin(), rows.end())) {
+    CooDesc keys = a.desc;  // the row indices: a matrix of one column's absolute indices
+    keys.ncols = 1;
+    sort_by_key(rows, order, key_bits(keys));
+  }
+}
+
 }  // namespace
 
 namespace sparse_detail {
@@ -81,18 +99,8 @@ void check_row_indices_host(const RowSparseView& a, const char* what) {
 void host_accumulate_rows(BinaryOp op, const TensorView& dense, const RowSparseView& a) {
   const std::int64_t n = a.desc.nnz, w = a.desc.ncols;
   if (n == 0 || w == 0) return;
-  std::vector<std::int64_t> rows(static_cast<std::size_t>(n));
-  with_host_rows(a, [&](const auto* r) { std::copy(r, r + n, rows.begin()); });
-  // The stored rows in the order they are summed: storage order, stably sorted by row index
-  // unless already increasing (so each row's duplicates stay in storage order); order[i] is the
-  // stored row at rows[i].
-  std::vector<std::int64_t> order(static_cast<std::size_t>(n));
-  std::iota(order.begin(), order.end(), std::int64_t{0});
-  if (!std::is_sorted(rows.begin(), rows.end())) {
-    CooDesc keys = a.desc;  // the row indices: a matrix of one column's absolute indices
-    keys.ncols = 1;
-    sort_by_key(rows, order, key_bits(keys));
-  }
+  std::vector<std::int64_t> rows, order;
+  summing_order(a, nullptr, rows, order);
   const std::int64_t rs = dense.desc.strides[0], cs = dense.desc.strides[1];
   with_elem(a.desc.dtype, [&](auto e) {
     using E = decltype(e);
@@ -117,19 +125,8 @@ void host_accumulate_rows(BinaryOp op, const TensorView& dense, const RowSparseV
 HostRowSparse host_combine_rows(const RowSparseView& a, const RowSparseView* b,
                                 const UnionArgs* u) {
   const std::int64_t na = a.desc.nnz, n = na + (b ? b->desc.nnz : 0), w = a.desc.ncols;
-  std::vector<std::int64_t> rows(static_cast<std::size_t>(n));
-  with_host_rows(a, [&](const auto* r) { std::copy(r, r + na, rows.begin()); });
-  if (b) with_host_rows(*b, [&](const auto* r) { std::copy(r, r + (n - na), rows.begin() + na); });
-  // Both operands' stored rows in the order they are summed, as host_accumulate_rows: stably
-  // sorted by row index (a's before b's on one row, each in storage order); order[i] is the
-  // stored row at rows[i], b's numbered from na.
-  std::vector<std::int64_t> order(static_cast<std::size_t>(n));
-  std::iota(order.begin(), order.end(), std::int64_t{0});
-  if (!std::is_sorted(rows.begin(), rows.end())) {
-    CooDesc keys = a.desc;
-    keys.ncols = 1;
-    sort_by_key(rows, order, key_bits(keys));
-  }
+  std::vector<std::int64_t> rows, order;
+  summing_order(a, b, rows, order);
   std::int64_t runs = 0;
   for (std::int64_t i = 0; i < n; ++i) runs += i == 0 || rows[i] != rows[i - 1];
   CooDesc d = a.desc;
@@ -162,7 +159,7 @@ HostRowSparse host_combine_rows(const RowSparseView& a, const RowSparseView* b,
           }
           out_rows[s] = static_cast<I>(r);
           for (std::int64_t c = 0; c < w; ++c) {
-            const C x = has_a ? sa[c] : static_cast<C>(u->fill_a);
+            const C x = has_a ? sa[c] : static_cast<C>(u->fill_a);  // (coalesce: has_a always)
             E::store(out.vals(), s * w + c,
                      u ? f(x, has_b ? sb[c] : static_cast<C>(u->fill_b)) : x);
           }

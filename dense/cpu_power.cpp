@@ -193,7 +193,8 @@ __attribute__((target("avx2,fma"), always_inline)) inline unsigned rsqrt4(const 
   const __m256d f = _mm256_and_pd(d, _mm256_castsi256_pd(_mm256_set1_epi64x(~0x1FFFFFFFll)));
   const __m256d m = _mm256_or_pd(f, _mm256_castsi256_pd(_mm256_set1_epi64x(0x10000000)));
   const __m256d s = _mm256_fmsub_pd(_mm256_mul_pd(m, m), x, _mm256_set1_pd(1.0));
-  const __m128i above = low_words(_mm256_castpd_si256(_mm256_cmp_pd(s, _mm256_setzero_pd(), _CMP_LT_OQ)));
+  const __m128i above =
+      low_words(_mm256_castpd_si256(_mm256_cmp_pd(s, _mm256_setzero_pd(), _CMP_LT_OQ)));
   __m128i bits = _mm_sub_epi32(_mm_castps_si128(_mm256_cvtpd_ps(f)), above);
   bits = _mm_add_epi32(bits, _mm_and_si128(_mm_castps_si128(tiny), _mm_set1_epi32(12 << 23)));
   _mm_storeu_ps(r4, _mm_castsi128_ps(bits));

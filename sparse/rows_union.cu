@@ -54,7 +54,8 @@ __global__ void __launch_bounds__(kBlock) union_rows_kernel(RowUnion<T, Op, Unio
     u.by_groups.divmod(i, s, g);
     const std::int64_t start = l.heads[s];
     const std::int64_t end = static_cast<std::int64_t>(s) + 1 < l.runs ? l.heads[s + 1] : l.n;
-    if (g == 0) u.out_rows.set(static_cast<std::int64_t>(s), static_cast<std::int64_t>(l.keys[start]));
+    if (g == 0)
+      u.out_rows.set(static_cast<std::int64_t>(s), static_cast<std::int64_t>(l.keys[start]));
     const std::uint64_t c0 = g * kRowCols;
     const int m = static_cast<int>(u.width - c0 < kRowCols ? u.width - c0 : kRowCols);
     C sa[kRowCols] = {}, sb[kRowCols] = {};
@@ -117,7 +118,8 @@ DeviceRowSparse device_combine_rows(const RowSparseView& a, const RowSparseView*
   SortScratch sorted(n, wide, wide_pos ? 8 : 4, key_bits(keys_desc), stream);
   const WordArray keys_in{sorted.keys_in(), wide}, pos_in{sorted.vals_in(), wide_pos};
   const bool validate = options.validate_indices;
-  const auto make_keys = [&](const RowSparseView& v, std::int64_t offset, unsigned long long* check) {
+  const auto make_keys = [&](const RowSparseView& v, std::int64_t offset,
+                             unsigned long long* check) {
     if (v.desc.nnz == 0) return;
     const RowCheck c{index_array(v.rows, v.desc.index), v.desc.nrows, v.desc.canonical,
                      validate ? check : nullptr};
@@ -142,7 +144,9 @@ DeviceRowSparse device_combine_rows(const RowSparseView& a, const RowSparseView*
   detail::dispatch_dtype(d.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = detail::compute_t<T>;
-    const auto groups = static_cast<std::uint64_t>(std::max<std::int64_t>(1, (width + kRowCols - 1) / kRowCols));
+    // (one group for rows of width 0: the row indices are still written)
+    const auto groups =
+        static_cast<std::uint64_t>(std::max<std::int64_t>(1, (width + kRowCols - 1) / kRowCols));
     const auto launch = [&](auto f, auto is_union) {
       using Op = decltype(f);
       constexpr bool kUnion = decltype(is_union)::value;

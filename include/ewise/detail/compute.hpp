@@ -106,10 +106,11 @@ decltype(auto) with_call_compute(const CallTypes& t, F&& f) {
 
 /// For a power call in a float compute type (f32, f16, bf16) by a scalar exponent, calls
 /// f(functor) with the functor that computes it and returns true: 2 → PowSquare (a * a), 0.5 →
-/// PowSqrt (the root), -0.5 → PowRsqrt (the root's reciprocal), another integer up to 16 in magnitude → PowSmallIntExact where every
-/// product of the base's values is exact in float (|n| times the base's significand bits at
-/// most 24: bf16 ** ±3, f16 ** -2, x ** ±1), else PowSmallInt (f64 products; none refused
-/// where those are exact: a 16-bit base to n > 0 with n times its bits at most 53). Each gives
+/// PowSqrt (the root), -0.5 → PowRsqrt (the root's reciprocal), another integer up to 16 in
+/// magnitude → PowSmallIntExact where every product of the base's values is exact in float
+/// (|n| times the base's significand bits at most 24: bf16 ** ±3, f16 ** -2, x ** ±1), else
+/// PowSmallInt (f64 products; none refused where those are exact: a 16-bit base to n > 0 with
+/// n times its bits at most 53). Each gives
 /// ops::Pow's value (pow_f32.hpp), faster. Returns false for any other call (ops::Pow). An
 /// integer base's bits are taken as 24, which makes none of its products exact but x ** ±1.
 /// Both backends pick by it: the GPU's in dense/convert_division.cu, the CPU's in dense/cpu.cpp.

@@ -129,12 +129,22 @@ __global__ void __launch_bounds__(128, 8) power_kernel(F f, PowerArgs<T> p) {
   }
 }
 
+/// The functor power_kernel runs for f on storage type T: PowRsqrtNarrow for PowRsqrt with a
+/// 16-bit result (the hardware's approximation where it rounds alike), f itself otherwise.
+template <class T, class F>
+auto stored_as(const F& f) {
+  if constexpr (std::is_same_v<F, ops::detail::PowRsqrt> && sizeof(T) == 2)
+    return ops::detail::PowRsqrtNarrow<std::is_same_v<T, __half> ? 13 : 16>{};
+  else
+    return f;
+}
+
 /// Runs the power call by power_kernel with functor f (ops::Pow, or pow_f32.hpp's functors for
-/// a scalar integer exponent) on kPowerWaves waves of resident blocks, where it is one the
-/// kernel takes: a tensor of f32, f16 or bf16, the call's result and out of a's dtype, neither
-/// operand rounded to the compute type; b a tensor of a's dtype or a scalar; a rank-1 plan with
-/// stride 1 for out and a, 1 or 0 for b; a and a tensor b at out's offset within 16 bytes.
-/// Returns whether it ran it.
+/// a scalar exponent, as stored_as makes them) on kPowerWaves waves of resident blocks, where it
+/// is one the kernel takes: a tensor of f32, f16 or bf16, the call's result and out of a's dtype,
+/// neither operand rounded to the compute type; b a tensor of a's dtype or a scalar; a rank-1
+/// plan with stride 1 for out and a, 1 or 0 for b; a and a tensor b at out's offset within 16
+/// bytes. Returns whether it ran it.
 template <class F>
 bool run_power(const F& f, const CallTypes& t, const DensePlan& plan, cudaStream_t stream) {
   const BroadcastPlan& P = plan.plan;
@@ -147,6 +157,8 @@ bool run_power(const F& f, const CallTypes& t, const DensePlan& plan, cudaStream
     return false;
   const auto go = [&](auto tag) {
     using T = typename decltype(tag)::type;
+    const auto g = stored_as<T>(f);
+    using G = decltype(g);
     PowerArgs<T> p;
     p.a = static_cast<const T*>(plan.a);
     p.b = t.b_scalar ? nullptr : static_cast<const T*>(plan.b);
@@ -157,17 +169,17 @@ bool run_power(const F& f, const CallTypes& t, const DensePlan& plan, cudaStream
     const auto run = [&](auto kernel, std::int64_t per_thread) {
       GridPlan grid = plan.grid;
       grid.covers_work = false;
-      grid.waves = kPowerWaves<T, F>;
+      grid.waves = kPowerWaves<T, G>;
       grid.need = std::max<std::int64_t>((plan.numel + 128 * per_thread - 1) / (128 * per_thread), 1);
-      launch("power", kernel, grid_blocks(kernel, grid, 128), 128, 0, stream, f, p);
+      launch("power", kernel, grid_blocks(kernel, grid, 128), 128, 0, stream, g, p);
     };
-    constexpr int G = 16 / sizeof(T);
+    constexpr int V = 16 / sizeof(T) * kPowerVectors<T>;
     if (held) {
-      run(power_kernel<T, true, F>, G * kPowerVectors<T>);
+      run(power_kernel<T, true, G>, V);
       return true;
     }
-    if constexpr (std::is_same_v<F, ops::Pow>) {  // (the other functors' exponent is a scalar)
-      run(power_kernel<T, false, F>, G * kPowerVectors<T>);
+    if constexpr (std::is_same_v<G, ops::Pow>) {  // (the other functors' exponent is a scalar)
+      run(power_kernel<T, false, G>, V);
       return true;
     }
     return false;

@@ -215,6 +215,35 @@ TEST(OpsFunctors, SquareRootsArePowersOfOneHalf) {
   compare(-0.5f, ops::detail::PowRsqrt{});
 }
 
+// PowRsqrtNarrow's fast path, where it takes an element, rounds to the 16-bit format as
+// PowRsqrt's value does: every bf16 and f16 value, and random float bits (its guard holds for any
+// float). On the host its approximation is 1 / sqrtf; MixedGpu.PowerOfEvery16BitValue runs the
+// device's.
+TEST(OpsFunctors, NarrowReciprocalRootsRoundAsTheRoot) {
+  std::mt19937 g(13);
+  const auto check = [](auto f, auto round, float a) {
+    float r = 0;
+    if (!f.fast(a, -0.5f, r)) return 0;
+    const float want = ops::detail::PowRsqrt{}(a, -0.5f);
+    EXPECT_EQ(round(r), round(want)) << std::hexfloat << a;
+    return 1;
+  };
+  int taken = 0;
+  for (std::uint32_t i = 0; i < 1u << 16 && !HasFailure(); ++i) {
+    const auto u = static_cast<std::uint16_t>(i);
+    taken += check(ops::detail::PowRsqrtNarrow<16>{}, float_to_bf16_bits, bf16_bits_to_float(u));
+    taken += check(ops::detail::PowRsqrtNarrow<13>{}, float_to_f16_bits, f16_bits_to_float(u));
+  }
+  EXPECT_GT(taken, 60000) << "the fast path took too few of the positive values";
+  for (int i = 0; i < 2000000 && !HasFailure(); ++i) {
+    const std::uint32_t bits = g();
+    float a;
+    std::memcpy(&a, &bits, sizeof a);
+    check(ops::detail::PowRsqrtNarrow<16>{}, float_to_bf16_bits, a);
+    check(ops::detail::PowRsqrtNarrow<13>{}, float_to_f16_bits, a);
+  }
+}
+
 // The series' certainty rests on its error bound (2^-43.9 measured, against far_from_midpoint's
 // band of 2^-41): measured against long double pow over the ranges each reduction step meets
 // (typical bases and exponents, bases near 1 with large exponents, the whole range of bases,

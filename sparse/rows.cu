@@ -11,11 +11,9 @@
 //                makes the keys checks the indices), the runs of equal rows found by CUB's
 //                DeviceSelect (compaction.cuh's RunHeads); one synchronization reads the check
 //                and the number of runs before anything is written. Runs longer than
-//                kLongRun (a frequent embedding id: thousands of rows) go to long_rows_kernel
-//                instead (picked by a CUB DevicePartition, the longest first): a block a run
-//                and 8 columns, seven warps loading the next rows into shared memory while the
-//                eighth sums those loaded, so that the one sequential sum streams at a block's
-//                bandwidth instead of a thread's few loads at a time.
+//                kLongRun (a frequent embedding id: thousands of rows) go to rows.cuh's
+//                long_rows_kernel instead (picked by select_long_runs' DevicePartition, the
+//                longest first), with TableSink applying the sums.
 #include <cstdint>
 #include <optional>
 
@@ -70,18 +68,6 @@ struct RowRuns {
   Op op;
 };
 
-/// Runs longer than this are long_rows_kernel's (sorted path): a thread of rows_kernel sums
-/// its run with four loads in flight, two dependent round trips each, so its longest run sets
-/// the kernel's time.
-inline constexpr std::int64_t kLongRun = 16;
-/// long_rows_kernel's shape: kLongWarps warps, all but the first loading kLongRows rows each
-/// per lane group a chunk; a warp's lanes are 4 rows of kSlab columns (32-byte segments of f32
-/// rows), so that a hot run of a 64-wide table is 8 blocks streaming in parallel.
-inline constexpr int kLongWarps = 8, kLongRows = 16, kSlab = 8;
-inline constexpr int kLongChunk = (kLongWarps - 1) * kLongRows * (32 / kSlab);  ///< 448 rows
-/// Runs of more than this many stored rows start first in long_rows_kernel.
-inline constexpr std::int64_t kVeryLong = 4 * kLongChunk;
-
 template <class T, class Op>
 __global__ void __launch_bounds__(kBlock) rows_kernel(RowRuns<T, Op> a) {
   using C = detail::compute_t<T>;
@@ -91,17 +77,10 @@ __global__ void __launch_bounds__(kBlock) rows_kernel(RowRuns<T, Op> a) {
        i += std::uint64_t{gridDim.x} * blockDim.x) {
     std::uint64_t s, g;
     a.by_groups.divmod(i, s, g);
-    std::int64_t row, start, end;
-    if (l.heads) {
-      start = l.heads[s];
-      end = static_cast<std::int64_t>(s) + 1 < l.runs ? l.heads[s + 1] : l.n;
-      if (end - start > kLongRun) continue;  // long_rows_kernel's
-      row = static_cast<std::int64_t>(l.keys[start]);
-    } else {
-      start = static_cast<std::int64_t>(s);
-      end = start + 1;
-      row = l.rows[start];
-    }
+    const std::int64_t start = l.start(static_cast<std::int64_t>(s));
+    const std::int64_t end = l.end(static_cast<std::int64_t>(s));
+    if (end - start > kLongRun) continue;  // long_rows_kernel's
+    const std::int64_t row = l.row(static_cast<std::int64_t>(s), start);
     const std::uint64_t c0 = g * kRowCols;
     const int m = static_cast<int>(a.width - c0 < kRowCols ? a.width - c0 : kRowCols);
     // In storage order, from the first value (so a lone -0 stays -0); the row's kRowCols
@@ -127,79 +106,19 @@ __global__ void __launch_bounds__(kBlock) rows_kernel(RowRuns<T, Op> a) {
   }
 }
 
-/// The long runs (sorted path), the longest first (blocks start about in index order, and a
-/// run of thousands of rows started in the last wave set the kernel's time): block b < nfirst
-/// * slabs sums run first[b / slabs], a later one run second[b / slabs - nfirst], at the kSlab
-/// columns from (b % slabs) * kSlab. Warps 1.. load a chunk of kLongChunk rows (lane: row
-/// lane / kSlab of 4, column lane % kSlab; kLongRows rows each, all issued before any is
-/// stored, their positions loaded a chunk ahead) into shared memory; warp 0's first kSlab lanes
-/// sum it in storage order while the loaders issue the next chunk (f64: 28 KB of shared
-/// memory).
+/// long_rows_kernel's sink for accumulate: dense(row, c) = op(dense(row, c), the run's sum).
 template <class T, class Op>
-__global__ void __launch_bounds__(kLongWarps * 32)
-    long_rows_kernel(RowRuns<T, Op> a, const std::int64_t* first, std::int64_t nfirst,
-                     const std::int64_t* second, std::int64_t slabs) {
-  using C = detail::compute_t<T>;
-  constexpr int kGroups = 32 / kSlab;  // rows a warp's load instruction reads
-  __shared__ C tile[kLongChunk][kSlab];
-  const RunLayout& l = a.runs;
-  const int lane = static_cast<int>(threadIdx.x % 32), warp = static_cast<int>(threadIdx.x / 32);
-  const int col = lane % kSlab, group = lane / kSlab;
-  const std::int64_t b = blockIdx.x / slabs;
-  const std::int64_t s = b < nfirst ? first[b] : second[b - nfirst];
-  const std::uint64_t c = (blockIdx.x % slabs) * kSlab + static_cast<std::uint64_t>(col);
-  const bool active = c < a.width;
-  const std::int64_t start = l.heads[s], end = s + 1 < l.runs ? l.heads[s + 1] : l.n;
-  // Row u of this thread in the chunk from `base`: (warp - 1) * kLongRows * kGroups + u *
-  // kGroups + group (consecutive rows across a warp's groups).
-  const auto chunk_row = [&](int u) { return ((warp - 1) * kLongRows + u) * kGroups + group; };
-  std::uint64_t pos[kLongRows];
-  const auto load_pos = [&](std::int64_t base) {
-#pragma unroll
-    for (int u = 0; u < kLongRows; ++u) {
-      const std::int64_t j = base + chunk_row(u);
-      pos[u] = j < end ? l.pos[j] : 0;
-    }
-  };
-  if (warp > 0) load_pos(start);
-  C sum{};
-  for (std::int64_t base = start; base < end; base += kLongChunk) {
-    C v[kLongRows];
-    if (warp > 0) {
-#pragma unroll
-      for (int u = 0; u < kLongRows; ++u)
-        v[u] = active && base + chunk_row(u) < end
-                   ? static_cast<C>(detail::to_compute(a.vals[pos[u] * a.width + c]))
-                   : C{};
-      load_pos(base + kLongChunk);
-    }
-    __syncthreads();  // warp 0 is done with the previous chunk
-    if (warp > 0) {
-#pragma unroll
-      for (int u = 0; u < kLongRows; ++u) tile[chunk_row(u)][col] = v[u];
-    }
-    __syncthreads();
-    if (warp == 0 && group == 0 && active) {
-      const int m = static_cast<int>(end - base < kLongChunk ? end - base : kLongChunk);
-      int r = 0;
-      if (base == start) sum = tile[r++][col];  // from the first value, as rows_kernel
-      // Eight values read before their adds: one shared-memory latency per eight, not per add
-      // (a run of 12,956 rows took 239 us with one read per add, its 29 chunks 8 us each).
-      for (; r + 8 <= m; r += 8) {
-        C x[8];
-#pragma unroll
-        for (int u = 0; u < 8; ++u) x[u] = tile[r + u][col];
-#pragma unroll
-        for (int u = 0; u < 8; ++u) sum = ops::Add{}(sum, x[u]);
-      }
-      for (; r < m; ++r) sum = ops::Add{}(sum, tile[r][col]);
-    }
+struct TableSink {
+  RunLayout runs;
+  Strided2<T> dense;
+  Op op;
+  __device__ void operator()(std::int64_t s, std::int64_t start, std::uint64_t c,
+                             detail::compute_t<T> sum, bool, detail::compute_t<T>, bool) const {
+    using C = detail::compute_t<T>;
+    T& x = dense.at(runs.row(s, start), static_cast<std::int64_t>(c));
+    x = detail::from_compute<T>(op(static_cast<C>(detail::to_compute(x)), sum));
   }
-  if (warp == 0 && group == 0 && active) {
-    T& x = a.dense.at(static_cast<std::int64_t>(l.keys[start]), static_cast<std::int64_t>(c));
-    x = detail::from_compute<T>(a.op(static_cast<C>(detail::to_compute(x)), sum));
-  }
-}
+};
 
 /// Run s (of *count, read on the device) is longer than `above` stored rows and at most `upto`.
 struct RunLongerThan {
@@ -213,19 +132,6 @@ struct RunLongerThan {
     return length > above && length <= upto;
   }
 };
-
-/// The runs of more than kVeryLong stored rows into first, the other runs of more than
-/// kLongRun into second (room for n each), their numbers at counts[0] and counts[1]: one CUB
-/// DevicePartition; `temp == nullptr` asks for the temporary size.
-void select_long_runs(void* temp, std::size_t& temp_bytes, const std::int64_t* heads,
-                      const std::int64_t* runs, std::int64_t n, std::int64_t* first,
-                      std::int64_t* second, std::int64_t* counts, cudaStream_t stream) {
-  const RunLongerThan very_long{heads, runs, n, kVeryLong, n};
-  const RunLongerThan long_run{heads, runs, n, kLongRun, kVeryLong};
-  EWISE_CUDA_CHECK(cub::DevicePartition::If(
-      temp, temp_bytes, thrust::counting_iterator<std::int64_t>(0), first, second,
-      thrust::make_discard_iterator(), counts, n, very_long, long_run, stream));
-}
 
 /// The check words, the run count and the long runs' count, read back at once (synchronizes);
 /// throws for a failed check, naming the first bad stored row.
@@ -249,6 +155,16 @@ void throw_row_check(const std::int64_t (&check)[2], const RowSparseView& a, con
   if (check[0] >= 0) throw_row_out_of_range(what, a.desc, check[0], row_at(check[0]));
   if (check[1] >= 0)
     throw_rows_not_increasing(what, check[1], row_at(check[1] - 1), row_at(check[1]));
+}
+
+void select_long_runs(void* temp, std::size_t& temp_bytes, const std::int64_t* heads,
+                      const std::int64_t* runs, std::int64_t n, std::int64_t* first,
+                      std::int64_t* second, std::int64_t* counts, cudaStream_t stream) {
+  const RunLongerThan very_long{heads, runs, n, kVeryLong, n};
+  const RunLongerThan long_run{heads, runs, n, kLongRun, kVeryLong};
+  EWISE_CUDA_CHECK(cub::DevicePartition::If(
+      temp, temp_bytes, thrust::counting_iterator<std::int64_t>(0), first, second,
+      thrust::make_discard_iterator(), counts, n, very_long, long_run, stream));
 }
 
 void launch_row_keys(const RowCheck& check, std::int64_t n, std::int64_t offset, WordArray keys,
@@ -329,12 +245,18 @@ void device_accumulate_rows(const TensorView& dense, const RowSparseView& a, Bin
                      dim3(blocks_for(layout.runs * static_cast<std::int64_t>(groups))),
                      dim3(kBlock), 0, stream, args);
       if (nlong[0] + nlong[1] > 0) {
-        const std::int64_t slabs = (width + kSlab - 1) / kSlab;
-        detail::launch("sparse long_rows", long_rows_kernel<T, Op>,
-                       dim3(static_cast<unsigned>((nlong[0] + nlong[1]) * slabs)),
-                       dim3(kLongWarps * 32), 0, stream, args,
-                       long_runs.get<const std::int64_t>(0), nlong[0],
-                       long_runs.get<const std::int64_t>(1), slabs);
+        LongRuns<T> r;
+        r.runs = layout;
+        r.a = args.vals;
+        r.width = args.width;
+        r.first = long_runs.get<const std::int64_t>(0);
+        r.second = long_runs.get<const std::int64_t>(1);
+        r.nfirst = nlong[0];
+        r.slabs = (width + kSlab - 1) / kSlab;
+        const auto kernel = long_rows_kernel<T, TableSink<T, Op>>;
+        detail::launch("sparse long_rows", kernel,
+                       dim3(static_cast<unsigned>((nlong[0] + nlong[1]) * r.slabs)),
+                       dim3(kLongWarps * 32), 0, stream, r, TableSink<T, Op>{layout, args.dense, f});
       }
     });
   });

@@ -8,7 +8,9 @@
 #include <cstdint>
 
 #include "ewise/coo.hpp"
+#include "ewise/detail/types.cuh"
 #include "ewise/error.hpp"
+#include "ewise/ops.hpp"
 #include "internal.hpp"
 #include "keys.cuh"
 
@@ -46,7 +48,145 @@ struct RunLayout {
   WordArray keys, pos;
   const std::int64_t* heads = nullptr;
   std::int64_t runs = 0, n = 0;
+
+  /// Run s's stored rows: positions [start(s), end(s)).
+  __device__ std::int64_t start(std::int64_t s) const { return heads ? heads[s] : s; }
+  __device__ std::int64_t end(std::int64_t s) const {
+    return heads == nullptr ? s + 1 : s + 1 < runs ? heads[s + 1] : n;
+  }
+  /// Run s's row index, s's stored rows starting at `start`.
+  __device__ std::int64_t row(std::int64_t s, std::int64_t start) const {
+    return heads ? static_cast<std::int64_t>(keys[start]) : rows[s];
+  }
 };
+
+/// Runs longer than this are long_rows_kernel's (sorted path): a thread of rows_kernel or
+/// union_rows_kernel sums its run with four loads in flight, two dependent round trips each, so
+/// its longest run sets the kernel's time.
+inline constexpr std::int64_t kLongRun = 16;
+/// long_rows_kernel's shape: kLongWarps warps, all but the first loading kLongRows rows each
+/// per lane group a chunk; a warp's lanes are 4 rows of kSlab columns (32-byte segments of f32
+/// rows), so that a hot run of a 64-wide table is 8 blocks streaming in parallel.
+inline constexpr int kLongWarps = 8, kLongRows = 16, kSlab = 8;
+inline constexpr int kLongChunk = (kLongWarps - 1) * kLongRows * (32 / kSlab);  ///< 448 rows
+/// Runs of more than this many stored rows start first in long_rows_kernel.
+inline constexpr std::int64_t kVeryLong = 4 * kLongChunk;
+
+/// The runs of more than kVeryLong stored rows into first, the other runs of more than
+/// kLongRun into second (room for n each), their numbers at counts[0] and counts[1] (runs: the
+/// run count on the device): one CUB DevicePartition; `temp == nullptr` asks for the temporary
+/// size (rows.cu).
+void select_long_runs(void* temp, std::size_t& temp_bytes, const std::int64_t* heads,
+                      const std::int64_t* runs, std::int64_t n, std::int64_t* first,
+                      std::int64_t* second, std::int64_t* counts, cudaStream_t stream);
+
+/// long_rows_kernel's runs and operands: the long runs (first, nfirst of them, the longest;
+/// then second) of `runs`, whose positions below na hold a's stored rows and the others b's
+/// (b null: a's alone), rows of `width` values; `slabs` blocks a run, kSlab columns each.
+template <class T>
+struct LongRuns {
+  RunLayout runs;
+  const T* a = nullptr;
+  const T* b = nullptr;
+  std::int64_t na = 0;
+  std::uint64_t width = 0;
+  const std::int64_t* first = nullptr;
+  const std::int64_t* second = nullptr;
+  std::int64_t nfirst = 0, slabs = 0;
+};
+
+/// The sum, in storage order from the first value, of column c of the stored rows at sorted
+/// positions [j0, j1) of l (row pos[j] - offset of vals), by the whole block alike: warps 1..
+/// load a chunk of kLongChunk rows (lane: row lane / kSlab of 4, column lane % kSlab; kLongRows
+/// rows each, all issued before any is stored, their positions loaded a chunk ahead) into
+/// `tile`; warp 0's first kSlab lanes sum it while the loaders issue the next chunk. The sum is
+/// theirs (0 for an empty range); the other threads' is unspecified.
+template <class T, class C>
+__device__ C block_run_sum(const RunLayout& l, std::int64_t j0, std::int64_t j1, const T* vals,
+                           std::uint64_t offset, std::uint64_t width, std::uint64_t c,
+                           bool active, C (&tile)[kLongChunk][kSlab]) {
+  constexpr int kGroups = 32 / kSlab;  // rows a warp's load instruction reads
+  const int lane = static_cast<int>(threadIdx.x % 32), warp = static_cast<int>(threadIdx.x / 32);
+  const int col = lane % kSlab, group = lane / kSlab;
+  // Row u of this thread in the chunk: consecutive rows across a warp's groups.
+  const auto chunk_row = [&](int u) { return ((warp - 1) * kLongRows + u) * kGroups + group; };
+  std::uint64_t pos[kLongRows];
+  const auto load_pos = [&](std::int64_t base) {
+#pragma unroll
+    for (int u = 0; u < kLongRows; ++u) {
+      const std::int64_t j = base + chunk_row(u);
+      pos[u] = j < j1 ? l.pos[j] - offset : 0;
+    }
+  };
+  if (warp > 0) load_pos(j0);
+  C sum{};
+  for (std::int64_t base = j0; base < j1; base += kLongChunk) {
+    C v[kLongRows];
+    if (warp > 0) {
+#pragma unroll
+      for (int u = 0; u < kLongRows; ++u)
+        v[u] = active && base + chunk_row(u) < j1
+                   ? static_cast<C>(detail::to_compute(vals[pos[u] * width + c]))
+                   : C{};
+      load_pos(base + kLongChunk);
+    }
+    __syncthreads();  // warp 0 is done with the previous chunk
+    if (warp > 0) {
+#pragma unroll
+      for (int u = 0; u < kLongRows; ++u) tile[chunk_row(u)][col] = v[u];
+    }
+    __syncthreads();
+    if (warp == 0 && group == 0 && active) {
+      const int m = static_cast<int>(j1 - base < kLongChunk ? j1 - base : kLongChunk);
+      int r = 0;
+      if (base == j0) sum = tile[r++][col];  // from the first value (a lone -0 stays -0)
+      // Eight values read before their adds: one shared-memory latency per eight, not per add
+      // (a run of 12,956 rows took 239 us with one read per add, its 29 chunks 8 us each).
+      for (; r + 8 <= m; r += 8) {
+        C x[8];
+#pragma unroll
+        for (int u = 0; u < 8; ++u) x[u] = tile[r + u][col];
+#pragma unroll
+        for (int u = 0; u < 8; ++u) sum = ops::Add{}(sum, x[u]);
+      }
+      for (; r < m; ++r) sum = ops::Add{}(sum, tile[r][col]);
+    }
+  }
+  return sum;
+}
+
+/// The long runs, the longest first (blocks start about in index order, and a run of thousands
+/// of rows started in the last wave set the kernel's time): block b < nfirst * slabs sums run
+/// first[b / slabs], a later one run second[b / slabs - nfirst], at the kSlab columns from
+/// (b % slabs) * kSlab: a's stored rows and b's apart (block_run_sum, the split found by binary
+/// search: a run's positions ascend), then sink(s, start, c, a's sum, whether a has rows, b's
+/// sum, whether b has rows) in the threads that hold the sums (f64: 28 KB of shared memory).
+template <class T, class Sink>
+__global__ void __launch_bounds__(kLongWarps * 32) long_rows_kernel(LongRuns<T> r, Sink sink) {
+  using C = detail::compute_t<T>;
+  __shared__ C tile[kLongChunk][kSlab];
+  const RunLayout& l = r.runs;
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  const std::int64_t k = blockIdx.x / r.slabs;
+  const std::int64_t s = k < r.nfirst ? r.first[k] : r.second[k - r.nfirst];
+  const std::uint64_t c = (blockIdx.x % r.slabs) * kSlab + static_cast<std::uint64_t>(lane % kSlab);
+  const bool active = c < r.width;
+  const std::int64_t start = l.start(s), end = l.end(s);
+  std::int64_t mid = end;  // the first of b's stored rows
+  if (r.b) {
+    std::int64_t lo = start;
+    while (lo < mid) {
+      const std::int64_t m = lo + (mid - lo) / 2;
+      if (static_cast<std::int64_t>(l.pos[m]) < r.na) lo = m + 1;
+      else mid = m;
+    }
+  }
+  const C sa = block_run_sum(l, start, mid, r.a, 0, r.width, c, active, tile);
+  const C sb = r.b ? block_run_sum(l, mid, end, r.b, static_cast<std::uint64_t>(r.na), r.width,
+                                   c, active, tile)
+                   : C{};
+  if (threadIdx.x < kSlab && active) sink(s, start, c, sa, mid > start, sb, end > mid);
+}
 
 /// Columns a thread of rows_kernel takes: their sums share each run lookup and position load,
 /// and a quarter as many threads run (the embedding case's short runs, H200: 41 us, against 71

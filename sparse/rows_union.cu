@@ -2,8 +2,10 @@
 // (sparse.hpp): both operands' row indices (nnz of them, not nnz * ncols coordinates) and
 // storage positions radix-sorted together, stably, over the bits nrows needs (rows.cuh's
 // launch_row_keys, whose pass checks the indices), the runs of equal rows found by CUB
-// (compaction.cuh's RunHeads), one synchronization that reads the checks and the run count
-// before the result is allocated, then union_rows_kernel.
+// (compaction.cuh's RunHeads), the long runs picked (rows.cuh's select_long_runs), one
+// synchronization that reads the checks and the counts before the result is allocated, then
+// union_rows_kernel and, for runs longer than kLongRun, rows.cuh's long_rows_kernel with
+// UnionSink.
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
@@ -52,10 +54,10 @@ __global__ void __launch_bounds__(kBlock) union_rows_kernel(RowUnion<T, Op, Unio
        i += std::uint64_t{gridDim.x} * blockDim.x) {
     std::uint64_t s, g;
     u.by_groups.divmod(i, s, g);
-    const std::int64_t start = l.heads[s];
-    const std::int64_t end = static_cast<std::int64_t>(s) + 1 < l.runs ? l.heads[s + 1] : l.n;
-    if (g == 0)
-      u.out_rows.set(static_cast<std::int64_t>(s), static_cast<std::int64_t>(l.keys[start]));
+    const std::int64_t start = l.start(static_cast<std::int64_t>(s));
+    const std::int64_t end = l.end(static_cast<std::int64_t>(s));
+    if (g == 0) u.out_rows.set(static_cast<std::int64_t>(s), l.row(static_cast<std::int64_t>(s), start));
+    if (end - start > kLongRun && u.width > 0) continue;  // long_rows_kernel's
     const std::uint64_t c0 = g * kRowCols;
     const int m = static_cast<int>(u.width - c0 < kRowCols ? u.width - c0 : kRowCols);
     C sa[kRowCols] = {}, sb[kRowCols] = {};
@@ -93,6 +95,23 @@ __global__ void __launch_bounds__(kBlock) union_rows_kernel(RowUnion<T, Op, Unio
   }
 }
 
+/// long_rows_kernel's sink for combine and coalesce: out row s, column c = op(a's sum or
+/// fill_a, b's sum or fill_b) (Union), or a's sum.
+template <class T, class Op, bool Union>
+struct UnionSink {
+  T* out = nullptr;
+  std::uint64_t width = 0;
+  Op op;
+  detail::compute_t<T> fill_a{}, fill_b{};
+  __device__ void operator()(std::int64_t s, std::int64_t, std::uint64_t c,
+                             detail::compute_t<T> sa, bool has_a, detail::compute_t<T> sb,
+                             bool has_b) const {
+    T& o = out[static_cast<std::uint64_t>(s) * width + c];
+    if constexpr (Union) o = detail::from_compute<T>(op(has_a ? sa : fill_a, has_b ? sb : fill_b));
+    else o = detail::from_compute<T>(sa);
+  }
+};
+
 }  // namespace
 
 DeviceRowSparse device_combine_rows(const RowSparseView& a, const RowSparseView* b,
@@ -106,7 +125,7 @@ DeviceRowSparse device_combine_rows(const RowSparseView& a, const RowSparseView*
   if (n == 0) return DeviceRowSparse(d, stream);
   // Both checks' first bad stored rows (all ones: none), then the run count.
   struct UnionWords {
-    std::int64_t check_a[2], check_b[2], runs;
+    std::int64_t check_a[2], check_b[2], runs, long_runs[2];
   };
   DeviceBuffer words(sizeof(UnionWords), stream);
   auto* const w = static_cast<unsigned long long*>(words.data());
@@ -135,6 +154,13 @@ DeviceRowSparse device_combine_rows(const RowSparseView& a, const RowSparseView*
   auto* const runs = reinterpret_cast<std::int64_t*>(w) + 4;
   const RunHeads heads(keys, n, runs, stream);
   layout.heads = heads.positions();
+  const auto room = static_cast<std::size_t>(n) * sizeof(std::int64_t);
+  std::size_t temp_bytes = 0;
+  select_long_runs(nullptr, temp_bytes, layout.heads, runs, n, nullptr, nullptr, nullptr, stream);
+  Workspace long_runs({room, room, temp_bytes}, stream);
+  select_long_runs(long_runs.get(2), temp_bytes, layout.heads, runs, n,
+                   long_runs.get<std::int64_t>(0), long_runs.get<std::int64_t>(1), runs + 1,
+                   stream);
   const auto read = read_back<UnionWords>(w, stream);
   throw_row_check(read.check_a, a, "a", stream);
   if (b) throw_row_check(read.check_b, *b, "b", stream);
@@ -165,6 +191,21 @@ DeviceRowSparse device_combine_rows(const RowSparseView& a, const RowSparseView*
       detail::launch("sparse union_rows", union_rows_kernel<T, Op, kUnion>,
                      dim3(blocks_for(layout.runs * static_cast<std::int64_t>(groups))),
                      dim3(kBlock), 0, stream, args);
+      if (read.long_runs[0] + read.long_runs[1] == 0 || width == 0) return;
+      LongRuns<T> r;
+      r.runs = layout;
+      r.a = args.a;
+      r.b = args.b;
+      r.na = na;
+      r.width = args.width;
+      r.first = long_runs.get<const std::int64_t>(0);
+      r.second = long_runs.get<const std::int64_t>(1);
+      r.nfirst = read.long_runs[0];
+      r.slabs = (width + kSlab - 1) / kSlab;
+      const UnionSink<T, Op, kUnion> sink{args.out, args.width, f, args.fill_a, args.fill_b};
+      detail::launch("sparse long_rows", long_rows_kernel<T, UnionSink<T, Op, kUnion>>,
+                     dim3(static_cast<unsigned>((read.long_runs[0] + read.long_runs[1]) * r.slabs)),
+                     dim3(kLongWarps * 32), 0, stream, r, sink);
     };
     if (u) with_union_op(u->op, [&](auto f) { launch(f, std::true_type{}); });
     else launch(ops::Add{}, std::false_type{});

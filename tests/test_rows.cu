@@ -149,8 +149,10 @@ struct HostCopy {
 
 // combine and coalesce of row-sparse operands (sparse/rows_union.cu) against the CPU backend
 // (itself checked against the expanded COO form in test_rows_host.cpp), bit for bit: shapes
-// with hot rows (runs of hundreds), widths across kRowCols' groups and 0, empty operands, every
-// sweep dtype and a mixed pair, both index types, canonical and duplicated operands, the fills.
+// with hot rows (runs of hundreds, past kLongRun: rows.cuh's long_rows_kernel; {20, 11, 5000,
+// 4000}: one of thousands, past kVeryLong, a's rows and b's each over several chunks), widths
+// across kRowCols' groups and kSlab's, and 0, empty operands, every sweep dtype and a mixed
+// pair, both index types, canonical and duplicated operands, the fills.
 TEST(RowSparseGpu, CombineAndCoalesceMatchTheCpuBackend) {
   EWISE_REQUIRE_GPU();
   std::mt19937_64 rng(verify::seed_from_env_or_random());
@@ -161,7 +163,7 @@ TEST(RowSparseGpu, CombineAndCoalesceMatchTheCpuBackend) {
   };
   const Shape shapes[] = {{1, 1, 1, 1},     {17, 3, 40, 9},  {300, 64, 200, 0}, {1000, 65, 900, 700},
                           {64, 300, 50, 64}, {5, 0, 4, 3},    {7, 5, 0, 0},      {200, 9, 3000, 40},
-                          {50, 5, 0, 2000}};
+                          {50, 5, 0, 2000},  {20, 11, 5000, 4000}};
   const bool small = test::sanitizer_sizes();
   const auto expect_same = [&](const DeviceRowSparse& got, const HostRowSparse& want,
                                const std::string& what) {

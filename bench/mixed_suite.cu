@@ -177,6 +177,7 @@ std::vector<Case> mixed_suite(Bench& bench) {
   specs.push_back({"f16**-2", pow, D::f16, D::f16, BForm::scalar, Promotion::torch, false, -2.0, true});
   specs.push_back({"bf16**0.5", pow, D::bf16, D::bf16, BForm::scalar, Promotion::torch, false, 0.5, true});
   specs.push_back({"bf16**-0.5", pow, D::bf16, D::bf16, BForm::scalar, Promotion::torch, false, -0.5, true});
+  specs.push_back({"f16**-0.5", pow, D::f16, D::f16, BForm::scalar, Promotion::torch, false, -0.5, true});
   specs.push_back({"bf16**bf16", pow, D::bf16, D::bf16, BForm::tensor, Promotion::torch, false, 0.5, true});
   specs.push_back({"bf16**f32", pow, D::bf16, D::f32, BForm::tensor, np, false, 0.5, true});
   std::vector<Case> cases;

@@ -27,8 +27,13 @@ void check_operands(const CooView& a, const CooView& b, const char* op) {
 
 void check_dense_operand(const CooView& a, const ConstTensorView& dense, const char* op) {
   check_view(a, "a");
+  check_dense_operand(a.desc, a.memory, dense, op);
+}
+
+void check_dense_operand(const CooDesc& a, Memory memory, const ConstTensorView& dense,
+                         const char* op) {
   check_view(dense, "dense");
-  EWISE_EXPECTS(a.memory == dense.memory, op, ": a is in ", memory_name(a.memory),
+  EWISE_EXPECTS(memory == dense.memory, op, ": a is in ", memory_name(memory),
                 " memory but dense is in ", memory_name(dense.memory), " memory");
   const std::size_t elem = dtype_size(dense.desc.dtype);
   EWISE_EXPECTS(dense.memory != Memory::device || dense.desc.numel() == 0 ||
@@ -36,9 +41,9 @@ void check_dense_operand(const CooView& a, const ConstTensorView& dense, const c
                 op, ": dense operand data ", dense.data, " is not aligned to its ", elem,
                 "-byte ", dtype_name(dense.desc.dtype), " elements");
   EWISE_EXPECTS(dense.desc.rank() <= 2, op, ": dense operand ", dense.desc.shape.str(),
-                " has rank ", dense.desc.rank(), "; it must broadcast to the COO shape (",
-                a.desc.nrows, ",", a.desc.ncols, ")");
-  (void)broadcast_strides(dense.desc, Dims{a.desc.nrows, a.desc.ncols});  // throws unless it does
+                " has rank ", dense.desc.rank(), "; it must broadcast to the sparse shape (",
+                a.nrows, ",", a.ncols, ")");
+  (void)broadcast_strides(dense.desc, Dims{a.nrows, a.ncols});  // throws unless it does
 }
 
 DenseOperand dense_operand(const CooDesc& a, const ConstTensorView& dense) {

@@ -27,6 +27,9 @@ struct DenseOperand {
 /// check_view on both; same memory; device data aligned; dense broadcasts to a's shape.
 void check_dense_operand(const CooView& a, const ConstTensorView& dense,
                          const char* op = "multiply");
+/// The same of a sparse operand of any form already checked, of shape `a` in `memory`.
+void check_dense_operand(const CooDesc& a, Memory memory, const ConstTensorView& dense,
+                         const char* op);
 /// dense (checked) as read at a's coordinates.
 DenseOperand dense_operand(const CooDesc& a, const ConstTensorView& dense);
 

@@ -1,11 +1,13 @@
 // sparse/host_elem.hpp — how the sparse CPU backend reads and writes the values of each sparse
-// dtype (storage bits, compute type, rounding once, canonical NaN): reference.cpp and rows.cpp.
+// dtype (storage bits, compute type, rounding once, canonical NaN), and a dense operand's
+// factor: reference.cpp and rows.cpp.
 #pragma once
 
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
 
+#include "checks.hpp"
 #include "element.hpp"
 #include "ewise/error.hpp"
 #include "ewise/half.hpp"
@@ -41,6 +43,15 @@ inline float f16_load(std::uint16_t b) { return f16_bits_to_float(b); }
 inline std::uint16_t f16_store(float x) { return float_to_f16_bits(x); }
 inline float bf16_load(std::uint16_t b) { return bf16_bits_to_float(b); }
 inline std::uint16_t bf16_store(float x) { return float_to_bf16_bits(x); }
+
+/// A dense or scalar operand's factor at (r, c), in E's compute type.
+template <class E>
+typename E::compute factor_at(const DenseOperand& d, std::int64_t r, std::int64_t c) {
+  if (!d.scalar) return E::load(d.data, r * d.row_stride + c * d.col_stride);
+  typename E::compute v;
+  std::memcpy(&v, &d.value, sizeof v);
+  return v;
+}
 
 template <class F>
 decltype(auto) with_elem(DType t, F&& f) {

@@ -76,7 +76,7 @@ HostCoo host_coalesce(const CooView& a, const SparseOptions& options);
 void host_accumulate_rows(BinaryOp op, const TensorView& dense, const RowSparseView& a);
 /// device_combine_rows' CPU backend, indices checked (rows.cpp).
 HostRowSparse host_combine_rows(const RowSparseView& a, const RowSparseView* b,
-                                const UnionArgs* u);
+                                const UnionArgs* u, const DenseOperand* factor);
 /// desc: check_dense_to_coo's descriptor of the result.
 HostCoo host_dense_to_coo(const ConstTensorView& dense, const CooDesc& desc);
 HostTensor host_coo_to_dense(const CooView& a);
@@ -135,10 +135,12 @@ void device_check_indices(const CooView& m, const char* what, cudaStream_t strea
 void device_accumulate_rows(const TensorView& dense, const RowSparseView& a, BinaryOp op,
                             const SparseOptions& options, cudaStream_t stream);  // rows.cu
 /// combine(u->op, a, *b) of row-sparse operands of one dtype, or coalesce(a) where b and u are
-/// null; checks the row indices (validate_indices).
+/// null, each value then multiplied by factor's at its (row, column) where factor is not null
+/// (multiply(a, dense): b and u null); checks the row indices (validate_indices).
 DeviceRowSparse device_combine_rows(const RowSparseView& a, const RowSparseView* b,
-                                    const UnionArgs* u, const SparseOptions& options,
-                                    cudaStream_t stream);  // rows.cu
+                                    const UnionArgs* u, const DenseOperand* factor,
+                                    const SparseOptions& options,
+                                    cudaStream_t stream);  // rows_union.cu
 
 // ---- row-sparse index checks (rows.cpp) ----------------------------------------------------
 /// Throws naming the first stored row whose index is outside [0, nrows), or, for a view marked

@@ -22,22 +22,13 @@
 namespace ewise {
 namespace {
 
+using sparse_detail::factor_at;
 using sparse_detail::for_each_coord;
 using sparse_detail::for_each_summed_parallel;
 using sparse_detail::host_index;
 using sparse_detail::Summed;
 using sparse_detail::summed;
 using sparse_detail::with_elem;
-
-/// A dense or scalar operand's factor at (r, c), in the compute type.
-template <class E>
-typename E::compute factor_at(const sparse_detail::DenseOperand& d, std::int64_t r,
-                              std::int64_t c) {
-  if (!d.scalar) return E::load(d.data, r * d.row_stride + c * d.col_stride);
-  typename E::compute v;
-  std::memcpy(&v, &d.value, sizeof v);
-  return v;
-}
 
 void store_index(void* p, IndexType t, std::int64_t k, std::int64_t v) {
   if (t == IndexType::i32) {

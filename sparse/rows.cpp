@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ewise/broadcast.hpp"
+#include "ewise/detail/compute.hpp"
 #include "ewise/error.hpp"
 #include "ewise/sparse.hpp"
 #include "host_elem.hpp"
@@ -123,7 +124,7 @@ void host_accumulate_rows(BinaryOp op, const TensorView& dense, const RowSparseV
 }
 
 HostRowSparse host_combine_rows(const RowSparseView& a, const RowSparseView* b,
-                                const UnionArgs* u) {
+                                const UnionArgs* u, const DenseOperand* factor) {
   const std::int64_t na = a.desc.nnz, n = na + (b ? b->desc.nnz : 0), w = a.desc.ncols;
   std::vector<std::int64_t> rows, order;
   summing_order(a, b, rows, order);
@@ -160,8 +161,9 @@ HostRowSparse host_combine_rows(const RowSparseView& a, const RowSparseView* b,
           out_rows[s] = static_cast<I>(r);
           for (std::int64_t c = 0; c < w; ++c) {
             const C x = has_a ? sa[c] : static_cast<C>(u->fill_a);  // (coalesce: has_a always)
-            E::store(out.vals(), s * w + c,
-                     u ? f(x, has_b ? sb[c] : static_cast<C>(u->fill_b)) : x);
+            if (u) E::store(out.vals(), s * w + c, f(x, has_b ? sb[c] : static_cast<C>(u->fill_b)));
+            else if (factor) E::store(out.vals(), s * w + c, ops::Mul{}(x, factor_at<E>(*factor, r, c)));
+            else E::store(out.vals(), s * w + c, x);
           }
         }
       });
@@ -237,9 +239,11 @@ void check_row_operand(const RowSparseView& a, const char* what, const SparseOpt
 
 /// The row-sparse call on the backend where its operands live (host views' row indices checked
 /// first where validate_indices asks): a with its values in `dtype`, b likewise (or null), u the
-/// union's arguments (or null: coalesce).
+/// union's arguments (or null: coalesce), multiply's dense factor or scalar one (or neither:
+/// b and u null where there is one).
 template <class Result>
-Result run_rows(const RowSparseView& a, const RowSparseView* b, const UnionArgs* u, DType dtype,
+Result run_rows(const RowSparseView& a, const RowSparseView* b, const UnionArgs* u,
+                const ConstTensorView* dense, const DenseOperand* scalar, DType dtype,
                 const SparseOptions& options, cudaStream_t stream, const char* call) {
   check_result_memory(a.memory, kRowResultMemory<Result>, call);
   if (a.memory == Memory::host && options.validate_indices) {
@@ -250,6 +254,7 @@ Result run_rows(const RowSparseView& a, const RowSparseView* b, const UnionArgs*
     detail::DeviceOperands ops;
     ops.add(rows_tensor(a), "a.rows").add(vals_tensor(a), "a.vals");
     if (b) ops.add(rows_tensor(*b), "b.rows").add(vals_tensor(*b), "b.vals");
+    if (dense) ops.add(*dense, "dense");
     ops.check(stream);
   }
   Promoted p(dtype, options.memory, stream);
@@ -261,11 +266,15 @@ Result run_rows(const RowSparseView& a, const RowSparseView* b, const UnionArgs*
   };
   const RowSparseView pa = promoted(a);
   const RowSparseView pb = b ? promoted(*b) : RowSparseView{};
+  const DenseOperand factor = dense    ? dense_operand(a.desc, p.dense(*dense))
+                              : scalar ? *scalar
+                                       : DenseOperand{};
+  const DenseOperand* f = dense || scalar ? &factor : nullptr;
   if constexpr (kRowResultMemory<Result> == Memory::host) {
-    return host_combine_rows(pa, b ? &pb : nullptr, u);
+    return host_combine_rows(pa, b ? &pb : nullptr, u, f);
   } else {
     const detail::CallMemory memory(options.memory);
-    return device_combine_rows(pa, b ? &pb : nullptr, u, options, stream);
+    return device_combine_rows(pa, b ? &pb : nullptr, u, f, options, stream);
   }
 }
 
@@ -288,19 +297,46 @@ Result combine(BinaryOp op, const RowSparseView& a, const RowSparseView& b,
                                {b.desc.dtype, Weight::tensor});
   const UnionArgs u{op, union_fill(options.fill_a, r, "fill_a"),
                     union_fill(options.fill_b, r, "fill_b")};
-  return run_rows<Result>(a, &b, &u, r, options, stream, "combine");
+  return run_rows<Result>(a, &b, &u, nullptr, nullptr, r, options, stream, "combine");
 }
 
 template <class Result>
 Result coalesce(const RowSparseView& a, const SparseOptions& options, cudaStream_t stream) {
   check_row_operand(a, "a", options, "coalesce");
-  return run_rows<Result>(a, nullptr, nullptr, a.desc.dtype, options, stream, "coalesce");
+  return run_rows<Result>(a, nullptr, nullptr, nullptr, nullptr, a.desc.dtype, options, stream,
+                          "coalesce");
+}
+
+template <class Result>
+Result multiply(const RowSparseView& a, const ConstTensorView& dense, const SparseOptions& options,
+                cudaStream_t stream) {
+  check_row_operand(a, "a", options, "multiply");
+  check_dense_operand(a.desc, a.memory, dense, "multiply");
+  const DType r = result_dtype(BinaryOp::multiply, options.promotion, a.desc.dtype,
+                               Operand(dense).type(options.promotion));
+  return run_rows<Result>(a, nullptr, nullptr, &dense, nullptr, r, options, stream, "multiply");
+}
+
+template <class Result>
+Result multiply(const RowSparseView& a, const Scalar& s, const SparseOptions& options,
+                cudaStream_t stream) {
+  check_row_operand(a, "a", options, "multiply");
+  const DType r = result_dtype(BinaryOp::multiply, options.promotion, a.desc.dtype, s.type());
+  const DenseOperand factor{
+      nullptr, 0, 0, true,
+      detail::check_types(BinaryOp::multiply, vals_tensor(a), s, r, options.promotion).b_value};
+  return run_rows<Result>(a, nullptr, nullptr, nullptr, &factor, r, options, stream, "multiply");
 }
 
 #define EWISE_ROWS_INSTANTIATE(RowSparse)                                                     \
   template RowSparse combine<RowSparse>(BinaryOp, const RowSparseView&, const RowSparseView&, \
                                         const SparseOptions&, cudaStream_t);                  \
-  template RowSparse coalesce<RowSparse>(const RowSparseView&, const SparseOptions&, cudaStream_t);
+  template RowSparse coalesce<RowSparse>(const RowSparseView&, const SparseOptions&,         \
+                                         cudaStream_t);                                       \
+  template RowSparse multiply<RowSparse>(const RowSparseView&, const ConstTensorView&,        \
+                                         const SparseOptions&, cudaStream_t);                 \
+  template RowSparse multiply<RowSparse>(const RowSparseView&, const Scalar&,                 \
+                                         const SparseOptions&, cudaStream_t);
 EWISE_ROWS_INSTANTIATE(DeviceRowSparse)
 EWISE_ROWS_INSTANTIATE(HostRowSparse)
 #undef EWISE_ROWS_INSTANTIATE

@@ -88,7 +88,7 @@ __global__ void __launch_bounds__(kBlock) rows_kernel(RowRuns<T, Op> a) {
     C sum[kRowCols] = {};
 #pragma unroll 4
     for (std::int64_t j = start; j < end; ++j) {
-      const std::uint64_t k = l.heads ? l.pos[j] : static_cast<std::uint64_t>(j);
+      const std::uint64_t k = l.stored(j);
       const T* v = a.vals + k * a.width + c0;
 #pragma unroll
       for (int q = 0; q < kRowCols; ++q) {
@@ -167,6 +167,11 @@ void select_long_runs(void* temp, std::size_t& temp_bytes, const std::int64_t* h
       thrust::make_discard_iterator(), counts, n, very_long, long_run, stream));
 }
 
+void launch_row_check(const RowCheck& check, std::int64_t n, cudaStream_t stream) {
+  detail::launch("sparse row_check", row_check_kernel, dim3(blocks_for(n)), dim3(kBlock), 0, stream,
+                 check, n);
+}
+
 void launch_row_keys(const RowCheck& check, std::int64_t n, std::int64_t offset, WordArray keys,
                      WordArray pos, cudaStream_t stream) {
   detail::launch("sparse row_keys", row_keys_kernel, dim3(blocks_for(n)), dim3(kBlock), 0, stream,
@@ -193,8 +198,7 @@ void device_accumulate_rows(const TensorView& dense, const RowSparseView& a, Bin
   std::int64_t nlong[2] = {};
   if (a.desc.canonical) {
     if (validate) {
-      detail::launch("sparse row_check", row_check_kernel, dim3(blocks_for(n)), dim3(kBlock), 0,
-                     stream, check, n);
+      launch_row_check(check, n, stream);
       read_words(w, a, stream);
     }
   } else {

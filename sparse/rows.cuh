@@ -34,6 +34,9 @@ struct RowCheck {
   }
 };
 
+/// RowCheck of stored rows [0, n) (rows.cu's row_check_kernel, on `stream`).
+void launch_row_check(const RowCheck& check, std::int64_t n, cudaStream_t stream);
+
 /// The sort's input from `offset` on (combine's b follows a): keys[offset + k] = rows[k],
 /// pos[offset + k] = offset + k for k < n, each row checked on the way (rows.cu's
 /// row_keys_kernel, on `stream`).
@@ -53,6 +56,10 @@ struct RunLayout {
   __device__ std::int64_t start(std::int64_t s) const { return heads ? heads[s] : s; }
   __device__ std::int64_t end(std::int64_t s) const {
     return heads == nullptr ? s + 1 : s + 1 < runs ? heads[s + 1] : n;
+  }
+  /// The stored row at position j.
+  __device__ std::uint64_t stored(std::int64_t j) const {
+    return heads ? pos[j] : static_cast<std::uint64_t>(j);
   }
   /// Run s's row index, s's stored rows starting at `start`.
   __device__ std::int64_t row(std::int64_t s, std::int64_t start) const {

@@ -1,4 +1,5 @@
-// GPU tests of row-sparse accumulate (sparse/rows.cu), combine and coalesce (rows_union.cu):
+// GPU tests of row-sparse accumulate (sparse/rows.cu), combine, coalesce and multiply by a dense
+// (rows_union.cu):
 // bit for bit against the CPU backend
 // (itself checked against the expanded COO form in test_rows_host.cpp) over random shapes,
 // dtypes, index types, operations, duplicates with hot rows, strided tables, both paths
@@ -203,6 +204,59 @@ TEST(RowSparseGpu, CombineAndCoalesceMatchTheCpuBackend) {
           if (HasFailure()) break;
         }
   ASSERT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+}
+
+// multiply(row-sparse a, dense) (rows_union.cu: sorted runs, long runs, and a canonical a in
+// one pass) against the CPU backend, bit for bit: factors of every broadcast shape (the whole
+// table row- and column-major, a column vector, a row vector, a 0-d scalar), a mixed pair, both
+// index checks' settings; a canonical a with a bad row refused.
+TEST(RowSparseGpu, MultiplyByDenseMatchesTheCpuBackend) {
+  EWISE_REQUIRE_GPU();
+  std::mt19937_64 rng(verify::seed_from_env_or_random());
+  struct Shape {
+    std::int64_t nrows, width, nnz;
+  };
+  const Shape shapes[] = {{1, 1, 1}, {17, 3, 40}, {300, 65, 200}, {200, 9, 3000}, {20, 11, 5000},
+                          {5, 0, 4}, {7, 5, 0}};
+  for (const Shape& s : shapes)
+    for (const DType t : test::sweep_dtypes())
+      for (const bool canonical : {false, true}) {
+        const DType td = rng() % 4 == 0 ? DType::f64 : t;  // a mixed pair now and then
+        const RowCase a = test::random_rows(rng, s.nrows, s.width,
+                                            canonical ? std::min(s.nnz, s.nrows) : s.nnz, t,
+                                            rng() % 2 ? IndexType::i32 : IndexType::i64,
+                                            canonical);
+        const DeviceRows da(a);
+        const Dims shapes_of[] = {Dims{s.nrows, s.width}, Dims{s.width, s.nrows},
+                                  Dims{s.nrows, 1}, Dims{s.width}, Dims{}};
+        for (std::size_t f = 0; f < std::size(shapes_of); ++f) {
+          HostTensor h(td, shapes_of[f]);
+          test::fill_values(td, h.data(), h.numel(), rng);
+          const DeviceTensor d = to_device(h.view());
+          // the second as the column-major (nrows, width) table
+          const TensorDesc desc = f == 1 ? TensorDesc::strided(td, Dims{s.nrows, s.width},
+                                                               Dims{1, s.nrows})
+                                         : h.view().desc;
+          SparseOptions o;
+          o.validate_indices = rng() % 4 != 0;
+          const DeviceRowSparse got =
+              multiply(da.view, ConstTensorView(d.data(), desc, Memory::device), o);
+          const HostRowSparse want =
+              multiply<HostRowSparse>(a.view(), ConstTensorView(h.data(), desc, Memory::host));
+          const HostCopy hg(got);
+          EXPECT_EQ(test::coo_difference(test::expanded(hg.view()), test::expanded(want.view())), "")
+              << dtype_name(t) << " x " << dtype_name(td) << " " << desc.shape.str() << " "
+              << s.nrows << "x" << s.width << (canonical ? " canonical" : "");
+          EXPECT_TRUE(got.desc().canonical);
+        }
+        if (HasFailure()) return;
+      }
+  RowCase bad = test::random_rows(rng, 10, 4, 3, DType::f32, IndexType::i64, true);
+  bad.rows.data_as<std::int64_t>()[2] = 10;
+  const DeviceRows dbad(bad);
+  const DeviceTensor factor = to_device(HostTensor(DType::f32, Dims{10, 1}).view());
+  expect_invalid([&] { multiply(dbad.view, factor.view()); }, {"stored row 2", "row index 10"});
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
 }
 
 TEST(RowSparseGpu, CombineRefusesBadIndices) {

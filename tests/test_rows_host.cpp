@@ -174,6 +174,76 @@ TEST(RowSparseHost, CombineAndCoalesceMatchTheExpandedCoo) {
         }
 }
 
+/// The dense factors a row-sparse (nrows, width) operand is multiplied by in the tests: the
+/// whole table (row-major or column-major), a column vector (row scaling), a row vector and a
+/// 0-d scalar, of dtype t, random values; `buffers` holds their storage.
+std::vector<ConstTensorView> dense_factors(DType t, std::int64_t nrows, std::int64_t width,
+                                           std::vector<HostTensor>& buffers,
+                                           std::mt19937_64& rng) {
+  const Dims shapes[] = {Dims{nrows, width}, Dims{width, nrows}, Dims{nrows, 1}, Dims{width},
+                         Dims{}};
+  std::vector<ConstTensorView> views;
+  for (const Dims& shape : shapes) {
+    buffers.emplace_back(t, shape);
+    HostTensor& b = buffers.back();
+    test::fill_values(t, b.data(), b.numel(), rng);
+    views.push_back(b.view());
+  }
+  // the second as the column-major (nrows, width) table
+  views[1] = ConstTensorView(buffers[1].data(),
+                             TensorDesc::strided(t, Dims{nrows, width}, Dims{1, nrows}),
+                             Memory::host);
+  return views;
+}
+
+// multiply(row-sparse a, dense): its expanded COO form is multiply(COO, dense) on a's expanded
+// form, bit for bit (a coalesced, each value times dense's element at its row and column,
+// rounded once), for every factor shape, dtypes and mixed pairs, canonical and duplicated
+// operands, empty ones and rows of width 0; and by scalars as multiply(COO, scalar).
+TEST(RowSparseHost, MultiplyByDenseMatchesTheExpandedCoo) {
+  std::mt19937_64 rng(verify::seed_from_env_or_random());
+  struct Shape {
+    std::int64_t nrows, width, nnz;
+  };
+  const Shape shapes[] = {{1, 1, 1}, {9, 7, 12}, {40, 64, 33}, {300, 3, 250}, {5, 0, 3},
+                          {6, 4, 0}};
+  struct Pair {
+    DType a, dense;
+  };
+  std::vector<Pair> pairs;
+  for (const DType t : kValueDTypes) pairs.push_back({t, t});
+  for (const Pair p : {Pair{DType::f32, DType::f64}, Pair{DType::bf16, DType::f32},
+                       Pair{DType::i32, DType::f32}, Pair{DType::i64, DType::i32}})
+    pairs.push_back(p);
+  for (const Shape& s : shapes)
+    for (const Pair p : pairs)
+      for (const bool canonical : {false, true}) {
+        const IndexType index = rng() % 2 ? IndexType::i32 : IndexType::i64;
+        const RowCase a = test::random_rows(rng, s.nrows, s.width,
+                                            canonical ? std::min(s.nnz, s.nrows) : s.nnz, p.a,
+                                            index, canonical);
+        std::vector<HostTensor> buffers;
+        for (const ConstTensorView& d : dense_factors(p.dense, s.nrows, s.width, buffers, rng)) {
+          const HostRowSparse m = multiply<HostRowSparse>(a.view(), d);
+          EXPECT_TRUE(m.desc().canonical);
+          EXPECT_EQ(test::coo_difference(test::expanded(m.view()),
+                                         multiply<HostCoo>(test::expanded(a.view()), d)),
+                    "")
+              << dtype_name(p.a) << " x " << dtype_name(p.dense) << " " << d.desc.shape.str()
+              << " " << s.nrows << "x" << s.width << (canonical ? " canonical" : "");
+        }
+        for (const Scalar& x : {Scalar::weak_float(-2.5), Scalar::weak_int(3),
+                                Scalar::of(DType::f64, 0.1)}) {
+          const HostRowSparse m = multiply<HostRowSparse>(a.view(), x);
+          EXPECT_EQ(test::coo_difference(test::expanded(m.view()),
+                                         multiply<HostCoo>(test::expanded(a.view()), x)),
+                    "")
+              << dtype_name(p.a) << " x " << x.str();
+        }
+        if (HasFailure()) return;
+      }
+}
+
 TEST(RowSparseHost, CombineAndCoalesceRefuseBadArguments) {
   HostTensor rows(DType::i32, Dims{3}), vals(DType::f32, Dims{3, 2});
   const std::int32_t good[] = {0, 2, 3};
@@ -208,6 +278,12 @@ TEST(RowSparseHost, CombineAndCoalesceRefuseBadArguments) {
   expect_invalid([&] { combine<HostRowSparse>(BinaryOp::add, a(), a(4, true)); },
                  {"b is marked canonical", "stored row 2"});
   expect_invalid([&] { combine<DeviceRowSparse>(BinaryOp::add, a(), a()); }, {"host"});
+  // multiply by a dense that does not broadcast to 4 x 2, with drop_zeros, into device memory
+  std::memcpy(rows.data(), good, sizeof good);
+  HostTensor wrong(DType::f32, Dims{3, 2}), factor(DType::f32, Dims{4, 1});
+  expect_invalid([&] { multiply<HostRowSparse>(a(), wrong.view()); }, {"(3,2)", "(4,2)"});
+  expect_invalid([&] { multiply<HostRowSparse>(a(), factor.view(), drop); }, {"drop_zeros"});
+  expect_invalid([&] { multiply<DeviceRowSparse>(a(), factor.view()); }, {"host"});
 }
 
 TEST(RowSparseHost, RefusesBadArgumentsBeforeWriting) {

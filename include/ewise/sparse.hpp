@@ -321,21 +321,39 @@ void accumulate(BinaryOp op, const TensorView& dense, const RowSparseView& a,
 /// nrows, row width (ncols) and index type and memory (their value dtypes may differ: the result
 /// dtype is op_types'); drop_zeros must be false (a row is kept whole). Result: DeviceRowSparse
 /// (device inputs) or HostRowSparse (host), a's index type.
-/// GPU (sparse/rows.cu): both operands' row indices (nnz of them, not nnz * ncols coordinates)
-/// and storage positions radix-sorted together, stably, over the bits nrows needs (a's first on
-/// equal rows), the runs of equal rows found by CUB, one synchronization for the checks and the
-/// run count, then one kernel: a thread a run and four columns, a's and b's sums apart. Throws
-/// before writing anything for bad input (a row index outside [0, nrows), rows of a view
-/// marked canonical not strictly increasing).
+/// GPU (sparse/rows_union.cu): both operands' row indices (nnz of them, not nnz * ncols
+/// coordinates) and storage positions radix-sorted together, stably, over the bits nrows needs
+/// (a's first on equal rows), the runs of equal rows found by CUB, one synchronization for the
+/// checks and the counts, then one kernel (a thread a run and four columns, a's and b's sums
+/// apart) and, for runs of more than 16 stored rows, a block a run and 8 columns. Throws before
+/// writing anything for bad input (a row index outside [0, nrows), rows of a view marked
+/// canonical not strictly increasing).
 template <class Result = DeviceRowSparse>
 Result combine(BinaryOp op, const RowSparseView& a, const RowSparseView& b,
                const SparseOptions& options = {}, cudaStream_t stream = nullptr);
 
 /// The canonical form of a: row indices strictly increasing, the rows stored at one row index
 /// summed in storage order (the first as it is: a lone -0 stays -0), in a's dtype and index
-/// type (PyTorch's coalesce of a hybrid tensor). GPU as combine's, with one operand.
+/// type (PyTorch's coalesce of a hybrid tensor). GPU as combine's, with one operand; a view
+/// marked canonical is copied in one pass (after the index check where validate_indices).
 template <class Result = DeviceRowSparse>
 Result coalesce(const RowSparseView& a, const SparseOptions& options = {},
+                cudaStream_t stream = nullptr);
+
+/// a ⊙ dense in a's pattern (row scaling, masks): coalesce(a) with the value at each (row r,
+/// column c) multiplied by dense's element at (r, c), rounded once, where dense broadcasts to
+/// (nrows, ncols) as for multiply(COO, dense): the whole table, a column vector (nrows, 1) that
+/// scales rows, a row vector, a scalar; any strides. Result dtype: op_types(multiply) under
+/// options.promotion; drop_zeros must be false. GPU as coalesce, the product made where each
+/// value is written (a canonical a: one pass).
+template <class Result = DeviceRowSparse>
+Result multiply(const RowSparseView& a, const ConstTensorView& dense,
+                const SparseOptions& options = {}, cudaStream_t stream = nullptr);
+
+/// a ⊙ s in a's pattern: coalesce(a), each value times the scalar (passed by value, as for
+/// multiply(COO, s)), rounded once; the result dtype as multiply(COO, s) gives it.
+template <class Result = DeviceRowSparse>
+Result multiply(const RowSparseView& a, const Scalar& s, const SparseOptions& options = {},
                 cudaStream_t stream = nullptr);
 
 /// The canonical form of a: sorted, duplicates summed. A matrix marked canonical is copied.

@@ -10,7 +10,7 @@ import functools
 import math
 
 from . import _dask, _ewise
-from ._interop import Call, adapter, check_devices, check_writable, operand
+from ._interop import Call, adapter, check_devices, check_writable, operand, types
 from ._interop.interface import Compressed, Operand
 from ._ops import op as _op
 
@@ -120,6 +120,9 @@ def multiply(a, b, drop_zeros=False, algorithm="automatic", validate_indices=Tru
         return _dask.binary(functools.partial(
             multiply, drop_zeros=drop_zeros, algorithm=algorithm,
             validate_indices=validate_indices), a, b, None, "ewise-multiply")
+    ra = _row_sparse(a)
+    if ra is not None:
+        return _multiply_rows(a, ra, b, drop_zeros, validate_indices)
     oa = _sparse_operand(a, "a")
     options = _options(oa.vals, drop_zeros, algorithm, validate_indices=validate_indices)
     if type(b) in _PYTHON_SCALARS:
@@ -148,6 +151,57 @@ def multiply(a, b, drop_zeros=False, algorithm="automatic", validate_indices=Tru
         arrays = _form(oa, "multiply_dense")(_coo(run, oa), run.array(b), options, run.stream,
                                        run.stream_owner)
     return _result(a, oa, arrays, device)
+
+
+def _multiply_rows(a, ra, b, drop_zeros, validate_indices):
+    """a ⊙ b of a row-sparse a (ra: its (rows, values, nrows, canonical)) and a dense operand
+    or a Python scalar b: a's coalesced pattern, each value times b's element at its (row,
+    position in the row), of a's kind (row scaling: b of shape (nrows, 1, ...))."""
+    rows, vals, nrows, canonical = ra
+    row_shape = tuple(vals.shape[1:])
+    width = math.prod(int(e) for e in row_shape)
+    options = _options(vals, drop_zeros, validate_indices=validate_indices)
+    found = adapter(vals)
+    if found.needs_grad(a, vals, b):
+        raise TypeError("ewise: multiply: autograd through a row-sparse operand is not "
+                        "recorded; call it under torch.no_grad() or detach the operands")
+    if type(b) in _PYTHON_SCALARS:
+        device = check_devices(a=vals, a_rows=rows)
+        with Call(vals, device) as run:
+            arrays = _ewise.multiply_rows_scalar(
+                _rows_operand(run, rows, vals, nrows, canonical, width), b, options, run.stream,
+                run.stream_owner)
+    else:
+        if _row_sparse(b) is not None or adapter(b).is_sparse(b):
+            raise TypeError("ewise: multiply: a row-sparse a takes a dense or scalar b; for a "
+                            "sparse b convert a to COO first")
+        b = operand(b)
+        device = check_devices(a=vals, a_rows=rows, b=b)
+        table = _rows_factor(b, nrows, row_shape, width)
+        with Call(vals, device) as run:
+            arrays = _ewise.multiply_rows(
+                _rows_operand(run, rows, vals, nrows, canonical, width), run.array(table),
+                options, run.stream, run.stream_owner)
+    return _rows_result(a, found, arrays, rows, vals, row_shape, nrows, device,
+                        lambda: types("multiply", vals, vals, b)[0])
+
+
+def _rows_factor(b, nrows, row_shape, width):
+    """A dense factor b of a row-sparse operand of logical shape (nrows, *row_shape) as ewise's
+    2-D broadcast reads it against (nrows, width): b itself for rows of one dimension (NumPy's
+    broadcast and ewise's agree there), else b's leading dimension and its row flattened (a
+    view where the framework's reshape gives one) or, for a row of ones, kept as a column.
+    ValueError for a b that broadcasts within a row's dimensions otherwise."""
+    if b.ndim == 0 or len(row_shape) == 1:
+        return b
+    inner = tuple(int(e) for e in b.shape[1:])
+    if b.ndim == 1 + len(row_shape) and inner in (row_shape, (1,) * len(row_shape)):
+        return b.reshape(int(b.shape[0]), width if inner == row_shape else 1)
+    if b.ndim == 1 and not row_shape:
+        return b.reshape(int(b.shape[0]), 1)
+    raise ValueError(f"ewise: multiply: dense of shape {tuple(b.shape)} against a row-sparse "
+                     f"operand of {nrows} rows of shape {row_shape}: pass (nrows or 1, *row "
+                     f"shape) or (nrows or 1, 1, ..., 1), or broadcast it first")
 
 
 def _rows_operand(run, rows, vals, nrows, canonical, width):

@@ -86,7 +86,8 @@ def _differentiable(a, b, drop_zeros, validate_indices):
 def multiply(a, b, *, drop_zeros=False, algorithm="automatic", validate_indices=True):
     """a ⊙ b: a sparse b gives the intersection, a dense one a's pattern (both COO of a's
     kind). Recorded for autograd for torch operands that require a gradient (see the module
-    comment)."""
+    comment). A row-sparse a (a torch hybrid tensor, a RowSparse) takes a dense b (row
+    scaling: b of shape (nrows, 1)) or a scalar: a's coalesced rows, of a's kind."""
     return _sparse.multiply(a, b, drop_zeros, algorithm, validate_indices, _differentiable)
 
 

@@ -397,6 +397,27 @@ void bind_sparse(nb::module_& m) {
         [&](auto tag, cudaStream_t s) { return coalesce<decltype(tag)>(va, o, s); });
   }, nb::arg("a"), nb::arg("options"), nb::arg("stream"), nb::arg("stream_owner").none(),
      "a row-sparse operand's canonical form: (rows, vals), vals flat");
+  m.def("multiply_rows", [](const Rows& a, const InArray& dense, const SparseOptions& o,
+                            std::uintptr_t stream, nb::object stream_owner) {
+    const RowSparseView va = a.view();
+    const ConstTensorView vd = const_view(dense);
+    return sparse_result<HostRowSparse, DeviceRowSparse>(
+        va.memory, stream, std::move(stream_owner),
+        [&](auto tag, cudaStream_t s) { return multiply<decltype(tag)>(va, vd, o, s); });
+  }, nb::arg("a"), nb::arg("dense"), nb::arg("options"), nb::arg("stream"),
+     nb::arg("stream_owner").none(),
+     "a ⊙ dense of a row-sparse operand (dense (nrows, width) or broadcasting to it), in a's "
+     "coalesced pattern: (rows, vals), vals flat");
+  m.def("multiply_rows_scalar", [](const Rows& a, nb::handle value, const SparseOptions& o,
+                                   std::uintptr_t stream, nb::object stream_owner) {
+    const RowSparseView va = a.view();
+    const Scalar s = python_scalar(value);
+    return sparse_result<HostRowSparse, DeviceRowSparse>(
+        va.memory, stream, std::move(stream_owner),
+        [&](auto tag, cudaStream_t st) { return multiply<decltype(tag)>(va, s, o, st); });
+  }, nb::arg("a"), nb::arg("value"), nb::arg("options"), nb::arg("stream"),
+     nb::arg("stream_owner").none(),
+     "a ⊙ a Python scalar (weak) of a row-sparse operand, in a's coalesced pattern: (rows, vals)");
   m.def("compare", [](std::int64_t nrows, std::int64_t ncols, const std::string& dtype,
                       const std::string& op, std::vector<double> densities, bool gpu,
                       std::uint64_t seed, const Coo* a, const Coo* b) {

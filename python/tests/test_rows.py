@@ -171,3 +171,49 @@ def test_coalesce_of_each_kind():
         np.testing.assert_array_equal(result.toarray(), expect.toarray())
     with pytest.raises(ValueError, match="row index 12, outside"):
         ewise.sparse.coalesce(ewise.sparse.RowSparse(np.array([3, 12]), np.ones((2, 4)), 12))
+
+
+@pytest.mark.parametrize("row_shape", [(6,), (), (2, 3)], ids=str)
+@pytest.mark.parametrize("canonical", [False, True])
+def test_multiply_row_sparse_by_dense(row_shape, canonical):
+    """A RowSparse times a dense factor (the table, a column that scales rows, a row, a 0-d
+    array) or a Python scalar: a's coalesced rows (np.add.at's sums, in order of row index, of
+    the values converted to NumPy's result dtype first, as for COO), each value times the
+    factor at its (row, position)."""
+    rng = np.random.default_rng(SEED)
+    nrows, nnz = 30, 25
+    rows = (np.unique(rng.integers(0, nrows, size=nnz)) if canonical
+            else rng.integers(0, nrows // 3, size=nnz))
+    vals = rng.standard_normal((rows.size, *row_shape)).astype(np.float32)
+    distinct = np.unique(rows)
+    a = ewise.sparse.RowSparse(rows, vals, nrows, canonical=canonical)
+    ones = (1,) * len(row_shape)
+    factors = [rng.standard_normal((nrows, *row_shape)).astype(np.float32),
+               rng.standard_normal((nrows, *ones)).astype(np.float32),
+               rng.standard_normal((1, *row_shape)),  # f64: the result is f64
+               np.array(2.5, np.float32), -1.5, 3]
+    for b in factors:
+        got = ewise.sparse.multiply(a, b)
+        assert isinstance(got, ewise.sparse.RowSparse) and got.canonical
+        dtype = np.result_type(vals.dtype, b)
+        sums = np.zeros((nrows, *row_shape), dtype)
+        np.add.at(sums, rows, vals.astype(dtype))
+        want = sums[distinct] * (b if np.ndim(b) == 0 else np.broadcast_to(
+            b, (nrows, *row_shape))[distinct])
+        np.testing.assert_array_equal(got.rows, distinct)
+        assert got.values.dtype == want.dtype, (np.shape(b), got.values.dtype, want.dtype)
+        np.testing.assert_array_equal(got.values, want)
+
+
+def test_multiply_row_sparse_errors():
+    rows = np.array([3, 1, 3], np.int32)
+    vals = np.ones((3, 2, 4), np.float32)
+    a = ewise.sparse.RowSparse(rows, vals, 5)
+    with pytest.raises(ValueError, match=r"dense of shape \(4,\)"):
+        ewise.sparse.multiply(a, np.ones(4, np.float32))  # broadcasts within a row
+    with pytest.raises(ValueError, match="broadcast"):
+        ewise.sparse.multiply(a, np.ones((4, 2, 4), np.float32))
+    with pytest.raises(TypeError, match="dense or scalar b"):
+        ewise.sparse.multiply(a, a)
+    with pytest.raises(ValueError, match="row index 3"):
+        ewise.sparse.multiply(ewise.sparse.RowSparse(rows, vals, 3), 2.0)

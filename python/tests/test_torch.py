@@ -371,6 +371,30 @@ def test_union_of_embedding_gradients(device):
                                                                                [0, 4]]
 
 
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_row_scaling_of_embedding_gradients(device):
+    """An Embedding(sparse=True) gradient times a per-row factor (nrows, 1), a table and a
+    scalar: a coalesced hybrid tensor, g.coalesce()'s values times the factor at their rows,
+    the same bits on both backends; a gradient that requires grad refused (not recorded)."""
+    if device == "cuda" and not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    torch.manual_seed(SEED)
+    emb = torch.nn.Embedding(300, 8, sparse=True).to(device)
+    (emb(torch.randint(0, 300, (16, 10), device=device) % 37) ** 2).sum().backward()
+    g = emb.weight.grad
+    c = g.coalesce()
+    for factor in (torch.rand(300, 1, device=device), torch.rand(300, 8, device=device), 0.5):
+        got = ewise.sparse.multiply(g, factor)
+        assert got.layout is torch.sparse_coo and got.is_coalesced() and got.sparse_dim() == 1
+        assert torch.equal(got._indices(), c._indices())
+        f = factor if isinstance(factor, float) else factor[c._indices()[0]]
+        torch.testing.assert_close(got._values(), c._values() * f, rtol=1e-6, atol=1e-6)
+        cpu = ewise.sparse.multiply(g.cpu(), factor if isinstance(factor, float) else factor.cpu())
+        assert torch.equal(got._values().cpu(), cpu._values())
+    with pytest.raises(TypeError, match="autograd"):
+        ewise.sparse.multiply(g, torch.rand(300, 1, device=device, requires_grad=True))
+
+
 @pytest.mark.parametrize("dense_shape", [(5, 7), (7,), (5, 1), ()], ids=str)
 def test_sparse_multiply_gradcheck(dense_shape):
     g = torch.Generator().manual_seed(SEED)

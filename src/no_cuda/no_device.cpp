@@ -111,7 +111,7 @@ void device_accumulate_rows(const TensorView&, const RowSparseView&, BinaryOp,
   no_gpu("device_accumulate_rows");
 }
 DeviceRowSparse device_combine_rows(const RowSparseView&, const RowSparseView*, const UnionArgs*,
-                                    const SparseOptions&, cudaStream_t) {
+                                    const DenseOperand*, const SparseOptions&, cudaStream_t) {
   no_gpu("device_combine_rows");
 }
 

@@ -67,7 +67,9 @@ __global__ void __launch_bounds__(kBlock) union_rows_kernel(RowUnion<T, Op, Unio
     u.by_groups.divmod(i, s, g);
     const std::int64_t start = l.start(static_cast<std::int64_t>(s));
     const std::int64_t end = l.end(static_cast<std::int64_t>(s));
-    const std::int64_t row = l.row(static_cast<std::int64_t>(s), start);
+    // (a dependent load: only where it is used)
+    const std::int64_t row =
+        g == 0 || u.factor.present() ? l.row(static_cast<std::int64_t>(s), start) : 0;
     if (g == 0) u.out_rows.set(static_cast<std::int64_t>(s), row);
     if (end - start > kLongRun && u.width > 0) continue;  // long_rows_kernel's
     const std::uint64_t c0 = g * kRowCols;

@@ -170,7 +170,8 @@ bool run_power(const F& f, const CallTypes& t, const DensePlan& plan, cudaStream
       GridPlan grid = plan.grid;
       grid.covers_work = false;
       grid.waves = kPowerWaves<T, G>;
-      grid.need = std::max<std::int64_t>((plan.numel + 128 * per_thread - 1) / (128 * per_thread), 1);
+      grid.need =
+          std::max<std::int64_t>((plan.numel + 128 * per_thread - 1) / (128 * per_thread), 1);
       launch("power", kernel, grid_blocks(kernel, grid, 128), 128, 0, stream, g, p);
     };
     constexpr int V = 16 / sizeof(T) * kPowerVectors<T>;

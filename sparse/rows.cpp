@@ -161,9 +161,10 @@ HostRowSparse host_combine_rows(const RowSparseView& a, const RowSparseView* b,
           out_rows[s] = static_cast<I>(r);
           for (std::int64_t c = 0; c < w; ++c) {
             const C x = has_a ? sa[c] : static_cast<C>(u->fill_a);  // (coalesce: has_a always)
-            if (u) E::store(out.vals(), s * w + c, f(x, has_b ? sb[c] : static_cast<C>(u->fill_b)));
-            else if (factor) E::store(out.vals(), s * w + c, ops::Mul{}(x, factor_at<E>(*factor, r, c)));
-            else E::store(out.vals(), s * w + c, x);
+            const C y = u        ? f(x, has_b ? sb[c] : static_cast<C>(u->fill_b))
+                        : factor ? ops::Mul{}(x, factor_at<E>(*factor, r, c))
+                                 : x;
+            E::store(out.vals(), s * w + c, y);
           }
         }
       });

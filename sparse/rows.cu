@@ -258,9 +258,10 @@ void device_accumulate_rows(const TensorView& dense, const RowSparseView& a, Bin
         r.nfirst = nlong[0];
         r.slabs = (width + kSlab - 1) / kSlab;
         const auto kernel = long_rows_kernel<T, TableSink<T, Op>>;
+        const TableSink<T, Op> sink{layout, args.dense, f};
         detail::launch("sparse long_rows", kernel,
                        dim3(static_cast<unsigned>((nlong[0] + nlong[1]) * r.slabs)),
-                       dim3(kLongWarps * 32), 0, stream, r, TableSink<T, Op>{layout, args.dense, f});
+                       dim3(kLongWarps * 32), 0, stream, r, sink);
       }
     });
   });

@@ -417,7 +417,8 @@ void bind_sparse(nb::module_& m) {
         [&](auto tag, cudaStream_t st) { return multiply<decltype(tag)>(va, s, o, st); });
   }, nb::arg("a"), nb::arg("value"), nb::arg("options"), nb::arg("stream"),
      nb::arg("stream_owner").none(),
-     "a ⊙ a Python scalar (weak) of a row-sparse operand, in a's coalesced pattern: (rows, vals)");
+     "a ⊙ a Python scalar (weak) of a row-sparse operand, in a's coalesced pattern: (rows, "
+     "vals)");
   m.def("compare", [](std::int64_t nrows, std::int64_t ncols, const std::string& dtype,
                       const std::string& op, std::vector<double> densities, bool gpu,
                       std::uint64_t seed, const Coo* a, const Coo* b) {

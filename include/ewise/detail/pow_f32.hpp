@@ -420,15 +420,12 @@ struct PowRsqrt {
   }
 };
 
-/// a ** -0.5 stored as a 16-bit float that keeps all but the low D of float's 23 mantissa bits
-/// (bf16: D = 16; f16: D = 13, in its normal range): PowRsqrt's value rounded to that format,
-/// from the hardware's approximation alone where that is certain. The approximation g lies
-/// within 2^-22.9 of the root, 2.2 of its float ulps, and the root's float (PowRsqrt's) within
-/// 2.7 ulps of g: at most 2 floats away. Both round alike where g's dropped bits are 3 or more
-/// from the format's rounding midpoint (one value in 2^(D - 2.3) is refused, then PowRsqrt).
-/// Bits are monotonic across powers of two, and a binade's edge is no midpoint. About 8
-/// instructions an element where PowRsqrt takes 25 (H200, 2^26 values: bf16 0.0961 ms → 0.0704,
-/// PyTorch's rsqrt 0.0672; f16 with a band of 9 floats 0.0738).
+/// a ** -0.5 stored as a 16-bit float keeping all but the low D of float's 23 mantissa bits
+/// (bf16: 16; f16: 13, in its normal range): PowRsqrt's value rounded to it, from the hardware's
+/// approximation g alone where that is certain. g is within 2^-22.9 (2.2 ulps) of the root and
+/// PowRsqrt's float within 2 floats of g, so both round alike where g's dropped bits are 3 or
+/// more from the format's midpoint (bits are monotonic; a binade's edge is no midpoint); the
+/// rest (one in 2^(D - 2.3)) take PowRsqrt. 8 instructions an element for 25 (benchmarks.md).
 template <int D>
 struct PowRsqrtNarrow {
   static_assert(D == 16 || D == 13, "bf16 or f16");
@@ -437,8 +434,7 @@ struct PowRsqrtNarrow {
     std::memcpy(&ua, &a, sizeof ua);
     r = rsqrt_approx(a);
     std::memcpy(&ug, &r, sizeof ug);
-    const std::uint32_t low = ug & ((1u << D) - 1);
-    const bool far = low - ((1u << (D - 1)) - 2) > 4u;
+    const bool far = (ug & ((1u << D) - 1)) - ((1u << (D - 1)) - 2) > 4u;  // |low - half| > 2
     const bool positive_normal = ua - 0x00800000u < 0x7F000000u;  // (hence g normal)
     // f16: g in [2^-14, 2^15), its normal range (below it a subnormal's midpoints differ)
     const bool in_range = D == 16 || ug - ((127u - 14) << 23) < (29u << 23);

@@ -197,8 +197,6 @@ def _rows_factor(b, nrows, row_shape, width):
     inner = tuple(int(e) for e in b.shape[1:])
     if b.ndim == 1 + len(row_shape) and inner in (row_shape, (1,) * len(row_shape)):
         return b.reshape(int(b.shape[0]), width if inner == row_shape else 1)
-    if b.ndim == 1 and not row_shape:
-        return b.reshape(int(b.shape[0]), 1)
     raise ValueError(f"ewise: multiply: dense of shape {tuple(b.shape)} against a row-sparse "
                      f"operand of {nrows} rows of shape {row_shape}: pass (nrows or 1, *row "
                      f"shape) or (nrows or 1, 1, ..., 1), or broadcast it first")

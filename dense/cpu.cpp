@@ -313,7 +313,7 @@ EWISE_CPU_TARGETS void chunked_row(const F& f, const CallTypes& t, const Row& r,
     // f32 power by the SIMD paths where the CPU has AVX2 and FMA (cpu_power.cpp); a functor
     // by chunks otherwise (its series' fma() then glibc's software routine)
     if constexpr (std::is_same_v<F, ops::Pow> && std::is_same_v<C, float>) {
-      if (!power_f32_simd(x, y, z, m)) apply_chunks(f, x, y, z, m);
+      if (!power_f32_simd(x, y, 0.0f, z, m)) apply_chunks(f, x, y, z, m);
     } else if constexpr (std::is_same_v<F, ops::detail::PowSmallInt>) {
       if (!power_int_simd(f, x, z, m)) apply_chunks(f, x, y, z, m);
     } else if constexpr (std::is_same_v<F, ops::detail::PowRsqrt>) {
@@ -419,19 +419,23 @@ void run_functor(const F& f, const CallTypes& t, const DensePlan& plan) {
   if constexpr (pow || pow_int || pow_rsqrt) {
     const bool f32 = !t.a_scalar && !t.a_round && t.a == DType::f32 && t.out == DType::f32 &&
                      t.types.result == DType::f32 &&
-                     (!pow || (!t.b_scalar && !t.b_round && t.b == DType::f32));
+                     (!pow || t.b_scalar || (!t.b_round && t.b == DType::f32));
     if (f32) {
       for_each_row(t, plan, [&](const Row& r) {
         float* out = reinterpret_cast<float*>(r.out);
         const float* a = reinterpret_cast<const float*>(r.a);
-        const bool rows = r.so == 1 && r.sa == 1 && (!pow || r.sb == 1);
+        // (a scalar exponent, or one element held along the row: every exponent y0)
+        const bool held = t.b_scalar || r.sb == 0;
+        const bool rows = r.so == 1 && r.sa == 1 && (!pow || r.sb == 1 || held);
         if (rows) {
           if constexpr (pow_int) {
             if (power_int_simd(f, a, out, r.n)) return;
           } else if constexpr (pow_rsqrt) {
             if (power_rsqrt_simd(a, out, r.n)) return;
           } else {
-            if (power_f32_simd(a, reinterpret_cast<const float*>(r.b), out, r.n)) return;
+            const auto* b = reinterpret_cast<const float*>(r.b);
+            const float y0 = t.b_scalar ? b0 : held ? *b : 0.0f;
+            if (power_f32_simd(a, held ? nullptr : b, y0, out, r.n)) return;
           }
         }
         chunked_row<F, C>(f, t, r, la, lb, st, a0, b0);

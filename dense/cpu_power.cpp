@@ -230,23 +230,22 @@ struct RsqrtLanes {
 /// an element against 4.5 at one group, one core of the 2-core CI machine), the functor itself
 /// for the refused lanes and the last m % 8 (built for AVX2 with FMA too: the series' fma one
 /// instruction). z may be x (in place): an iteration's inputs are copied before its lanes store.
-/// y is read where it is given (ops::Pow's tensor exponent).
+/// y is read where it is given (ops::Pow's tensor exponent), else every exponent is y0.
 template <class L>
-__attribute__((target("avx2,fma"))) void power_loop(const float* x, const float* y, float* z,
-                                                     std::int64_t m, const L& lanes) {
+__attribute__((target("avx2,fma"))) void power_loop(const float* x, const float* y, float y0,
+                                                     float* z, std::int64_t m, const L& lanes) {
   const auto one = [&](float a, float b) { return canonical_nan(lanes.one(a, b)); };
   std::int64_t j = 0;
   for (; j + 8 <= m; j += 8) {
-    float a[8], b[8] = {};
+    float a[8], b[8];
     for (int i = 0; i < 8; ++i) a[i] = x[j + i];
-    if (y != nullptr)
-      for (int i = 0; i < 8; ++i) b[i] = y[j + i];
+    for (int i = 0; i < 8; ++i) b[i] = y != nullptr ? y[j + i] : y0;
     const unsigned accepted = lanes.four(a, b, z + j) | lanes.four(a + 4, b + 4, z + j + 4) << 4;
     if (accepted != 0xFFu)
       for (int i = 0; i < 8; ++i)
         if (!(accepted >> i & 1u)) z[j + i] = one(a[i], b[i]);
   }
-  for (; j < m; ++j) z[j] = one(x[j], y != nullptr ? y[j] : 0.0f);
+  for (; j < m; ++j) z[j] = one(x[j], y != nullptr ? y[j] : y0);
 }
 
 bool has_avx2_fma() {
@@ -257,13 +256,13 @@ bool has_avx2_fma() {
 }  // namespace
 #endif
 
-bool power_f32_simd(const float* x, const float* y, float* z, std::int64_t m) {
+bool power_f32_simd(const float* x, const float* y, float y0, float* z, std::int64_t m) {
 #if EWISE_CPU_POWER_AVX2
   if (!has_avx2_fma()) return false;
-  power_loop(x, y, z, m, PowLanes{});
+  power_loop(x, y, y0, z, m, PowLanes{});
   return true;
 #else
-  (void)x, (void)y, (void)z, (void)m;
+  (void)x, (void)y, (void)y0, (void)z, (void)m;
   return false;
 #endif
 }
@@ -271,7 +270,7 @@ bool power_f32_simd(const float* x, const float* y, float* z, std::int64_t m) {
 bool power_int_simd(const ops::detail::PowSmallInt& f, const float* x, float* z, std::int64_t m) {
 #if EWISE_CPU_POWER_AVX2
   if (!has_avx2_fma()) return false;
-  power_loop(x, nullptr, z, m, SmallIntLanes{f});
+  power_loop(x, nullptr, 0.0f, z, m, SmallIntLanes{f});
   return true;
 #else
   (void)f, (void)x, (void)z, (void)m;
@@ -282,7 +281,7 @@ bool power_int_simd(const ops::detail::PowSmallInt& f, const float* x, float* z,
 bool power_rsqrt_simd(const float* x, float* z, std::int64_t m) {
 #if EWISE_CPU_POWER_AVX2
   if (!has_avx2_fma()) return false;
-  power_loop(x, nullptr, z, m, RsqrtLanes{});
+  power_loop(x, nullptr, 0.0f, z, m, RsqrtLanes{});
   return true;
 #else
   (void)x, (void)z, (void)m;

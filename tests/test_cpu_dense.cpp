@@ -191,7 +191,8 @@ TEST(CpuDense, PowerByScalarExponents) {
 // f32 ** f32 (the SIMD series of dense/cpu_power.cpp where the CPU has AVX2 and FMA, four
 // lanes at a time, and ops::Pow for what it refuses) against the reference's Pow: random float
 // bits, typical bases and exponents, negative bases to integers, bases near 1 to large
-// exponents, the whole range of bases, and the specials; a length that leaves a tail.
+// exponents, the whole range of bases, and the specials; a length that leaves a tail; the
+// exponent a tensor, one element broadcast, or a scalar.
 TEST(CpuDense, FloatPowerOfTensors) {
   const std::uint64_t seed = test_seed();
   std::mt19937_64 rng(seed);
@@ -221,6 +222,13 @@ TEST(CpuDense, FloatPowerOfTensors) {
   }
   HostOperand out(DType::f32, shape, Layout::contiguous(1), rng);
   ASSERT_EQ(check(BinaryOp::power, a, b, out, Promotion::numpy), "");
+  // an exponent held along the rows: a one-element tensor broadcast, and a Python float
+  HostOperand held(DType::f32, Dims{1}, Layout::contiguous(1), rng);
+  for (float e : {0.7f, -1.3f, 2.5f}) {
+    std::memcpy(held.view.data, &e, sizeof e);
+    ASSERT_EQ(check(BinaryOp::power, a, held, out, Promotion::numpy), "") << e;
+    ASSERT_EQ(check(BinaryOp::power, a, Scalar::weak_float(e), out, Promotion::numpy), "") << e;
+  }
   // in place, into either operand and by a scalar integer exponent (PowSmallInt), against the
   // reference's answer from untouched copies
   for (int into = 0; into < 3; ++into) {

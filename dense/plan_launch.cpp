@@ -42,6 +42,10 @@ void plan_vectorized(DensePlan& plan, const DeviceProps& d) {
     return access != VectorAccess::gather || p.strides[k][r] == 0 || p.strides[k][r] == 1;
   };
   v.rows = v.gathers() && p.shape[r] >= V && by_rows(v.a, 1) && by_rows(v.b, 2);
+  // A chunk of `chunk` elements that starts at a row's last element touches the most rows:
+  // 1 + ceil((chunk - 1) / row), at most 32 where row > (chunk - 2) / 31.
+  const std::int64_t chunk = 32 * vector_unroll(elem) * V;
+  v.row_table = v.gathers() && p.shape[r] > (chunk - 2) / 31;
   const auto mis = reinterpret_cast<std::uintptr_t>(c.out) % kVectorBytes;
   const auto head = static_cast<std::int64_t>((kVectorBytes - mis) % kVectorBytes) / elem;
   v.head = std::min(head, c.numel);

@@ -96,6 +96,13 @@ void check_dense_plan(const BroadcastPlan& plan, const Operand& out, const Opera
                                numel - f.head - f.vectors * v < v,
                            what, ": vectorized head ", f.head, " and ", f.vectors,
                            " vectors of ", numel, " (rank ", r + 1, ")");
+        // A row table holds 32 rows: a warp's chunk starting at a row's last element fits.
+        const std::int64_t chunk =
+            32 * detail::vector_unroll(static_cast<int>(dtype_size(out.desc.dtype))) * v;
+        const std::int64_t n0 = std::max<std::int64_t>(p.shape[r], 1);
+        EWISE_FUZZ_REQUIRE(!f.row_table || (f.gathers() && 1 + (chunk + n0 - 2) / n0 <= 32),
+                           what, ": row table over rows of ", p.shape[r], " for chunks of ",
+                           chunk);
         break;
       }
       case Kernel::row_vectorized:

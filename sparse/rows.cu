@@ -157,14 +157,22 @@ void throw_row_check(const std::int64_t (&check)[2], const RowSparseView& a, con
     throw_rows_not_increasing(what, check[1], row_at(check[1] - 1), row_at(check[1]));
 }
 
-void select_long_runs(void* temp, std::size_t& temp_bytes, const std::int64_t* heads,
-                      const std::int64_t* runs, std::int64_t n, std::int64_t* first,
-                      std::int64_t* second, std::int64_t* counts, cudaStream_t stream) {
+LongRunLists::LongRunLists(const std::int64_t* heads, const std::int64_t* runs, std::int64_t n,
+                           std::int64_t* counts, cudaStream_t stream) {
   const RunLongerThan very_long{heads, runs, n, kVeryLong, n};
   const RunLongerThan long_run{heads, runs, n, kLongRun, kVeryLong};
-  EWISE_CUDA_CHECK(cub::DevicePartition::If(
-      temp, temp_bytes, thrust::counting_iterator<std::int64_t>(0), first, second,
-      thrust::make_discard_iterator(), counts, n, very_long, long_run, stream));
+  const auto select = [&](void* temp, std::size_t& temp_bytes, std::int64_t* first,
+                          std::int64_t* second) {
+    EWISE_CUDA_CHECK(cub::DevicePartition::If(
+        temp, temp_bytes, thrust::counting_iterator<std::int64_t>(0), first, second,
+        thrust::make_discard_iterator(), counts, n, very_long, long_run, stream));
+  };
+  std::size_t temp_bytes = 0;
+  select(nullptr, temp_bytes, nullptr, nullptr);
+  const auto room = static_cast<std::size_t>(n) * sizeof(std::int64_t);
+  storage_ = Workspace({room, room, temp_bytes}, stream);
+  select(storage_.get(2), temp_bytes, storage_.get<std::int64_t>(0),
+         storage_.get<std::int64_t>(1));
 }
 
 void launch_row_check(const RowCheck& check, std::int64_t n, cudaStream_t stream) {
@@ -194,8 +202,7 @@ void device_accumulate_rows(const TensorView& dense, const RowSparseView& a, Bin
   // The sorted path's storage, kept until the kernel is queued.
   std::optional<SortScratch> sorted;
   std::optional<RunHeads> heads;
-  Workspace long_runs;
-  std::int64_t nlong[2] = {};
+  LongRunLists longs;
   if (a.desc.canonical) {
     if (validate) {
       launch_row_check(check, n, stream);
@@ -218,18 +225,11 @@ void device_accumulate_rows(const TensorView& dense, const RowSparseView& a, Bin
     heads.emplace(keys, n, reinterpret_cast<std::int64_t*>(w) + 2, stream);
     layout.heads = heads->positions();
     auto* const counts = reinterpret_cast<std::int64_t*>(w) + 2;
-    const auto room = static_cast<std::size_t>(n) * sizeof(std::int64_t);
-    std::size_t temp_bytes = 0;
-    select_long_runs(nullptr, temp_bytes, layout.heads, counts, n, nullptr, nullptr, nullptr,
-                     stream);
-    long_runs = Workspace({room, room, temp_bytes}, stream);
-    select_long_runs(long_runs.get(2), temp_bytes, layout.heads, counts, n,
-                     long_runs.get<std::int64_t>(0), long_runs.get<std::int64_t>(1), counts + 1,
-                     stream);
+    longs = LongRunLists(layout.heads, counts, n, counts + 1, stream);
     const Words read = read_words(w, a, stream);
     layout.runs = read.runs;
-    nlong[0] = read.long_runs[0];
-    nlong[1] = read.long_runs[1];
+    longs.count[0] = read.long_runs[0];
+    longs.count[1] = read.long_runs[1];
   }
   if (width == 0) return;
   detail::dispatch_dtype(a.desc.dtype, [&](auto tag) {
@@ -248,21 +248,11 @@ void device_accumulate_rows(const TensorView& dense, const RowSparseView& a, Bin
       detail::launch("sparse rows", rows_kernel<T, Op>,
                      dim3(blocks_for(layout.runs * static_cast<std::int64_t>(groups))),
                      dim3(kBlock), 0, stream, args);
-      if (nlong[0] + nlong[1] > 0) {
-        LongRuns<T> r;
-        r.runs = layout;
-        r.a = args.vals;
-        r.width = args.width;
-        r.first = long_runs.get<const std::int64_t>(0);
-        r.second = long_runs.get<const std::int64_t>(1);
-        r.nfirst = nlong[0];
-        r.slabs = (width + kSlab - 1) / kSlab;
-        const auto kernel = long_rows_kernel<T, TableSink<T, Op>>;
-        const TableSink<T, Op> sink{layout, args.dense, f};
-        detail::launch("sparse long_rows", kernel,
-                       dim3(static_cast<unsigned>((nlong[0] + nlong[1]) * r.slabs)),
-                       dim3(kLongWarps * 32), 0, stream, r, sink);
-      }
+      LongRuns<T> r;
+      r.runs = layout;
+      r.a = args.vals;
+      r.width = args.width;
+      longs.launch(r, TableSink<T, Op>{layout, args.dense, f}, stream);
     });
   });
 }

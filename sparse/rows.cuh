@@ -8,11 +8,13 @@
 #include <cstdint>
 
 #include "ewise/coo.hpp"
+#include "ewise/detail/launch.cuh"
 #include "ewise/detail/types.cuh"
 #include "ewise/error.hpp"
 #include "ewise/ops.hpp"
 #include "internal.hpp"
 #include "keys.cuh"
+#include "workspace.hpp"
 
 namespace ewise::sparse_detail {
 
@@ -78,14 +80,6 @@ inline constexpr int kLongWarps = 8, kLongRows = 16, kSlab = 8;
 inline constexpr int kLongChunk = (kLongWarps - 1) * kLongRows * (32 / kSlab);  ///< 448 rows
 /// Runs of more than this many stored rows start first in long_rows_kernel.
 inline constexpr std::int64_t kVeryLong = 4 * kLongChunk;
-
-/// The runs of more than kVeryLong stored rows into first, the other runs of more than
-/// kLongRun into second (room for n each), their numbers at counts[0] and counts[1] (runs: the
-/// run count on the device): one CUB DevicePartition; `temp == nullptr` asks for the temporary
-/// size (rows.cu).
-void select_long_runs(void* temp, std::size_t& temp_bytes, const std::int64_t* heads,
-                      const std::int64_t* runs, std::int64_t n, std::int64_t* first,
-                      std::int64_t* second, std::int64_t* counts, cudaStream_t stream);
 
 /// long_rows_kernel's runs and operands: the long runs (first, nfirst of them, the longest;
 /// then second) of `runs`, whose positions below na hold a's stored rows and the others b's
@@ -194,6 +188,39 @@ __global__ void __launch_bounds__(kLongWarps * 32) long_rows_kernel(LongRuns<T> 
                    : C{};
   if (threadIdx.x < kSlab && active) sink(s, start, c, sa, mid > start, sb, end > mid);
 }
+
+/// The long runs of a sorted layout and their storage: the runs of more than kVeryLong stored
+/// rows (first) and the other runs of more than kLongRun (second), each a list of run numbers.
+/// Empty (no runs) for a canonical layout, whose runs are one stored row each.
+class LongRunLists {
+ public:
+  LongRunLists() = default;
+  /// Queues the selection among the runs starting at `heads` (n stored rows, the run count at
+  /// *runs on the device): one CUB DevicePartition, the two lists' lengths to counts[0] and
+  /// counts[1] on the device (rows.cu). The caller reads them back into `count`.
+  LongRunLists(const std::int64_t* heads, const std::int64_t* runs, std::int64_t n,
+               std::int64_t* counts, cudaStream_t stream);
+
+  std::int64_t count[2] = {};  ///< the lengths of first and second, once read back
+
+  /// long_rows_kernel over the lists with `sink`, r's runs and operands set (nothing for no
+  /// runs or rows of width 0): a block per run and kSlab columns, the first list's first.
+  template <class T, class Sink>
+  void launch(LongRuns<T> r, const Sink& sink, cudaStream_t stream) const {
+    const std::int64_t runs = count[0] + count[1];
+    if (runs == 0 || r.width == 0) return;
+    r.first = storage_.get<const std::int64_t>(0);
+    r.second = storage_.get<const std::int64_t>(1);
+    r.nfirst = count[0];
+    r.slabs = static_cast<std::int64_t>((r.width + kSlab - 1) / kSlab);
+    detail::launch("sparse long_rows", long_rows_kernel<T, Sink>,
+                   dim3(static_cast<unsigned>(runs * r.slabs)), dim3(kLongWarps * 32), 0, stream,
+                   r, sink);
+  }
+
+ private:
+  Workspace storage_;  ///< first, second, DevicePartition's temporary storage
+};
 
 /// Columns a thread of rows_kernel takes: their sums share each run lookup and position load,
 /// and a quarter as many threads run (the embedding case's short runs, H200: 41 us, against 71

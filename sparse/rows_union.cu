@@ -22,7 +22,6 @@
 #include "policy.hpp"
 #include "rows.cuh"
 #include "sort.cuh"
-#include "workspace.hpp"
 
 namespace ewise::sparse_detail {
 namespace {
@@ -125,14 +124,6 @@ struct UnionSink {
   }
 };
 
-/// The long runs of a sorted layout (select_long_runs' lists and counts); none for a canonical
-/// layout.
-struct LongRunLists {
-  const std::int64_t* first = nullptr;
-  const std::int64_t* second = nullptr;
-  std::int64_t count[2] = {};
-};
-
 /// Writes out's rows from `layout`: union_rows_kernel, then long_rows_kernel for the long runs.
 void write_rows(const RunLayout& layout, const LongRunLists& longs, const RowSparseView& a,
                 const RowSparseView* b, const UnionArgs* u, const DenseOperand* factor,
@@ -163,20 +154,13 @@ void write_rows(const RunLayout& layout, const LongRunLists& longs, const RowSpa
       detail::launch("sparse union_rows", union_rows_kernel<T, Op, kUnion>,
                      dim3(blocks_for(layout.runs * static_cast<std::int64_t>(groups))),
                      dim3(kBlock), 0, stream, args);
-      if (longs.count[0] + longs.count[1] == 0 || width == 0) return;
       LongRuns<T> r;
       r.runs = layout;
       r.a = args.a;
       r.b = args.b;
       r.na = args.na;
       r.width = args.width;
-      r.first = longs.first;
-      r.second = longs.second;
-      r.nfirst = longs.count[0];
-      r.slabs = (width + kSlab - 1) / kSlab;
-      detail::launch("sparse long_rows", long_rows_kernel<T, UnionSink<T, Op, kUnion>>,
-                     dim3(static_cast<unsigned>((longs.count[0] + longs.count[1]) * r.slabs)),
-                     dim3(kLongWarps * 32), 0, stream, r, UnionSink<T, Op, kUnion>{args});
+      longs.launch(r, UnionSink<T, Op, kUnion>{args}, stream);
     };
     if (u) with_union_op(u->op, [&](auto f) { launch(f, std::true_type{}); });
     else launch(ops::Add{}, std::false_type{});
@@ -243,22 +227,13 @@ DeviceRowSparse device_combine_rows(const RowSparseView& a, const RowSparseView*
   auto* const runs = reinterpret_cast<std::int64_t*>(w) + 4;
   const RunHeads heads(keys, n, runs, stream);
   layout.heads = heads.positions();
-  const auto room = static_cast<std::size_t>(n) * sizeof(std::int64_t);
-  std::size_t temp_bytes = 0;
-  select_long_runs(nullptr, temp_bytes, layout.heads, runs, n, nullptr, nullptr, nullptr, stream);
-  Workspace long_runs({room, room, temp_bytes}, stream);
-  select_long_runs(long_runs.get(2), temp_bytes, layout.heads, runs, n,
-                   long_runs.get<std::int64_t>(0), long_runs.get<std::int64_t>(1), runs + 1,
-                   stream);
+  LongRunLists longs(layout.heads, runs, n, runs + 1, stream);
   const auto read = read_back<UnionWords>(w, stream);
   throw_row_check(read.check_a, a, "a", stream);
   if (b) throw_row_check(read.check_b, *b, "b", stream);
   layout.runs = read.runs;
   d.nnz = read.runs;
   DeviceRowSparse out(d, stream);
-  LongRunLists longs;
-  longs.first = long_runs.get<const std::int64_t>(0);
-  longs.second = long_runs.get<const std::int64_t>(1);
   longs.count[0] = read.long_runs[0];
   longs.count[1] = read.long_runs[1];
   write_rows(layout, longs, a, b, u, factor, out, stream);

@@ -18,6 +18,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "ewise/broadcast.hpp"
@@ -474,26 +475,36 @@ TEST(DenseGpu, VectorizedAcrossRows) {
       }
 }
 
+/// Elements of a warp's chunk in the vectorized kernel for dtype t, and the longest row for
+/// which it builds no row table (VectorizedPlan::row_table).
+std::pair<std::int64_t, std::int64_t> vector_chunk(DType t) {
+  const auto size = static_cast<int>(dtype_size(t));
+  const std::int64_t chunk = 32 * detail::vector_unroll(size) * (16 / size);
+  return {chunk, (chunk - 2) / 31};
+}
+
 /// The vectorized kernel's gathering by rows (VectorizedPlan::rows): row lengths at the vector
-/// width and around kLongRow (the lanes whose vector crosses a row end read the next row; short
-/// rows every lane), a row vector (inner stride 1), a column and a per-channel value (inner
-/// stride 0), an outer product (both gathered), a rank-4 mix, the output or an input one element
-/// past a 16-byte boundary, each operand order. Rows shorter than a vector, a stepped or
-/// reversed inner dim gather element by element: the planner's rule is checked on both sides.
+/// width, on both sides of the row table's bound and around kLongRow (the lanes whose vector
+/// crosses a row end read the next row; short rows every lane), a row vector (inner stride 1), a
+/// column and a per-channel value (inner stride 0), an outer product (both gathered), a rank-4
+/// mix, the output or an input one element past a 16-byte boundary, each operand order, and a
+/// grid of two blocks (each warp's loop over many chunks rebuilds its row table). Rows shorter
+/// than a vector, a stepped or reversed inner dim gather element by element: the planner's rules
+/// are checked on both sides.
 TEST(DenseGpu, VectorizedGathersByRows) {
   EWISE_REQUIRE_GPU();
   const std::uint64_t seed = test_seed();
   for (DType t : test::sweep_dtypes()) {
     const std::int64_t V = 16 / static_cast<std::int64_t>(dtype_size(t));
-    const std::int64_t L = detail::kLongRow;
-    for (std::int64_t n : {V, V + 1, 3 * V - 1, L - 1, L, L + 1, L + V + 3}) {
+    const std::int64_t L = detail::kLongRow, T = vector_chunk(t).second;
+    for (std::int64_t n : {V, V + 1, 3 * V - 1, T, T + 1, L - 1, L, L + 1, L + V + 3}) {
       const std::int64_t m = n >= L ? 9 : 37;
       struct Shape {
         Dims a, b;
       };
       const Shape shapes[] = {{{m, n}, {n}},          {{m, n}, {m, 1}},
                               {{m, 1}, {1, n}},       {{3, 5, n}, {1, 5, 1}},
-                              {{2, 1, 3, n}, {1, 4, 1, n}}};
+                              {{2, 1, 3, n}, {1, 4, 1, n}},     {{16, 1, 9, n}, {1, 12, 1, n}}};
       for (const Shape& sh : shapes)
         for (int offsets = 0; offsets < 3; ++offsets) {  // none; out and a +1; only b +1
           const int oa = offsets == 1, ob = offsets == 2, oo = offsets == 1;
@@ -508,9 +519,15 @@ TEST(DenseGpu, VectorizedGathersByRows) {
                       seed + u);
             DenseOptions o;
             o.kernel = Kernel::vectorized;
+            if (u % 3 == 0) {  // else the planner's grid
+              o.blocks = 2;
+              o.threads = 64;
+            }
             const detail::DensePlan plan = detail::plan_dense(
                 p.a.view, p.b.view, p.out.view, o, detail::current_device_props());
             EXPECT_EQ(plan.vectorized.rows, plan.vectorized.gathers()) << p.describe(o);
+            EXPECT_EQ(plan.vectorized.row_table, plan.vectorized.gathers() && n > T)
+                << p.describe(o);
             EXPECT_EQ(run_and_check(p, o), "");
           }
         }
@@ -526,9 +543,10 @@ TEST(DenseGpu, VectorizedGathersByRows) {
       l.reverse[1] = true;
       return l;
     }();
-    const std::pair<Dims, Layout> rejected[] = {{{64, V - 1}, Layout::contiguous(2)},
-                                                {{64, 3 * V + 1}, stepped},
-                                                {{64, 3 * V + 1}, reversed}};
+    const std::pair<Dims, Layout> rejected[] = {
+        {{64, V - 1}, Layout::contiguous(2)}, {{64, 3 * V + 1}, stepped},
+        {{64, 3 * V + 1}, reversed},          {{300, T + 5}, stepped},
+        {{64, L + 3}, reversed}};
     for (const auto& [shape, layout] : rejected) {
       if (shape[1] < 2) continue;  // f64: a row of one element coalesces away
       Problem p(BinaryOp::sub, t, shape, layout, {shape[0], 1}, Layout::contiguous(2),
@@ -538,6 +556,7 @@ TEST(DenseGpu, VectorizedGathersByRows) {
       const detail::DensePlan plan =
           detail::plan_dense(p.a.view, p.b.view, p.out.view, o, detail::current_device_props());
       EXPECT_TRUE(plan.vectorized.gathers() && !plan.vectorized.rows) << p.describe(o);
+      EXPECT_EQ(plan.vectorized.row_table, shape[1] > T) << p.describe(o);
       EXPECT_EQ(run_and_check(p, o), "");
     }
   }

@@ -96,6 +96,10 @@ struct VectorizedPlan {
   /// Gathered inputs read by rows (vectorized.cuh's gather_rows): each one's stride along the
   /// innermost dim is 0 or 1, and that dim has at least a vector's elements. Else gather.
   bool rows = false;
+  /// Gathered offsets from a row table a warp builds once a chunk (vectorized.cuh's RowTable),
+  /// not from divmod chains a vector: where a warp's chunk of 32 * vector_unroll vectors lies in
+  /// at most 32 rows wherever it starts (row length > (chunk elements - 2) / 31).
+  bool row_table = false;
   /// An input is gathered: each vector's elements are found through the plan's strides.
   bool gathers() const { return a == VectorAccess::gather || b == VectorAccess::gather; }
 };

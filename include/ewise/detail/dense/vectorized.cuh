@@ -26,6 +26,9 @@ struct VectorizedArgs {
   bool a_gather = false, b_gather = false;
   /// Gathered by rows (GatherMode::rows): the input's innermost stride is 1; else 0.
   bool a_along = false, b_along = false;
+  /// The gathered offsets come from a warp's row table (VectorizedPlan::row_table).
+  bool row_table = false;
+  std::int64_t last_row = 0;  ///< numel / row length - 1 (the table's rows stop there)
 };
 
 /// How the vectorized kernel finds the elements of its gathered inputs: none gathered; by rows
@@ -40,19 +43,106 @@ struct GatherMap {
 template <class Index>
 struct GatherMap<Index, false> {};
 
+/// The offsets of the gathered inputs at the starts of the rows of a warp's chunk: lane l holds
+/// row first + l's (VectorizedPlan::row_table: the chunk's vectors lie in 32 rows). Built once a
+/// chunk, one divmod chain a lane; a vector then finds its offsets by one division by the row
+/// length and shuffles, where the chains cost two a vector (its element and the next row's)
+/// over every dim (H200 Nsight Compute, bf16 rank-5 mix: 256 instructions a vector).
+template <class Index>
+struct RowTable {
+  using Offset = typename Strided<Index>::Offset;
+  Index first = 0;
+  Offset a = 0, b = 0;
+};
+
+/// The row table of the chunk whose first element is e0 (every lane of the warp calls it).
+template <class Index>
+EWISE_DEVICE RowTable<Index> row_table(const Strided<Index>& m, const VectorizedArgs& p,
+                                       Index e0, unsigned lane) {
+  RowTable<Index> t;
+  Index c;
+  m.extent[0].divmod(e0, t.first, c);
+  // Rows past the last (the table has 32 whatever the chunk needs) repeat the last one.
+  const auto row = static_cast<Index>(min_of(static_cast<std::int64_t>(t.first) + lane, p.last_row));
+  typename Strided<Index>::Offset off[3];
+  m.offsets(row * m.extent[0].divisor, off);
+  t.a = off[1];
+  t.b = off[2];
+  return t;
+}
+
+/// Where a gathered vector's elements lie: the offsets of its first element (here), that
+/// element's coordinate along the row (inner) and the offsets of the next row's first element
+/// (next, read only where the vector crosses the row's end).
+template <class Index>
+struct Spot {
+  using Offset = typename Strided<Index>::Offset;
+  Offset here[3], next[3];
+  Index inner;
+};
+
+/// The spot of element i from the warp's row table. Every lane of the warp calls it (shuffles).
+template <class Index>
+EWISE_DEVICE Spot<Index> table_spot(const Strided<Index>& m, const VectorizedArgs& p,
+                                    const RowTable<Index>& t, Index i) {
+  using Offset = typename Strided<Index>::Offset;
+  Spot<Index> s;
+  Index row;
+  m.extent[0].divmod(i, row, s.inner);
+  const int l = static_cast<int>(row - t.first);  // 0..31 for the chunk's vectors
+  const auto c = static_cast<Offset>(s.inner);
+  constexpr unsigned all = 0xFFFFFFFFu;
+  if (p.a_gather) {
+    s.here[1] = __shfl_sync(all, t.a, l) + c * m.stride[1][0];
+    s.next[1] = __shfl_sync(all, t.a, l + 1);
+  }
+  if (p.b_gather) {
+    s.here[2] = __shfl_sync(all, t.b, l) + c * m.stride[2][0];
+    s.next[2] = __shfl_sync(all, t.b, l + 1);
+  }
+  return s;
+}
+
+/// The offsets of element i and its coordinate along the row: the spot's where the warp has a
+/// row table, else the divmod chain's.
+template <class Index>
+EWISE_DEVICE void here_of(const Strided<Index>& m, const VectorizedArgs& p, const Spot<Index>& s,
+                          Index i, typename Strided<Index>::Offset (&off)[3], Index& inner) {
+  if (p.row_table) {
+    off[1] = s.here[1];
+    off[2] = s.here[2];
+    inner = s.inner;
+  } else {
+    m.offsets(i, off, inner);
+  }
+}
+
+/// The offsets of element j, the first of the row after element i's: as here_of.
+template <class Index>
+EWISE_DEVICE void next_of(const Strided<Index>& m, const VectorizedArgs& p, const Spot<Index>& s,
+                          Index j, typename Strided<Index>::Offset (&next)[3]) {
+  if (p.row_table) {
+    next[1] = s.next[1];
+    next[2] = s.next[2];
+  } else {
+    m.offsets(j, next);
+  }
+}
+
 /// Elements i .. i + V - 1 of the gathered inputs into x and y. The first element's offsets come
-/// from the divmod chain and the next ones step along the innermost dim. Rows of at least V
+/// from here_of (the spot s or the divmod chain) and the next ones step along the innermost dim. Rows of at least V
 /// elements end at most once inside a vector: the chain runs once more, for the first element
 /// of the next row, and each element picks its side without a branch (a per-element recompute
 /// at the row end left about half of a warp's lanes idle: H100 Nsight Compute, 18 of 32 lanes
 /// active on 7x7 planes). Shorter rows step element by element, the chain again at each end.
 template <class T, int V, class Index>
-EWISE_DEVICE void gather(const Strided<Index>& m, Index i, const VectorizedArgs& p, const T* a,
-                         const T* b, Pack<T, V>& x, Pack<T, V>& y) {
+EWISE_DEVICE void gather(const Strided<Index>& m, Index i, const VectorizedArgs& p,
+                         const Spot<Index>& s, const T* a, const T* b, Pack<T, V>& x,
+                         Pack<T, V>& y) {
   using Offset = typename Strided<Index>::Offset;
   Offset off[3];
   Index inner;
-  m.offsets(i, off, inner);
+  here_of(m, p, s, i, off, inner);
   const Index n0 = m.extent[0].divisor;
   const Offset sa = m.stride[1][0], sb = m.stride[2][0];
   if (n0 >= static_cast<Index>(V)) {
@@ -70,7 +160,7 @@ EWISE_DEVICE void gather(const Strided<Index>& m, Index i, const VectorizedArgs&
       return;
     }
     Offset next[3];
-    m.offsets(i + static_cast<Index>(left), next);
+    next_of(m, p, s, i + static_cast<Index>(left), next);
 #pragma unroll
     for (int e = 0; e < V; ++e) {
       const bool here = e < left;
@@ -117,16 +207,18 @@ EWISE_DEVICE void row_part(const T* src, Offset here, Offset next, Offset left, 
 
 /// Elements i .. i + V - 1 of the gathered inputs into x and y, by rows (VectorizedPlan::rows:
 /// rows of at least V elements, so a vector ends at most one row): one divmod chain for element
-/// i and, where the vector crosses the row's end, one for the next row's first element, then
-/// row_part. Long rows take the second chain only in the lanes whose vector crosses (few);
-/// short rows in every lane, without a branch (as gather does, for the same reason).
+/// i and, where the vector crosses the row's end, one for the next row's first element (or the
+/// spot s of the warp's row table), then row_part. Long rows take the second chain only in the
+/// lanes whose vector crosses (few); short rows in every lane, without a branch (as gather does,
+/// for the same reason).
 template <class T, int V, class Index>
 EWISE_DEVICE void gather_rows(const Strided<Index>& m, Index i, const VectorizedArgs& p,
-                              const T* a, const T* b, Pack<T, V>& x, Pack<T, V>& y) {
+                              const Spot<Index>& s, const T* a, const T* b, Pack<T, V>& x,
+                              Pack<T, V>& y) {
   using Offset = typename Strided<Index>::Offset;
   Offset off[3];
   Index inner;
-  m.offsets(i, off, inner);
+  here_of(m, p, s, i, off, inner);
   const Index n0 = m.extent[0].divisor;
   const auto left = static_cast<Offset>(n0 - inner);  // elements before the row's end, >= 1
   if (n0 >= static_cast<Index>(kLongRow) && left >= V) {
@@ -135,7 +227,7 @@ EWISE_DEVICE void gather_rows(const Strided<Index>& m, Index i, const Vectorized
     return;
   }
   Offset next[3];
-  m.offsets(i + static_cast<Index>(left), next);
+  next_of(m, p, s, i + static_cast<Index>(left), next);
   if (p.a_gather) row_part<T, V>(a, off[1], next[1], left, p.a_along, x);
   if (p.b_gather) row_part<T, V>(b, off[2], next[2], left, p.b_along, y);
 }
@@ -174,18 +266,29 @@ __global__ void __launch_bounds__(kMaxThreads)
   constexpr int U = vector_unroll(sizeof(T));
   const std::int64_t lane = threadIdx.x % 32;
   const std::int64_t chunk_step = nthreads * U;  // nthreads is a multiple of 32
-  for (std::int64_t v0 = (tid - lane) * U + lane; v0 < p.vectors; v0 += chunk_step) {
+  // The loop runs alike in every lane of a warp (its bound is the warp's first vector), so that
+  // the row table's shuffles see the whole warp.
+  for (std::int64_t first = (tid - lane) * U; first < p.vectors; first += chunk_step) {
+    const std::int64_t v0 = first + lane;
     P x[U], y[U];
+    [[maybe_unused]] RowTable<Index> table;
+    if constexpr (G != GatherMode::none)
+      if (p.row_table)
+        table = row_table(g.map, p, static_cast<Index>(p.head + first * V),
+                          static_cast<unsigned>(lane));
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const std::int64_t w = v0 + u * 32;
+      const auto i = static_cast<Index>(p.head + w * V);
+      [[maybe_unused]] Spot<Index> spot{};
+      if constexpr (G != GatherMode::none)
+        if (p.row_table) spot = table_spot(g.map, p, table, i);
       if (w < p.vectors) {
         // A gathered input's vector is gather's alone (no load or select left for it to undo).
         if (G == GatherMode::none || !p.a_gather) x[u] = p.a_vector ? va[w] : a0v;
         if (G == GatherMode::none || !p.b_gather) y[u] = p.b_vector ? vb[w] : b0v;
-        const auto i = static_cast<Index>(p.head + w * V);
-        if constexpr (G == GatherMode::rows) gather_rows(g.map, i, p, a, b, x[u], y[u]);
-        if constexpr (G == GatherMode::any) gather(g.map, i, p, a, b, x[u], y[u]);
+        if constexpr (G == GatherMode::rows) gather_rows(g.map, i, p, spot, a, b, x[u], y[u]);
+        if constexpr (G == GatherMode::any) gather(g.map, i, p, spot, a, b, x[u], y[u]);
       }
     }
 #pragma unroll
@@ -211,6 +314,8 @@ void launch_vectorized(const F& f, const DensePlan& plan, cudaStream_t stream) {
   const int r = plan.plan.rank() - 1;
   p.a_along = p.a_gather && plan.plan.strides[1][r] == 1;
   p.b_along = p.b_gather && plan.plan.strides[2][r] == 1;
+  p.row_table = v.row_table;
+  p.last_row = v.row_table ? plan.numel / plan.plan.shape[r] - 1 : 0;
   const auto run = [&](auto index, auto mode) {
     using Index = typename decltype(index)::type;
     constexpr GatherMode G = decltype(mode)::value;

@@ -45,7 +45,7 @@ void plan_vectorized(DensePlan& plan, const DeviceProps& d) {
   // A chunk of `chunk` elements that starts at a row's last element touches the most rows:
   // 1 + ceil((chunk - 1) / row), at most 32 where row > (chunk - 2) / 31.
   const std::int64_t chunk = 32 * vector_unroll(elem) * V;
-  v.row_table = v.gathers() && p.shape[r] > (chunk - 2) / 31;
+  v.row_table = v.gathers() && p.rank() >= kRowTableRank && p.shape[r] > (chunk - 2) / 31;
   const auto mis = reinterpret_cast<std::uintptr_t>(c.out) % kVectorBytes;
   const auto head = static_cast<std::int64_t>((kVectorBytes - mis) % kVectorBytes) / elem;
   v.head = std::min(head, c.numel);

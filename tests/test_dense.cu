@@ -476,7 +476,7 @@ TEST(DenseGpu, VectorizedAcrossRows) {
 }
 
 /// Elements of a warp's chunk in the vectorized kernel for dtype t, and the longest row for
-/// which it builds no row table (VectorizedPlan::row_table).
+/// which it builds no row table at any rank (VectorizedPlan::row_table).
 std::pair<std::int64_t, std::int64_t> vector_chunk(DType t) {
   const auto size = static_cast<int>(dtype_size(t));
   const std::int64_t chunk = 32 * detail::vector_unroll(size) * (16 / size);
@@ -484,7 +484,7 @@ std::pair<std::int64_t, std::int64_t> vector_chunk(DType t) {
 }
 
 /// The vectorized kernel's gathering by rows (VectorizedPlan::rows): row lengths at the vector
-/// width, on both sides of the row table's bound and around kLongRow (the lanes whose vector
+/// width, on both sides of the row table's bound (rank 4) and around kLongRow (the lanes whose vector
 /// crosses a row end read the next row; short rows every lane), a row vector (inner stride 1), a
 /// column and a per-channel value (inner stride 0), an outer product (both gathered), a rank-4
 /// mix, the output or an input one element past a 16-byte boundary, each operand order, and a
@@ -526,37 +526,47 @@ TEST(DenseGpu, VectorizedGathersByRows) {
             const detail::DensePlan plan = detail::plan_dense(
                 p.a.view, p.b.view, p.out.view, o, detail::current_device_props());
             EXPECT_EQ(plan.vectorized.rows, plan.vectorized.gathers()) << p.describe(o);
-            EXPECT_EQ(plan.vectorized.row_table, plan.vectorized.gathers() && n > T)
+            EXPECT_EQ(plan.vectorized.row_table, plan.vectorized.gathers() && n > T &&
+                                                     plan.plan.rank() >= detail::kRowTableRank)
                 << p.describe(o);
             EXPECT_EQ(run_and_check(p, o), "");
           }
         }
     }
-    // Rows shorter than a vector, and an input stepping by 2 or reversed along the row: gather.
-    const Layout stepped = [] {
-      Layout l = Layout::contiguous(2);
-      l.step[1] = 2;
+    // Rows shorter than a vector, and an input stepping by 2 or reversed along the row: gather,
+    // at rank 2 and, with a row table where the rows allow one, at rank 4.
+    const auto along = [](int rank, bool reverse) {
+      Layout l = Layout::contiguous(rank);
+      if (reverse) l.reverse[rank - 1] = true;
+      else l.step[rank - 1] = 2;
       return l;
-    }();
-    const Layout reversed = [] {
-      Layout l = Layout::contiguous(2);
-      l.reverse[1] = true;
-      return l;
-    }();
-    const std::pair<Dims, Layout> rejected[] = {
-        {{64, V - 1}, Layout::contiguous(2)}, {{64, 3 * V + 1}, stepped},
-        {{64, 3 * V + 1}, reversed},          {{300, T + 5}, stepped},
-        {{64, L + 3}, reversed}};
-    for (const auto& [shape, layout] : rejected) {
-      if (shape[1] < 2) continue;  // f64: a row of one element coalesces away
-      Problem p(BinaryOp::sub, t, shape, layout, {shape[0], 1}, Layout::contiguous(2),
-                Layout::contiguous(2), seed + 7);
+    };
+    struct Rejected {
+      Dims a;
+      Layout layout;
+      Dims b;
+    };
+    const Rejected rejected[] = {
+        {{64, V - 1}, Layout::contiguous(2), {64, 1}},
+        {{64, 3 * V + 1}, along(2, false), {64, 1}},
+        {{64, 3 * V + 1}, along(2, true), {64, 1}},
+        {{300, T + 5}, along(2, false), {300, 1}},
+        {{7, 1, 3, V + 1}, along(4, false), {1, 4, 3, 1}},
+        {{7, 1, 3, T + 5}, along(4, false), {1, 4, 3, 1}},
+        {{5, 1, 3, L + 3}, along(4, true), {1, 4, 3, 1}}};
+    for (const Rejected& r : rejected) {
+      const int rank = static_cast<int>(r.a.size());
+      if (r.a[rank - 1] < 2) continue;  // f64: a row of one element coalesces away
+      Problem p(BinaryOp::sub, t, r.a, r.layout, r.b, Layout::contiguous(rank),
+                Layout::contiguous(rank), seed + 7);
       DenseOptions o;
       o.kernel = Kernel::vectorized;
       const detail::DensePlan plan =
           detail::plan_dense(p.a.view, p.b.view, p.out.view, o, detail::current_device_props());
       EXPECT_TRUE(plan.vectorized.gathers() && !plan.vectorized.rows) << p.describe(o);
-      EXPECT_EQ(plan.vectorized.row_table, shape[1] > T) << p.describe(o);
+      EXPECT_EQ(plan.plan.rank(), rank) << p.describe(o);
+      EXPECT_EQ(plan.vectorized.row_table, rank >= detail::kRowTableRank && r.a[rank - 1] > T)
+          << p.describe(o);
       EXPECT_EQ(run_and_check(p, o), "");
     }
   }

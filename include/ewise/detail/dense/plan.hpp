@@ -97,8 +97,9 @@ struct VectorizedPlan {
   /// innermost dim is 0 or 1, and that dim has at least a vector's elements. Else gather.
   bool rows = false;
   /// Gathered offsets from a row table a warp builds once a chunk (vectorized.cuh's RowTable),
-  /// not from divmod chains a vector: where a warp's chunk of 32 * vector_unroll vectors lies in
-  /// at most 32 rows wherever it starts (row length > (chunk elements - 2) / 31).
+  /// not from divmod chains a vector: at ranks from kRowTableRank, where a warp's chunk of
+  /// 32 * vector_unroll vectors lies in at most 32 rows wherever it starts (row length >
+  /// (chunk elements - 2) / 31).
   bool row_table = false;
   /// An input is gathered: each vector's elements are found through the plan's strides.
   bool gathers() const { return a == VectorAccess::gather || b == VectorAccess::gather; }

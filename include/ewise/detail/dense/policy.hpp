@@ -88,6 +88,11 @@ inline constexpr int kGatherWaves = 2;
 /// rows of 49 faster); across rows, their gathered vectors step along the row unless they cross
 /// its end (gather in vectorized.cuh). Lengths between 49 and 999 not measured.
 inline constexpr std::int64_t kLongRow = 256;
+/// Plan ranks from which the vectorized kernel's gathered offsets come from a warp's row table
+/// (VectorizedPlan::row_table) rather than divmod chains of rank - 1 divisions (H200: bf16
+/// rank-5 mix 12% faster, f32 16%, rank 7 12%, rank 4 3-4%; at ranks 2 and 3 the table's
+/// shuffles cost up to 22%: f32 outer product 0.039 -> 0.048 ms).
+inline constexpr int kRowTableRank = 4;
 /// Matrix elements each thread of the sliding kernels loads before it stores (H200, f32, the
 /// paper's workload: 8 beats 4 and 2).
 inline constexpr int kSlideUnroll = 8;

@@ -86,7 +86,7 @@ template <class Index>
 EWISE_DEVICE Spot<Index> table_spot(const Strided<Index>& m, const VectorizedArgs& p,
                                     const RowTable<Index>& t, Index i) {
   using Offset = typename Strided<Index>::Offset;
-  Spot<Index> s;
+  Spot<Index> s{};
   Index row;
   m.extent[0].divmod(i, row, s.inner);
   const int l = static_cast<int>(row - t.first);  // 0..31 for the chunk's vectors
@@ -104,11 +104,11 @@ EWISE_DEVICE Spot<Index> table_spot(const Strided<Index>& m, const VectorizedArg
 }
 
 /// The offsets of element i and its coordinate along the row: the spot's where the warp has a
-/// row table, else the divmod chain's.
-template <class Index>
-EWISE_DEVICE void here_of(const Strided<Index>& m, const VectorizedArgs& p, const Spot<Index>& s,
-                          Index i, typename Strided<Index>::Offset (&off)[3], Index& inner) {
-  if (p.row_table) {
+/// row table (Table), else the divmod chain's.
+template <bool Table, class Index>
+EWISE_DEVICE void here_of(const Strided<Index>& m, const Spot<Index>& s, Index i,
+                          typename Strided<Index>::Offset (&off)[3], Index& inner) {
+  if constexpr (Table) {
     off[1] = s.here[1];
     off[2] = s.here[2];
     inner = s.inner;
@@ -118,10 +118,10 @@ EWISE_DEVICE void here_of(const Strided<Index>& m, const VectorizedArgs& p, cons
 }
 
 /// The offsets of element j, the first of the row after element i's: as here_of.
-template <class Index>
-EWISE_DEVICE void next_of(const Strided<Index>& m, const VectorizedArgs& p, const Spot<Index>& s,
-                          Index j, typename Strided<Index>::Offset (&next)[3]) {
-  if (p.row_table) {
+template <bool Table, class Index>
+EWISE_DEVICE void next_of(const Strided<Index>& m, const Spot<Index>& s, Index j,
+                          typename Strided<Index>::Offset (&next)[3]) {
+  if constexpr (Table) {
     next[1] = s.next[1];
     next[2] = s.next[2];
   } else {
@@ -135,14 +135,14 @@ EWISE_DEVICE void next_of(const Strided<Index>& m, const VectorizedArgs& p, cons
 /// of the next row, and each element picks its side without a branch (a per-element recompute
 /// at the row end left about half of a warp's lanes idle: H100 Nsight Compute, 18 of 32 lanes
 /// active on 7x7 planes). Shorter rows step element by element, the chain again at each end.
-template <class T, int V, class Index>
+template <bool Table, class T, int V, class Index>
 EWISE_DEVICE void gather(const Strided<Index>& m, Index i, const VectorizedArgs& p,
                          const Spot<Index>& s, const T* a, const T* b, Pack<T, V>& x,
                          Pack<T, V>& y) {
   using Offset = typename Strided<Index>::Offset;
   Offset off[3];
   Index inner;
-  here_of(m, p, s, i, off, inner);
+  here_of<Table>(m, s, i, off, inner);
   const Index n0 = m.extent[0].divisor;
   const Offset sa = m.stride[1][0], sb = m.stride[2][0];
   if (n0 >= static_cast<Index>(V)) {
@@ -160,7 +160,7 @@ EWISE_DEVICE void gather(const Strided<Index>& m, Index i, const VectorizedArgs&
       return;
     }
     Offset next[3];
-    next_of(m, p, s, i + static_cast<Index>(left), next);
+    next_of<Table>(m, s, i + static_cast<Index>(left), next);
 #pragma unroll
     for (int e = 0; e < V; ++e) {
       const bool here = e < left;
@@ -211,14 +211,14 @@ EWISE_DEVICE void row_part(const T* src, Offset here, Offset next, Offset left, 
 /// spot s of the warp's row table), then row_part. Long rows take the second chain only in the
 /// lanes whose vector crosses (few); short rows in every lane, without a branch (as gather does,
 /// for the same reason).
-template <class T, int V, class Index>
+template <bool Table, class T, int V, class Index>
 EWISE_DEVICE void gather_rows(const Strided<Index>& m, Index i, const VectorizedArgs& p,
                               const Spot<Index>& s, const T* a, const T* b, Pack<T, V>& x,
                               Pack<T, V>& y) {
   using Offset = typename Strided<Index>::Offset;
   Offset off[3];
   Index inner;
-  here_of(m, p, s, i, off, inner);
+  here_of<Table>(m, s, i, off, inner);
   const Index n0 = m.extent[0].divisor;
   const auto left = static_cast<Offset>(n0 - inner);  // elements before the row's end, >= 1
   if (n0 >= static_cast<Index>(kLongRow) && left >= V) {
@@ -227,7 +227,7 @@ EWISE_DEVICE void gather_rows(const Strided<Index>& m, Index i, const Vectorized
     return;
   }
   Offset next[3];
-  next_of(m, p, s, i + static_cast<Index>(left), next);
+  next_of<Table>(m, s, i + static_cast<Index>(left), next);
   if (p.a_gather) row_part<T, V>(a, off[1], next[1], left, p.a_along, x);
   if (p.b_gather) row_part<T, V>(b, off[2], next[2], left, p.b_along, y);
 }
@@ -266,36 +266,46 @@ __global__ void __launch_bounds__(kMaxThreads)
   constexpr int U = vector_unroll(sizeof(T));
   const std::int64_t lane = threadIdx.x % 32;
   const std::int64_t chunk_step = nthreads * U;  // nthreads is a multiple of 32
-  // The loop runs alike in every lane of a warp (its bound is the warp's first vector), so that
-  // the row table's shuffles see the whole warp.
-  for (std::int64_t first = (tid - lane) * U; first < p.vectors; first += chunk_step) {
-    const std::int64_t v0 = first + lane;
-    P x[U], y[U];
-    [[maybe_unused]] RowTable<Index> table;
-    if constexpr (G != GatherMode::none)
-      if (p.row_table)
-        table = row_table(g.map, p, static_cast<Index>(p.head + first * V),
-                          static_cast<unsigned>(lane));
+  // The chunks, with the gathered offsets from a row table (Table) or the divmod chains. The
+  // loop runs alike in every lane of a warp (its bound is the warp's first vector), so that the
+  // row table's shuffles see the whole warp. (gm is g, passed so that the table's uses of its
+  // map are instantiated only where it has one.)
+  const auto chunks = [&](auto table, const auto& gm) {
+    constexpr bool Table = decltype(table)::value;
+    for (std::int64_t first = (tid - lane) * U; first < p.vectors; first += chunk_step) {
+      const std::int64_t v0 = first + lane;
+      P x[U], y[U];
+      [[maybe_unused]] RowTable<Index> rows;
+      if constexpr (Table)
+        rows = row_table(gm.map, p, static_cast<Index>(p.head + first * V),
+                         static_cast<unsigned>(lane));
 #pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const std::int64_t w = v0 + u * 32;
-      const auto i = static_cast<Index>(p.head + w * V);
-      [[maybe_unused]] Spot<Index> spot{};
-      if constexpr (G != GatherMode::none)
-        if (p.row_table) spot = table_spot(g.map, p, table, i);
-      if (w < p.vectors) {
-        // A gathered input's vector is gather's alone (no load or select left for it to undo).
-        if (G == GatherMode::none || !p.a_gather) x[u] = p.a_vector ? va[w] : a0v;
-        if (G == GatherMode::none || !p.b_gather) y[u] = p.b_vector ? vb[w] : b0v;
-        if constexpr (G == GatherMode::rows) gather_rows(g.map, i, p, spot, a, b, x[u], y[u]);
-        if constexpr (G == GatherMode::any) gather(g.map, i, p, spot, a, b, x[u], y[u]);
+      for (int u = 0; u < U; ++u) {
+        const std::int64_t w = v0 + u * 32;
+        const auto i = static_cast<Index>(p.head + w * V);
+        [[maybe_unused]] Spot<Index> spot;
+        if constexpr (Table) spot = table_spot(gm.map, p, rows, i);
+        if (w < p.vectors) {
+          // A gathered input's vector is gather's alone (no load or select left to undo).
+          if (G == GatherMode::none || !p.a_gather) x[u] = p.a_vector ? va[w] : a0v;
+          if (G == GatherMode::none || !p.b_gather) y[u] = p.b_vector ? vb[w] : b0v;
+          if constexpr (G == GatherMode::rows)
+            gather_rows<Table>(g.map, i, p, spot, a, b, x[u], y[u]);
+          if constexpr (G == GatherMode::any) gather<Table>(g.map, i, p, spot, a, b, x[u], y[u]);
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const std::int64_t w = v0 + u * 32;
+        if (w < p.vectors) vout[w] = apply_pack(f, x[u], y[u]);
       }
     }
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const std::int64_t w = v0 + u * 32;
-      if (w < p.vectors) vout[w] = apply_pack(f, x[u], y[u]);
-    }
+  };
+  if constexpr (G != GatherMode::none) {
+    if (p.row_table) chunks(std::true_type{}, g);
+    else chunks(std::false_type{}, g);
+  } else {
+    chunks(std::false_type{}, g);
   }
   for (std::int64_t i = p.head + p.vectors * V + tid; i < p.n; i += nthreads) scalar(i);
 }

@@ -141,6 +141,12 @@ DeviceRowSparse device_combine_rows(const RowSparseView& a, const RowSparseView*
                                     const UnionArgs* u, const DenseOperand* factor,
                                     const SparseOptions& options,
                                     cudaStream_t stream);  // rows_union.cu
+/// to_coo's indices on the GPU: entry k * width + j of the n stored rows at `rows` (a canonical
+/// row-sparse matrix's) is (rows[k], j), written to out_rows and out_cols (index type `index`).
+void device_spell_rows(const void* rows, std::int64_t n, std::int64_t width, IndexType index,
+                       void* out_rows, void* out_cols, cudaStream_t stream);  // rows_convert.cu
+/// to_row_sparse on the GPU of a canonical COO matrix c (one synchronization: the row count).
+DeviceRowSparse device_coo_to_rows(const CooView& c, cudaStream_t stream);  // rows_convert.cu
 
 // ---- row-sparse index checks (rows.cpp) ----------------------------------------------------
 /// Throws naming the first stored row whose index is outside [0, nrows), or, for a view marked

@@ -1,5 +1,5 @@
 // GPU tests of row-sparse accumulate (sparse/rows.cu), combine, coalesce and multiply by a dense
-// (rows_union.cu):
+// (rows_union.cu), and the conversions to and from COO (rows_convert.cu):
 // bit for bit against the CPU backend
 // (itself checked against the expanded COO form in test_rows_host.cpp) over random shapes,
 // dtypes, index types, operations, duplicates with hot rows, strided tables, both paths
@@ -203,6 +203,62 @@ TEST(RowSparseGpu, CombineAndCoalesceMatchTheCpuBackend) {
           }
           if (HasFailure()) break;
         }
+  ASSERT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+}
+
+// to_coo and to_row_sparse on the GPU (rows_convert.cu) against the CPU backend, bit for bit:
+// random row-sparse operands (duplicates with hot rows; canonical) spelled out and grouped back,
+// random COO matrices (sorted; shuffled with duplicates) grouped by row; every sweep dtype, both
+// index types, empty operands, rows of width 0 and 1.
+TEST(RowSparseGpu, ConversionsMatchTheCpuBackend) {
+  EWISE_REQUIRE_GPU();
+  std::mt19937_64 rng(verify::seed_from_env_or_random());
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  struct Shape {
+    std::int64_t nrows, width, n;
+  };
+  const Shape shapes[] = {{1, 1, 1}, {17, 3, 40}, {300, 64, 200}, {5, 0, 4},
+                          {7, 5, 0}, {200, 9, 3000}, {90, 1, 80}};
+  const auto rows_difference = [](const RowSparseView& got, const RowSparseView& want) {
+    return test::coo_difference(test::expanded(got), test::expanded(want));
+  };
+  for (const DType t : test::sweep_dtypes())
+    for (const IndexType index : {IndexType::i32, IndexType::i64}) {
+      for (const Shape& s : shapes)
+        for (const bool canonical : {false, true}) {
+          const RowCase a = test::random_rows(
+              rng, s.nrows, s.width, canonical ? std::min(s.n, s.nrows) : s.n, t, index, canonical);
+          const DeviceRows da(a, stream);
+          const std::string where = std::string(dtype_name(t)) + " " + std::to_string(s.nrows) +
+                                    "x" + std::to_string(s.width) + (canonical ? " canonical " : " ") +
+                                    index_name(index);
+          const DeviceCoo m = to_coo(da.view, {}, stream);
+          EXPECT_EQ(test::coo_difference(to_host(m.view(), stream).view(),
+                                         to_coo<HostCoo>(a.view()).view()),
+                    "")
+              << "to_coo " << where;
+          const HostCopy back(to_row_sparse(m.view(), {}, stream));
+          EXPECT_EQ(rows_difference(back.view(), coalesce<HostRowSparse>(a.view()).view()), "")
+              << "round trip " << where;
+        }
+      for (const bool shuffled : {false, true}) {
+        verify::CooGenOptions g;
+        g.index = index;
+        g.dtype = t;
+        g.unsorted = shuffled;
+        g.duplicate_fraction = shuffled ? 0.3 : 0.0;
+        const HostCoo x = verify::random_coo(500, 70, 0.03, rng(), g);
+        const DeviceCoo dx = to_device(x.view(), stream);
+        const HostRowSparse want = to_row_sparse<HostRowSparse>(x.view());
+        const HostCopy got(to_row_sparse(dx.view(), {}, stream));
+        EXPECT_EQ(rows_difference(got.view(), want.view()), "")
+            << "to_row_sparse " << dtype_name(t) << " " << index_name(index)
+            << (shuffled ? " shuffled" : "");
+        EXPECT_TRUE(got.desc.canonical);
+      }
+      if (HasFailure()) break;
+    }
   ASSERT_EQ(cudaStreamDestroy(stream), cudaSuccess);
 }
 

@@ -174,6 +174,93 @@ TEST(RowSparseHost, CombineAndCoalesceMatchTheExpandedCoo) {
         }
 }
 
+/// "" where host row-sparse r is COO matrix m grouped by row (to_row_sparse's contract, m
+/// canonical): r canonical, one stored row for each row index m has entries at, in order, each
+/// holding m's values at their columns and zero bytes at the others; else what differs first.
+std::string grouping_difference(const RowSparseView& r, const HostCoo& m) {
+  const std::int64_t width = m.desc().ncols, n = m.nnz();
+  const std::size_t size = dtype_size(m.desc().dtype);
+  const auto at = [](const void* p, IndexType t, std::int64_t k) -> std::int64_t {
+    return t == IndexType::i32 ? static_cast<const std::int32_t*>(p)[k]
+                               : static_cast<const std::int64_t*>(p)[k];
+  };
+  if (!r.desc.canonical || r.desc.ncols != width || r.desc.nrows != m.desc().nrows ||
+      r.desc.dtype != m.desc().dtype || r.desc.index != m.desc().index)
+    return "descriptors differ";
+  std::vector<unsigned char> want;
+  std::int64_t stored = 0;
+  for (std::int64_t e = 0; e < n; ++e) {
+    const std::int64_t row = at(m.rows(), m.desc().index, e);
+    if (e == 0 || row != at(m.rows(), m.desc().index, e - 1)) {
+      if (stored >= r.desc.nnz || at(r.rows, r.desc.index, stored) != row)
+        return "stored row " + std::to_string(stored) + " is not row " + std::to_string(row);
+      ++stored;
+      want.resize(static_cast<std::size_t>(stored * width) * size, 0);
+    }
+    const auto col = at(m.cols(), m.desc().index, e);
+    std::memcpy(want.data() + static_cast<std::size_t>((stored - 1) * width + col) * size,
+                static_cast<const unsigned char*>(m.vals()) + static_cast<std::size_t>(e) * size,
+                size);
+  }
+  if (stored != r.desc.nnz) return std::to_string(r.desc.nnz) + " stored rows, not " +
+                                   std::to_string(stored);
+  if (!want.empty() && std::memcmp(want.data(), r.vals, want.size()) != 0) return "values differ";
+  return "";
+}
+
+// to_coo(row-sparse a) is coalesce(a) spelled out (its expanded COO, bit for bit: canonical,
+// zeros kept), and to_row_sparse of that gives coalesce(a) back; to_row_sparse(COO m) is
+// coalesce(m) grouped by row, zeros filled in (sorted and shuffled m, duplicates, explicit
+// zeros among the values); over random shapes, dtypes, index types, empty matrices and rows of
+// width 1; drop_zeros refused by both.
+TEST(RowSparseHost, ConversionsToAndFromCoo) {
+  const std::uint64_t seed = verify::seed_from_env_or_random();
+  std::mt19937_64 rng(seed);
+  struct Shape {
+    std::int64_t nrows, width, n;
+  };
+  const Shape shapes[] = {{1, 1, 1}, {9, 7, 12}, {40, 64, 33}, {300, 3, 250}, {6, 4, 0},
+                          {70, 1, 40}, {5, 0, 3}};
+  for (const Shape& s : shapes)
+    for (const DType t : kValueDTypes)
+      for (const IndexType index : {IndexType::i32, IndexType::i64})
+        for (const bool canonical : {false, true}) {
+          const RowCase a = test::random_rows(
+              rng, s.nrows, s.width, canonical ? std::min(s.n, s.nrows) : s.n, t, index, canonical);
+          const std::string where = std::string(dtype_name(t)) + " " + std::to_string(s.nrows) +
+                                    "x" + std::to_string(s.width) + (canonical ? " canonical " : " ") +
+                                    index_name(index);
+          const HostRowSparse c = coalesce<HostRowSparse>(a.view());
+          const HostCoo m = to_coo<HostCoo>(a.view());
+          EXPECT_EQ(test::coo_difference(m.view(), test::expanded(c.view())), "") << where;
+          const HostRowSparse back = to_row_sparse<HostRowSparse>(m.view());
+          EXPECT_EQ(test::coo_difference(test::expanded(back.view()), test::expanded(c.view())),
+                    "")
+              << "round trip " << where;
+          if (HasFailure()) return;
+        }
+  for (const DType t : kValueDTypes)
+    for (const IndexType index : {IndexType::i32, IndexType::i64})
+      for (const bool shuffled : {false, true}) {
+        verify::CooGenOptions g;
+        g.index = index;
+        g.dtype = t;
+        g.unsorted = shuffled;
+        g.duplicate_fraction = shuffled ? 0.3 : 0.0;
+        const HostCoo x = verify::random_coo(200, 37, 0.05, rng(), g);
+        const HostRowSparse r = to_row_sparse<HostRowSparse>(x.view());
+        EXPECT_EQ(grouping_difference(r.view(), coalesce<HostCoo>(x.view())), "")
+            << dtype_name(t) << " " << index_name(index) << (shuffled ? " shuffled" : "");
+      }
+  SparseOptions drop;
+  drop.drop_zeros = true;
+  const RowCase a = test::random_rows(rng, 9, 3, 4, DType::f32, IndexType::i32, false);
+  expect_invalid([&] { (void)to_coo<HostCoo>(a.view(), drop); }, {"to_coo", "drop_zeros"});
+  const HostCoo x = verify::random_coo(9, 3, 0.5, seed);
+  expect_invalid([&] { (void)to_row_sparse<HostRowSparse>(x.view(), drop); },
+                 {"to_row_sparse", "drop_zeros"});
+}
+
 /// The dense factors a row-sparse (nrows, width) operand is multiplied by in the tests: the
 /// whole table (row-major or column-major), a column vector (row scaling), a row vector and a
 /// 0-d scalar, of dtype t, random values; `buffers` holds their storage.

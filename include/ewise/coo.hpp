@@ -177,6 +177,15 @@ class BasicRowSparse {
   RowSparseView view() const noexcept { return {rows(), vals(), desc_, Buffer::memory}; }
   operator RowSparseView() const noexcept { return view(); }  // NOLINT
 
+  /// The two arrays, moved out; the matrix is left empty (a COO result keeps the value block).
+  struct Arrays {
+    Buffer rows, vals;
+  };
+  Arrays release() noexcept {
+    desc_.nnz = 0;
+    return {std::move(rows_), std::move(vals_)};
+  }
+
  private:
   CooDesc desc_;
   Buffer rows_, vals_;

@@ -356,6 +356,25 @@ template <class Result = DeviceRowSparse>
 Result multiply(const RowSparseView& a, const Scalar& s, const SparseOptions& options = {},
                 cudaStream_t stream = nullptr);
 
+/// The 2-D COO matrix of row-sparse a (PyTorch's hybrid tensor made 2-D): coalesce(a)'s stored
+/// rows spelled out, an entry (r, c) at every column c of each stored row r (zeros included),
+/// canonical, in a's dtype and index type. Result: DeviceCoo (device a) or HostCoo (host); the
+/// value block is coalesce's, taken over as the value array (the layouts agree), and the indices
+/// one pass over the entries. drop_zeros must be false (a stored row is kept whole).
+template <class Result = DeviceCoo>
+Result to_coo(const RowSparseView& a, const SparseOptions& options = {},
+              cudaStream_t stream = nullptr);
+
+/// The row-sparse form of COO a (a hybrid tensor with one sparse dimension): a stored row for
+/// each row index where a has an entry, strictly increasing, holding coalesce(a)'s values at
+/// their columns and zeros at the others; a's dtype and index type. Result: DeviceRowSparse
+/// (device a) or HostRowSparse (host). GPU: coalesce, the run heads of the rows (one CUB select;
+/// one synchronization reads their count), then one pass over the entries. drop_zeros must be
+/// false.
+template <class Result = DeviceRowSparse>
+Result to_row_sparse(const CooView& a, const SparseOptions& options = {},
+                     cudaStream_t stream = nullptr);
+
 /// The canonical form of a: sorted, duplicates summed. A matrix marked canonical is copied.
 /// Result: DeviceCoo or HostCoo (a DeviceCoo's arrays as for COO ⊙ dense: a.nnz entries).
 template <class Result = DeviceCoo>

@@ -114,6 +114,13 @@ DeviceRowSparse device_combine_rows(const RowSparseView&, const RowSparseView*, 
                                     const DenseOperand*, const SparseOptions&, cudaStream_t) {
   no_gpu("device_combine_rows");
 }
+void device_spell_rows(const void*, std::int64_t, std::int64_t, IndexType, void*, void*,
+                       cudaStream_t) {
+  no_gpu("device_spell_rows");
+}
+DeviceRowSparse device_coo_to_rows(const CooView&, cudaStream_t) {
+  no_gpu("device_coo_to_rows");
+}
 
 }  // namespace sparse_detail
 }  // namespace ewise

@@ -1,7 +1,8 @@
 // dense/cpu_power.cpp — the CPU backend's f32 power (ops::Pow in the f32 compute type, and
 // pow_f32.hpp's PowSmallInt and PowRsqrt for a scalar exponent) four elements at a time in AVX2
-// with FMA (ops::Pow eight at a time in AVX-512 where the CPU has it): pow_f32_fast's, PowSmallInt's and PowRsqrt's operations in the same order on each
-// lane, so the same bits; what they refuse goes to the functor itself.
+// with FMA (ops::Pow eight at a time in AVX-512 where the CPU has it): pow_f32_fast's,
+// PowSmallInt's and PowRsqrt's operations in the same order on each lane, so the same bits;
+// what they refuse goes to the functor itself.
 // One element at a time the series took ~10 ns (with FMA; ~30 without, where fma() is a libm
 // routine), NumPy's own SIMD powf ~1 (AVX-512).
 #include "cpu_power.hpp"

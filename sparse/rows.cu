@@ -12,7 +12,7 @@
 //                DeviceSelect (compaction.cuh's RunHeads); one synchronization reads the check
 //                and the number of runs before anything is written. Runs longer than
 //                kLongRun (a frequent embedding id: thousands of rows) go to rows.cuh's
-//                long_rows_kernel instead (picked by select_long_runs' DevicePartition, the
+//                long_rows_kernel instead (picked by LongRunLists' DevicePartition, the
 //                longest first), with TableSink applying the sums.
 #include <cstdint>
 #include <optional>

@@ -4,7 +4,7 @@
 // coordinates) and storage positions are radix-sorted together, stably, over the bits nrows
 // needs (rows.cuh's launch_row_keys, whose pass checks the indices), the runs of equal rows
 // found by CUB (compaction.cuh's RunHeads) and the long ones picked (rows.cuh's
-// select_long_runs); one synchronization reads the checks and the counts before the result is
+// LongRunLists); one synchronization reads the checks and the counts before the result is
 // allocated. Then union_rows_kernel, and rows.cuh's long_rows_kernel with UnionSink for runs
 // longer than kLongRun.
 #include <algorithm>

@@ -231,8 +231,8 @@ TEST(RowSparseGpu, ConversionsMatchTheCpuBackend) {
               rng, s.nrows, s.width, canonical ? std::min(s.n, s.nrows) : s.n, t, index, canonical);
           const DeviceRows da(a, stream);
           const std::string where = std::string(dtype_name(t)) + " " + std::to_string(s.nrows) +
-                                    "x" + std::to_string(s.width) + (canonical ? " canonical " : " ") +
-                                    index_name(index);
+                                    "x" + std::to_string(s.width) +
+                                    (canonical ? " canonical " : " ") + index_name(index);
           const DeviceCoo m = to_coo(da.view, {}, stream);
           EXPECT_EQ(test::coo_difference(to_host(m.view(), stream).view(),
                                          to_coo<HostCoo>(a.view()).view()),

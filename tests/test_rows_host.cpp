@@ -228,8 +228,8 @@ TEST(RowSparseHost, ConversionsToAndFromCoo) {
           const RowCase a = test::random_rows(
               rng, s.nrows, s.width, canonical ? std::min(s.n, s.nrows) : s.n, t, index, canonical);
           const std::string where = std::string(dtype_name(t)) + " " + std::to_string(s.nrows) +
-                                    "x" + std::to_string(s.width) + (canonical ? " canonical " : " ") +
-                                    index_name(index);
+                                    "x" + std::to_string(s.width) +
+                                    (canonical ? " canonical " : " ") + index_name(index);
           const HostRowSparse c = coalesce<HostRowSparse>(a.view());
           const HostCoo m = to_coo<HostCoo>(a.view());
           EXPECT_EQ(test::coo_difference(m.view(), test::expanded(c.view())), "") << where;

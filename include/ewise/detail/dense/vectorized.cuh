@@ -4,7 +4,8 @@
 // 16-byte vectors (laid out like the output), held in a register (a scalar), or gathered (a
 // broadcast along rows or columns, an outer product, an odd row width, a misaligned start): by
 // rows where every gathered input runs along the innermost dim with stride 1 or holds one value
-// a row (stride 0), else element by element through its strides. Planned by plan_vectorized.
+// a row (stride 0), else element by element through its strides; at high ranks the gathered
+// offsets come from a warp's row table, not divmod chains. Planned by plan_vectorized.
 #pragma once
 
 #include <cstdint>
@@ -63,7 +64,8 @@ EWISE_DEVICE RowTable<Index> row_table(const Strided<Index>& m, const Vectorized
   Index c;
   m.extent[0].divmod(e0, t.first, c);
   // Rows past the last (the table has 32 whatever the chunk needs) repeat the last one.
-  const auto row = static_cast<Index>(min_of(static_cast<std::int64_t>(t.first) + lane, p.last_row));
+  const auto row =
+      static_cast<Index>(min_of(static_cast<std::int64_t>(t.first) + lane, p.last_row));
   typename Strided<Index>::Offset off[3];
   m.offsets(row * m.extent[0].divisor, off);
   t.a = off[1];
@@ -130,11 +132,12 @@ EWISE_DEVICE void next_of(const Strided<Index>& m, const Spot<Index>& s, Index j
 }
 
 /// Elements i .. i + V - 1 of the gathered inputs into x and y. The first element's offsets come
-/// from here_of (the spot s or the divmod chain) and the next ones step along the innermost dim. Rows of at least V
-/// elements end at most once inside a vector: the chain runs once more, for the first element
-/// of the next row, and each element picks its side without a branch (a per-element recompute
-/// at the row end left about half of a warp's lanes idle: H100 Nsight Compute, 18 of 32 lanes
-/// active on 7x7 planes). Shorter rows step element by element, the chain again at each end.
+/// from here_of (the spot s or the divmod chain) and the next ones step along the innermost
+/// dim. Rows of at least V elements end at most once inside a vector: the chain (or the spot)
+/// gives the first element of the next row, and each element picks its side without a branch
+/// (a per-element recompute at the row end left about half of a warp's lanes idle: H100 Nsight
+/// Compute, 18 of 32 lanes active on 7x7 planes). Shorter rows step element by element, the
+/// chain again at each end.
 template <bool Table, class T, int V, class Index>
 EWISE_DEVICE void gather(const Strided<Index>& m, Index i, const VectorizedArgs& p,
                          const Spot<Index>& s, const T* a, const T* b, Pack<T, V>& x,

@@ -331,6 +331,40 @@ class RowSparse:
                 f"canonical={self.canonical})")
 
 
+def to_coo(a, validate_indices):
+    """Row-sparse a as a canonical 2-D COO matrix (see ewise.sparse.to_coo)."""
+    row_sparse = _row_sparse(a)
+    if row_sparse is None:
+        raise TypeError(f"ewise: to_coo: a is a {type(a).__name__}, not a row-sparse operand (an "
+                        "ewise.sparse.RowSparse, or a torch sparse_coo tensor with one sparse "
+                        "dimension)")
+    rows, vals, nrows, canonical = row_sparse
+    width = math.prod(int(e) for e in vals.shape[1:])
+    device = check_devices(a=vals, a_rows=rows)
+    options = _options(vals, validate_indices=validate_indices)
+    with Call(vals, device) as run:
+        arrays = _ewise.rows_to_coo(_rows_operand(run, rows, vals, nrows, canonical, width),
+                                    options, run.stream, run.stream_owner)
+    found = adapter(vals)
+    # The COO matrix of vals' framework (a torch sparse_coo tensor, a cupyx or SciPy COO matrix),
+    # made as a COO result like a dense operand's: the shape and dtypes below.
+    return found.coo_result(vals, Operand(found, rows, rows, vals, (nrows, width), True), arrays,
+                            device)
+
+
+def to_row_sparse(a, validate_indices):
+    """Sparse matrix a grouped by row (see ewise.sparse.to_row_sparse)."""
+    oa = _sparse_operand(a, "a", compressed=False)
+    nrows, ncols = oa.shape
+    device = check_devices(a=oa.vals)
+    with Call(a, device) as run:
+        arrays = _ewise.coo_to_rows(_coo(run, oa), _options(
+            oa.vals, validate_indices=validate_indices), run.stream, run.stream_owner)
+    found = adapter(oa.vals)
+    return _rows_result(a, found, arrays, oa.rows, oa.vals, (ncols,), nrows, device,
+                        lambda: found.dtype_name(oa.vals))
+
+
 def _row_sparse(a):
     """a as (rows, values, nrows, canonical) when it is row-sparse: a RowSparse, or its
     framework's own row-sparse form (a torch sparse_coo tensor with one sparse dimension); else

@@ -66,7 +66,7 @@ operand and to the sparse operand's values.
 from . import _sparse
 
 __all__ = ["multiply", "add", "subtract", "sub", "minimum", "maximum", "accumulate", "coalesce",
-           "RowSparse"]
+           "to_coo", "to_row_sparse", "RowSparse"]
 
 # A row-sparse operand: RowSparse(rows, values, nrows, canonical=False), rows a 1-D int32 or
 # int64 array of nnz row indices, values an (nnz, *row_shape) array of the same framework and
@@ -127,6 +127,24 @@ def coalesce(a, *, validate_indices=True):
     slice's indices sorted and summed, a row-sparse operand with rows strictly increasing and
     each row index's rows summed (a coalesced hybrid tensor, or a canonical RowSparse)."""
     return _sparse.coalesce(a, validate_indices)
+
+
+def to_coo(a, *, validate_indices=True):
+    """Row-sparse a (a torch hybrid tensor, a RowSparse) as a 2-D COO matrix of shape (nrows,
+    width), width the product of its row shape: its coalesced rows spelled out, an entry at
+    every column of each stored row (zeros included), canonical. A torch sparse_coo tensor for
+    torch values, a cupyx COO matrix for CuPy ones, a SciPy coo_array for NumPy ones (SciPy
+    holds no 16-bit floats: TypeError)."""
+    return _sparse.to_coo(a, validate_indices)
+
+
+def to_row_sparse(a, *, validate_indices=True):
+    """Sparse matrix a (SciPy, cupyx or torch; COO, CSR or CSC) grouped by row: a stored row
+    for each row index where a has an entry, in increasing order, holding a's values (duplicates
+    summed in storage order) at their columns and zeros at the others. A torch hybrid
+    sparse_coo tensor (one sparse dimension) for a torch sparse_coo a, else a canonical
+    RowSparse of a's values' framework."""
+    return _sparse.to_row_sparse(a, validate_indices)
 
 
 def accumulate(op, dense, a, *, validate_indices=True):

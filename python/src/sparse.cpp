@@ -419,6 +419,22 @@ void bind_sparse(nb::module_& m) {
      nb::arg("stream_owner").none(),
      "a ⊙ a Python scalar (weak) of a row-sparse operand, in a's coalesced pattern: (rows, "
      "vals)");
+  m.def("rows_to_coo", [](const Rows& a, const SparseOptions& o, std::uintptr_t stream,
+                          nb::object stream_owner) {
+    const RowSparseView va = a.view();
+    return sparse_result<HostCoo, DeviceCoo>(
+        va.memory, stream, std::move(stream_owner),
+        [&](auto tag, cudaStream_t s) { return to_coo<decltype(tag)>(va, o, s); });
+  }, nb::arg("a"), nb::arg("options"), nb::arg("stream"), nb::arg("stream_owner").none(),
+     "a row-sparse operand as a canonical 2-D COO matrix (ewise::to_coo): (rows, cols, vals)");
+  m.def("coo_to_rows", [](const Coo& a, const SparseOptions& o, std::uintptr_t stream,
+                          nb::object stream_owner) {
+    const CooView va = a.view();
+    return sparse_result<HostRowSparse, DeviceRowSparse>(
+        va.memory, stream, std::move(stream_owner),
+        [&](auto tag, cudaStream_t s) { return to_row_sparse<decltype(tag)>(va, o, s); });
+  }, nb::arg("a"), nb::arg("options"), nb::arg("stream"), nb::arg("stream_owner").none(),
+     "a COO matrix grouped by row (ewise::to_row_sparse): (rows, vals), vals flat");
   m.def("compare", [](std::int64_t nrows, std::int64_t ncols, const std::string& dtype,
                       const std::string& op, std::vector<double> densities, bool gpu,
                       std::uint64_t seed, const Coo* a, const Coo* b) {

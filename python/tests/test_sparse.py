@@ -423,3 +423,55 @@ def test_malformed_scipy_offsets_refused():
         with pytest.raises(ValueError, match=rf"{fmt} .*offsets run from 0 to 5 \(offsets\[3\]\), "
                                              "not from 0 to nnz = 2"):
             ewise.sparse.add(m, m)
+
+
+@pytest.mark.parametrize("index", [np.int32, np.int64])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64])
+def test_conversions_between_row_sparse_and_coo(index, dtype):
+    """to_coo of a RowSparse of NumPy arrays (unsorted, duplicated rows, a row shape of two
+    dims): a canonical SciPy coo_array, every column of each coalesced row, the values of
+    coalesce's rows; to_row_sparse of it gives coalesce's rows back, and of SciPy COO (shuffled,
+    duplicates), CSR and CSC matrices a canonical RowSparse equal to the dense rows where a has
+    entries. Empty operands; the refusals."""
+    rng = np.random.default_rng(SEED)
+    rows = rng.integers(0, 40, 60).astype(index)
+    vals = (rng.standard_normal((60, 3, 2)) * 8).astype(dtype)
+    c = ewise.sparse.coalesce(ewise.sparse.RowSparse(rows, vals, 40))
+    m = ewise.sparse.to_coo(ewise.sparse.RowSparse(rows, vals, 40))
+    assert isinstance(m, sp.coo_array) and m.shape == (40, 6) and m.has_canonical_format
+    assert m.dtype == dtype and m.row.dtype == index and m.nnz == c.values.shape[0] * 6
+    assert np.array_equal(m.row, np.repeat(c.rows, 6))
+    assert np.array_equal(m.col, np.tile(np.arange(6), c.rows.size))
+    assert np.array_equal(m.data, c.values.reshape(-1))
+    back = ewise.sparse.to_row_sparse(m)
+    assert back.canonical and back.nrows == 40
+    assert np.array_equal(back.rows, c.rows) and np.array_equal(back.values, c.values.reshape(-1, 6))
+    coo = sp.random(50, 9, density=0.2, format="coo", dtype=np.float64, random_state=3)
+    order = rng.permutation(coo.nnz)
+    shuffled = sp.coo_matrix((np.concatenate([coo.data[order], coo.data[:5]]).astype(dtype),
+                              (np.concatenate([coo.row[order], coo.row[:5]]).astype(index),
+                               np.concatenate([coo.col[order], coo.col[:5]]).astype(index))),
+                             shape=coo.shape)
+    for x in (shuffled, shuffled.tocsr(), shuffled.tocsc()):
+        r = ewise.sparse.to_row_sparse(x)
+        dense = x.toarray()
+        stored = np.unique(shuffled.row)
+        assert isinstance(r, ewise.sparse.RowSparse) and r.canonical and r.nrows == 50
+        assert np.array_equal(r.rows, stored) and np.array_equal(r.values, dense[stored])
+        assert r.values.dtype == dtype
+    empty = ewise.sparse.to_coo(ewise.sparse.RowSparse(rows[:0], vals[:0], 40))
+    assert empty.nnz == 0 and empty.shape == (40, 6)
+    assert ewise.sparse.to_row_sparse(sp.coo_matrix((7, 3), dtype=dtype)).rows.size == 0
+
+
+def test_conversion_errors():
+    rows = np.array([0, 2])
+    with pytest.raises(TypeError, match="to_coo: .*float16"):
+        ewise.sparse.to_coo(ewise.sparse.RowSparse(rows, np.ones((2, 3), np.float16), 4))
+    with pytest.raises(TypeError, match="not a row-sparse operand"):
+        ewise.sparse.to_coo(sp.coo_matrix((3, 3)))
+    with pytest.raises(TypeError, match="not a sparse matrix"):
+        ewise.sparse.to_row_sparse(np.ones((3, 3)))
+    with pytest.raises(ValueError, match="row index 4"):
+        ewise.sparse.to_coo(ewise.sparse.RowSparse(np.array([0, 4]), np.ones((2, 3)), 4))
+

@@ -395,6 +395,38 @@ def test_row_scaling_of_embedding_gradients(device):
         ewise.sparse.multiply(g, torch.rand(300, 1, device=device, requires_grad=True))
 
 
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_conversions_of_embedding_gradients(device):
+    """to_coo of an Embedding(sparse=True) gradient (a hybrid tensor, duplicated rows): a
+    coalesced 2-D sparse_coo tensor with every column of each coalesced row, equal to the
+    gradient's dense form; to_row_sparse of it (and of a plain 2-D COO tensor) a coalesced
+    hybrid tensor with one sparse dimension, its rows back; the same bits on both backends."""
+    if device == "cuda" and not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    torch.manual_seed(SEED)
+    emb = torch.nn.Embedding(300, 8, sparse=True).to(device)
+    (emb(torch.randint(0, 300, (16, 10), device=device) % 37) ** 2).sum().backward()
+    g = emb.weight.grad
+    c = g.coalesce()
+    m = ewise.sparse.to_coo(g)
+    assert m.layout is torch.sparse_coo and m.is_coalesced() and m.sparse_dim() == 2
+    assert m.shape == (300, 8) and m._nnz() == c._nnz() * 8 and m.device == g.device
+    # (PyTorch's coalesce sums duplicates in an order of its own: close, not the same bits)
+    torch.testing.assert_close(m._values(), c._values().reshape(-1), rtol=1e-6, atol=1e-6)
+    torch.testing.assert_close(m.to_dense(), c.to_dense(), rtol=1e-6, atol=1e-6)
+    back = ewise.sparse.to_row_sparse(m)
+    assert back.layout is torch.sparse_coo and back.is_coalesced() and back.sparse_dim() == 1
+    assert torch.equal(back._indices(), c._indices())
+    assert torch.equal(back._values(), m._values().reshape(-1, 8))
+    flat = torch.sparse_coo_tensor(torch.tensor([[2, 0, 2], [1, 1, 0]]),
+                                   torch.tensor([1.0, 2.0, 3.0]), (4, 2)).to(device)
+    rows = ewise.sparse.to_row_sparse(flat)
+    assert rows.sparse_dim() == 1 and rows._indices().tolist() == [[0, 2]]
+    assert rows._values().tolist() == [[0.0, 2.0], [3.0, 1.0]]
+    if device == "cuda":
+        assert torch.equal(ewise.sparse.to_coo(g.cpu())._values(), m._values().cpu())
+
+
 @pytest.mark.parametrize("dense_shape", [(5, 7), (7,), (5, 1), ()], ids=str)
 def test_sparse_multiply_gradcheck(dense_shape):
     g = torch.Generator().manual_seed(SEED)

@@ -30,6 +30,28 @@ class CuPy(Adapter):
             cupy.cuda.ExternalStream(call.stream).wait_event(current.record())
         return interface_view(x, x.__cuda_array_interface__, (2, call.device[1]))
 
+    def import_array(self, x):
+        return cupy.from_dlpack(x)
+
+    def coo_result(self, like, op, arrays, device):
+        """A cupyx COO matrix over ewise's arrays (in like's format where that is CSR or CSC):
+        the result of a sparse operand's call, and a row-sparse operand's COO form."""
+        with cupy.cuda.Device(device[1]):
+            rows, cols, vals = (cupy.empty(0, dtype=dtype) if x is None else cupy.from_dlpack(x)
+                                for x, dtype in zip(arrays, (op.rows.dtype, op.rows.dtype,
+                                                             op.vals.dtype)))
+        # cupyx's (data, (row, col)) constructor reads the indices' bounds on the host (a
+        # synchronization); ewise checked them: an empty matrix gets the arrays instead.
+        import cupyx.scipy.sparse
+        result = scipy.coo_kind(cupyx.scipy.sparse, like)(op.shape, dtype=vals.dtype)
+        result.data, result.row, result.col = vals, rows, cols
+        result.has_canonical_format = True
+        # CSR and CSC as the operand's: cupyx's compression of a canonical COO (cuSPARSE's
+        # coo2csr of the sorted rows for CSR; a sort by column for CSC). A dense like (a
+        # row-sparse operand's values: ewise.sparse.to_coo) gets COO.
+        fmt = getattr(like, "format", "coo")
+        return result.asformat(fmt) if fmt in scipy.KEPT_FORMATS else result
+
 
 class CuPySparse(CuPy):
     """cupyx.scipy.sparse matrices: SciPy's formats (scipy.coo_operand), on the GPU."""
@@ -60,24 +82,6 @@ class CuPySparse(CuPy):
         result.data, result.indices, result.indptr = vals, indices, offsets
         result.has_canonical_format = True
         return result
-
-    def import_array(self, x):
-        return cupy.from_dlpack(x)
-
-    def coo_result(self, like, op, arrays, device):
-        with cupy.cuda.Device(device[1]):
-            rows, cols, vals = (cupy.empty(0, dtype=dtype) if x is None else cupy.from_dlpack(x)
-                                for x, dtype in zip(arrays, (op.rows.dtype, op.rows.dtype,
-                                                             op.vals.dtype)))
-        # cupyx's (data, (row, col)) constructor reads the indices' bounds on the host (a
-        # synchronization); ewise checked them: an empty matrix gets the arrays instead.
-        import cupyx.scipy.sparse
-        result = scipy.coo_kind(cupyx.scipy.sparse, like)(op.shape, dtype=vals.dtype)
-        result.data, result.row, result.col = vals, rows, cols
-        result.has_canonical_format = True
-        # CSR and CSC as the operand's: cupyx's compression of a canonical COO (cuSPARSE's
-        # coo2csr of the sorted rows for CSR; a sort by column for CSC).
-        return result.asformat(like.format) if like.format in scipy.KEPT_FORMATS else result
 
 
 ADAPTERS = {"cupy": CuPy(), "cupyx": CuPySparse()}

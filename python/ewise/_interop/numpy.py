@@ -32,6 +32,19 @@ class NumPy(Adapter):
         return numpy.empty(shape, dtype=like.dtype if self._own
                            else numpy.from_dlpack(like).dtype)
 
+    def coo_result(self, like, op, arrays, device):
+        """A SciPy coo_array over ewise's host arrays, without a copy, marked canonical: the
+        COO form of a row-sparse operand of NumPy arrays (ewise.sparse.to_coo). SciPy's sparse
+        matrices hold no 16-bit floats: TypeError for those."""
+        import scipy.sparse
+        rows, cols, vals = arrays
+        try:
+            result = scipy.sparse.coo_array((vals, (rows, cols)), shape=op.shape, copy=False)
+        except ValueError as e:
+            raise TypeError(f"ewise: to_coo: {e}") from None
+        result.has_canonical_format = True
+        return result
+
     def host_view(self, x):
         """bfloat16 arrays (ml_dtypes', of kind "V"; dtype.name costs microseconds), which NumPy
         cannot export through DLPack, as a view of their __array_interface__ (other "V" dtypes

@@ -4,7 +4,8 @@
 //   ewise_bench [--suite NAME[,NAME...]] [--quick] [--runs N] [--json FILE] [--csv FILE]
 //               [--inputs DIR]
 //
-// Suites: paper, schedules, patterns, ml_shapes, small, sparse, crossover, structures, union
+// Suites: paper, schedules, patterns, ml_shapes, small, sparse, crossover, structures, union,
+// mixed, rows
 // (default: all, in that order).
 #include <cstdio>
 #include <cstdlib>
@@ -33,7 +34,7 @@ const std::pair<const char*, SuiteFn> kSuites[] = {
     {"small", ewise::bench::small_suite},
     {"sparse", ewise::bench::sparse_suite},     {"crossover", ewise::bench::crossover_suite},
     {"structures", ewise::bench::structures_suite}, {"union", ewise::bench::union_suite},
-    {"mixed", ewise::bench::mixed_suite},
+    {"mixed", ewise::bench::mixed_suite},       {"rows", ewise::bench::rows_suite},
 };
 
 void usage(FILE* f) {

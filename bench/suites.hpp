@@ -35,4 +35,8 @@ std::vector<Case> union_suite(Bench& bench);
 /// Issue 34's mixed dtypes and scalar operands: hot pairs, scalar forms beside 0-d tensors,
 /// in-place use with a wider operand, against the same-dtype cub add of the output's dtype.
 std::vector<Case> mixed_suite(Bench& bench);
+/// Issue 35's row-sparse operations at an embedding gradient's shape (2^20 x 64 f32, 262,144
+/// Zipf ids, natural and canonical): accumulate, combine, coalesce and row scaling, in both
+/// call patterns, verified against the CPU backend.
+std::vector<Case> rows_suite(Bench& bench);
 }  // namespace ewise::bench

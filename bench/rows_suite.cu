@@ -132,8 +132,10 @@ void run_rows(Bench& bench) {
         bench.add_untimed(std::move(r), "failed", "accumulate differs from the CPU backend");
       } else {
         r.verified = "table == CPU backend's, bit for bit";
-        r.stats = bench.time(
-            [&](std::int64_t) { accumulate(BinaryOp::add, table.view(), f.device, {}, stream); }, 1);
+        const auto add = [&](std::int64_t) {
+          accumulate(BinaryOp::add, table.view(), f.device, {}, stream);
+        };
+        r.stats = bench.time(add, 1);
         bench.add(std::move(r), 0);
       }
     }

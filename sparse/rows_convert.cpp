@@ -20,11 +20,11 @@ namespace {
 template <class Buffer>
 constexpr bool kOnHost = Buffer::memory == Memory::host;
 
-/// Calls f(index pointer) with a host index array typed by `index`.
+/// Calls f(I{}) with I the integer type of `index`.
 template <class F>
-void with_index_type(IndexType index, void* p, F&& f) {
-  if (index == IndexType::i32) f(static_cast<std::int32_t*>(p));
-  else f(static_cast<std::int64_t*>(p));
+void with_index_type(IndexType index, F&& f) {
+  if (index == IndexType::i32) f(std::int32_t{});
+  else f(std::int64_t{});
 }
 
 /// The checks both conversions make before coalescing.
@@ -36,18 +36,19 @@ void check_conversion(const SparseOptions& options, const char* call) {
 /// The CPU backend of to_row_sparse: c canonical, so its entries come row by row.
 HostRowSparse host_coo_to_rows(const CooView& c) {
   const std::int64_t n = c.desc.nnz, width = c.desc.ncols;
-  std::int64_t runs = 0;
-  with_index_type(c.desc.index, const_cast<void*>(c.rows), [&](const auto* r) {
-    for (std::int64_t e = 0; e < n; ++e) runs += e == 0 || r[e] != r[e - 1];
-  });
-  CooDesc d = c.desc;
-  d.nnz = runs;
-  HostRowSparse out(d);
-  const std::size_t size = dtype_size(d.dtype);
-  if (runs * width > 0) std::memset(out.vals(), 0, static_cast<std::size_t>(runs * width) * size);
-  with_index_type(c.desc.index, const_cast<void*>(c.rows), [&](const auto* r) {
-    using I = std::remove_const_t<std::remove_pointer_t<decltype(r)>>;
+  const std::size_t size = dtype_size(c.desc.dtype);
+  HostRowSparse out;
+  with_index_type(c.desc.index, [&](auto index) {
+    using I = decltype(index);
+    const I* r = static_cast<const I*>(c.rows);
     const I* cols = static_cast<const I*>(c.cols);
+    std::int64_t runs = 0;
+    for (std::int64_t e = 0; e < n; ++e) runs += e == 0 || r[e] != r[e - 1];
+    CooDesc d = c.desc;
+    d.nnz = runs;
+    out = HostRowSparse(d);
+    if (runs * width > 0)
+      std::memset(out.vals(), 0, static_cast<std::size_t>(runs * width) * size);
     I* rows = static_cast<I*>(out.rows());
     auto* vals = static_cast<unsigned char*>(out.vals());
     std::int64_t run = -1;
@@ -65,7 +66,7 @@ HostRowSparse host_coo_to_rows(const CooView& c) {
 
 template <class Result>
 Result to_coo(const RowSparseView& a, const SparseOptions& options, cudaStream_t stream) {
-  using Buffer = std::remove_reference_t<decltype(std::declval<Result&>().release().rows)>;
+  using Buffer = std::conditional_t<std::is_same_v<Result, HostCoo>, HostBuffer, DeviceBuffer>;
   using Rows = BasicRowSparse<Buffer>;
   check_conversion(options, "to_coo");
   Rows c = coalesce<Rows>(a, options, stream);
@@ -78,8 +79,9 @@ Result to_coo(const RowSparseView& a, const SparseOptions& options, cudaStream_t
   const auto index_bytes = static_cast<std::size_t>(d.nnz) * index_size(d.index);
   Buffer rows(index_bytes, stream), cols(index_bytes, stream);
   if constexpr (kOnHost<Buffer>) {
-    with_index_type(d.index, arrays.rows.data(), [&](const auto* r) {
-      using I = std::remove_const_t<std::remove_pointer_t<decltype(r)>>;
+    with_index_type(d.index, [&](auto index) {
+      using I = decltype(index);
+      const I* r = static_cast<const I*>(arrays.rows.data());
       I* out_rows = static_cast<I*>(rows.data());
       I* out_cols = static_cast<I*>(cols.data());
       for (std::int64_t k = 0; k < n; ++k)

@@ -371,6 +371,15 @@ def test_union_of_embedding_gradients(device):
                                                                                [0, 4]]
 
 
+def embedding_gradient(device):
+    """An Embedding(300, 8, sparse=True) gradient on device: a hybrid tensor of 160 stored rows,
+    their ids below 37 (duplicates), seeded."""
+    torch.manual_seed(SEED)
+    emb = torch.nn.Embedding(300, 8, sparse=True).to(device)
+    (emb(torch.randint(0, 300, (16, 10), device=device) % 37) ** 2).sum().backward()
+    return emb.weight.grad
+
+
 @pytest.mark.parametrize("device", ["cpu", "cuda"])
 def test_row_scaling_of_embedding_gradients(device):
     """An Embedding(sparse=True) gradient times a per-row factor (nrows, 1), a table and a
@@ -378,10 +387,7 @@ def test_row_scaling_of_embedding_gradients(device):
     the same bits on both backends; a gradient that requires grad refused (not recorded)."""
     if device == "cuda" and not torch.cuda.is_available():
         pytest.skip("no CUDA device")
-    torch.manual_seed(SEED)
-    emb = torch.nn.Embedding(300, 8, sparse=True).to(device)
-    (emb(torch.randint(0, 300, (16, 10), device=device) % 37) ** 2).sum().backward()
-    g = emb.weight.grad
+    g = embedding_gradient(device)
     c = g.coalesce()
     for factor in (torch.rand(300, 1, device=device), torch.rand(300, 8, device=device), 0.5):
         got = ewise.sparse.multiply(g, factor)
@@ -403,10 +409,7 @@ def test_conversions_of_embedding_gradients(device):
     hybrid tensor with one sparse dimension, its rows back; the same bits on both backends."""
     if device == "cuda" and not torch.cuda.is_available():
         pytest.skip("no CUDA device")
-    torch.manual_seed(SEED)
-    emb = torch.nn.Embedding(300, 8, sparse=True).to(device)
-    (emb(torch.randint(0, 300, (16, 10), device=device) % 37) ** 2).sum().backward()
-    g = emb.weight.grad
+    g = embedding_gradient(device)
     c = g.coalesce()
     m = ewise.sparse.to_coo(g)
     assert m.layout is torch.sparse_coo and m.is_coalesced() and m.sparse_dim() == 2

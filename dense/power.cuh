@@ -29,21 +29,21 @@ struct PowerArgs {
 template <class T>
 inline constexpr int kPowerVectors = sizeof(T) == 4 ? 2 : 1;
 
-/// Waves of resident blocks the grid holds: one for ops::Pow (each warp strides over many
-/// tiles, paying its setup once); for a scalar exponent's functor four with f32, whose f64
-/// products leave the loads of one wave too few in flight, and eight with a 16-bit float, whose
-/// short functors left one wave's loads as few (H200 test kernel: f32 ** -2 0.137 ms at four
-/// against 0.146 at one; bf16 ** 0.5 0.068 at eight against 0.079 at one, bf16 ** -3 0.074
-/// against 0.079, bf16 ** 3 0.071 at both).
+/// Waves of resident blocks the grid holds: four for f32 by a scalar exponent's functor, eight
+/// otherwise. H200 test kernels, 2^26 elements: f32 ** -2 0.137 ms at four against 0.146 at one;
+/// bf16 ** 0.5 0.068 at eight against 0.079 at one; ops::Pow at eight against one: f32 ** f32
+/// 0.205 against 0.212, bf16 ** bf16 0.189 against 0.211, bf16 ** 0.7 0.162 against 0.177.
 template <class T, class F>
-inline constexpr int kPowerWaves = std::is_same_v<F, ops::Pow> ? 1 : sizeof(T) == 4 ? 4 : 8;
+inline constexpr int kPowerWaves = sizeof(T) == 4 && !std::is_same_v<F, ops::Pow> ? 4 : 8;
 
 /// Whether a lane loads its next tile before it computes this one: for every functor but
-/// ops::Pow, whose series has the work to cover the loads' latency (and at two vectors spilled
-/// with the loads' registers). x ** 3 0.144 ms against 0.146, x ** -2 0.155 against 0.168,
-/// f16 ** -2 0.087 against 0.096 (H200 test kernel).
-template <class F>
-inline constexpr bool kPowerPrefetch = !std::is_same_v<F, ops::Pow>;
+/// ops::Pow, and for ops::Pow on f32 by a held exponent. x ** 3 0.144 ms against 0.146,
+/// x ** -2 0.155 against 0.168, f16 ** -2 0.087 against 0.096, f32 ** 0.7 0.169 against 0.176;
+/// ops::Pow otherwise slower with it: f32 ** f32 0.258 against 0.205 (its two operands' next
+/// tiles held in registers across the series), bf16 ** bf16 0.197 against 0.189 (H200 test
+/// kernels).
+template <class T, bool Held, class F>
+inline constexpr bool kPowerPrefetch = !std::is_same_v<F, ops::Pow> || (Held && sizeof(T) == 4);
 
 /// Stores w at p, 16-byte aligned in global memory, as one 16-byte store. Through a uint4
 /// pointer the compiler split the 16-bit kernels' stores into four of 4 bytes (each warp's
@@ -123,9 +123,9 @@ __global__ void __launch_bounds__(128, 8) power_kernel(F f, PowerArgs<T> p) {
   if constexpr (kStagedTables<F, float>) {
     __shared__ ops::detail::PowTables staged;
     stage_pow_tables(staged);
-    power_tiles<T, Held, kPowerPrefetch<F>>(PowStagedTables{&staged}, p);
+    power_tiles<T, Held, kPowerPrefetch<T, Held, F>>(PowStagedTables{&staged}, p);
   } else {
-    power_tiles<T, Held, kPowerPrefetch<F>>(f, p);
+    power_tiles<T, Held, kPowerPrefetch<T, Held, F>>(f, p);
   }
 }
 
@@ -157,8 +157,10 @@ bool run_power(const F& f, const CallTypes& t, const DensePlan& plan, cudaStream
     return false;
   const auto go = [&](auto tag) {
     using T = typename decltype(tag)::type;
-    const auto g = stored_as<T>(f);
-    using G = decltype(g);
+    // The functor's type, not const: the kernel's traits (kPowerWaves, kPowerPrefetch,
+    // kStagedTables) and the tensor exponent's test below compare it with ops::Pow.
+    using G = decltype(stored_as<T>(f));
+    const G g = stored_as<T>(f);
     PowerArgs<T> p;
     p.a = static_cast<const T*>(plan.a);
     p.b = t.b_scalar ? nullptr : static_cast<const T*>(plan.b);

@@ -232,9 +232,9 @@ inline constexpr int kRowCols = 4;
 void throw_row_check(const std::int64_t (&check)[2], const RowSparseView& a, const char* what,
                      cudaStream_t stream);
 
-/// The words of type W at device_words, read back (synchronizes).
+/// The value of type W at device_words, read back (synchronizes).
 template <class W>
-W read_back(const unsigned long long* device_words, cudaStream_t stream) {
+W read_back(const void* device_words, cudaStream_t stream) {
   W w{};
   EWISE_CUDA_CHECK(cudaMemcpyAsync(&w, device_words, sizeof w, cudaMemcpyDeviceToHost, stream));
   EWISE_CUDA_CHECK(cudaStreamSynchronize(stream));

@@ -13,6 +13,7 @@
 #include "internal.hpp"
 #include "keys.cuh"
 #include "policy.hpp"
+#include "rows.cuh"
 
 namespace ewise::sparse_detail {
 namespace {
@@ -78,10 +79,7 @@ DeviceRowSparse device_coo_to_rows(const CooView& c, cudaStream_t stream) {
   keys.keys = WordArray{c.rows, wide};
   DeviceBuffer count(sizeof(std::int64_t), stream);
   const RunHeads heads(keys, n, static_cast<std::int64_t*>(count.data()), stream);
-  std::int64_t runs = 0;
-  EWISE_CUDA_CHECK(
-      cudaMemcpyAsync(&runs, count.data(), sizeof runs, cudaMemcpyDeviceToHost, stream));
-  EWISE_CUDA_CHECK(cudaStreamSynchronize(stream));
+  const auto runs = read_back<std::int64_t>(count.data(), stream);
   d.nnz = runs;
   DeviceRowSparse out(d, stream);
   const std::size_t size = dtype_size(d.dtype);

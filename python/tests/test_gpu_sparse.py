@@ -264,6 +264,26 @@ def test_cupyx_compressed(cupy):
         np.testing.assert_array_equal(w.get(), want)
 
 
+def test_cupyx_row_sparse_conversions(cupy):
+    """to_coo of a RowSparse of CuPy arrays (duplicated, unsorted rows): a canonical cupyx COO
+    matrix with every column of each coalesced row; to_row_sparse of it, and of cupyx CSR and
+    CSC matrices, gives coalesce's rows back as CuPy arrays, all equal to the NumPy path's."""
+    rng = np.random.default_rng(8)
+    rows = rng.integers(0, 40, 60).astype(np.int64)
+    vals = (rng.standard_normal((60, 5)) * 8).astype(np.float32)
+    want = ewise.sparse.coalesce(ewise.sparse.RowSparse(rows, vals, 40))
+    m = ewise.sparse.to_coo(ewise.sparse.RowSparse(cupy.asarray(rows), cupy.asarray(vals), 40))
+    assert m.format == "coo" and m.has_canonical_format and m.shape == (40, 5)
+    np.testing.assert_array_equal(m.row.get(), np.repeat(want.rows, 5))
+    np.testing.assert_array_equal(m.col.get(), np.tile(np.arange(5), want.rows.size))
+    np.testing.assert_array_equal(m.data.get(), want.values.reshape(-1))
+    for x in (m, m.tocsr(), m.tocsc()):
+        r = ewise.sparse.to_row_sparse(x)
+        assert isinstance(r.values, cupy.ndarray) and r.canonical and r.nrows == 40
+        np.testing.assert_array_equal(r.rows.get(), want.rows)
+        np.testing.assert_array_equal(r.values.get(), want.values)
+
+
 def test_cupyx_result_outlives_its_stream(cupy):
     """A result's arrays are freed on the stream the call ran on; the result keeps that
     stream's object, so destroying the user's reference to the stream first is safe."""

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "convert.cuh"
 
@@ -116,25 +117,104 @@ __device__ __forceinline__ void power_tiles(const F& f, const PowerArgs<T>& p) {
   for (std::uint64_t i = p.head + tiles * 32 * E + tid; i < p.n; i += nthreads) one(i);
 }
 
+/// A float's bits, and back (memcpy: a register move).
+__device__ __forceinline__ std::uint32_t float_bits(float x) {
+  std::uint32_t u;
+  std::memcpy(&u, &x, sizeof u);
+  return u;
+}
+__device__ __forceinline__ float bits_float(std::uint32_t u) {
+  float x;
+  std::memcpy(&x, &u, sizeof x);
+  return x;
+}
+
+/// a ** b (ops::Pow) stored as a 16-bit float keeping all but the low D of float's 23 mantissa
+/// bits (bf16: 16; f16: 13, in its normal range): Pow's float rounded to it, from the hardware's
+/// log2 and exp2 approximations where that is certain. a = m 2^e with m in [2^-0.5, 2^0.5);
+/// b e = be + be_lo exactly (fma); n = rint(t), t = b log2(a); f = b log2(m) + (be - n) + be_lo,
+/// about t - n; p = 2^f 2^n. f's error: log2's on m, within 2^-22 (CUDA's documented __log2f
+/// bound on [0.5, 2]) times |b|, and the roundings of be - n and of f's two sums. p's relative
+/// error is then within ln 2 err(f) + 2^-22 (ex2's on [-1, 1]), at most 0.7 err(f) 2^24 + 4 of
+/// p's ulps, and Pow's float half an ulp more, so both round alike where p's dropped bits lie
+/// farther than 0.75 err(f) 2^24 + 6 from the format's midpoint (a binade's edge is no
+/// midpoint). The rest take Pow (its series from the tables the kernel staged in shared memory:
+/// a refused element's warp waits for it): non-positive, subnormal, infinite and NaN bases,
+/// results outside the format's normal range, and those near its rounding midpoints (one
+/// element in 2^12 to 2^9 for exponents of a few units; more for large ones, whose log2 error
+/// b scales). Checked against Pow over every pair of 16-bit values of each format and every
+/// base with random f32 exponents on an H200 (docs/benchmarks.md). About 30 instructions an
+/// element (two on the MUFU pipe), against the f32 series' 110.
+template <int D>
+struct PowNarrow {
+  static_assert(D == 16 || D == 13, "bf16 or f16");
+  const ops::detail::PowTables* tables = nullptr;  ///< staged by power_kernel
+  __device__ __forceinline__ bool fast(float a, float b, float& r) const {
+    const std::uint32_t ua = float_bits(a);
+    const std::int32_t e = static_cast<std::int32_t>(ua - 0x3F3504F3u) >> 23;  // 2^-0.5's bits
+    const float m = bits_float(ua - (static_cast<std::uint32_t>(e) << 23));
+    float l, q;
+    asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(l) : "f"(m));
+    // Integers to and from float by the 1.5 * 2^23 bias, not conversion instructions (which
+    // share the MUFU pipe with lg2 and ex2).
+    constexpr float kBias = 0x1.8p23f;
+    const float fe = bits_float(0x4B400000u + static_cast<std::uint32_t>(e)) - kBias;
+    const float be = b * fe, be_lo = fmaf(b, fe, -be);  // b e = be + be_lo exactly
+    const float biased = fminf(fmaxf(fmaf(b, l, be), -256.0f), 256.0f) + kBias;  // NaN: -256
+    const float n = biased - kBias;  // rint(t), ties to even
+    const float d = be - n, f = fmaf(b, l, d) + be_lo;
+    const float err = fabsf(b) * 0x1p-22f + (fabsf(d) + 2.0f * fabsf(f)) * 0x1p-24f;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(q) : "f"(f));
+    const std::uint32_t up = float_bits(q) + ((float_bits(biased) - 0x4B400000u) << 23);
+    r = bits_float(up);
+    const float low = bits_float(0x4B000000u | (up & ((1u << D) - 1))) - 0x1p23f;
+    const bool far = fabsf(low - static_cast<float>(1u << (D - 1))) > fmaf(err, 0x1.8p23f, 6.0f);
+    const bool positive_normal = ua - 0x00800000u < 0x7F000000u;
+    // p's biased exponent (9 bits with the sign: an n that wrapped lies outside) within the
+    // format's normal range: bf16 a normal float, f16 [2^-14, 2^16) (65520 and up round to inf)
+    constexpr std::uint32_t kLow = D == 16 ? 1 : 113, kHigh = D == 16 ? 254 : 142;
+    const bool in_range = (up >> 23) - kLow <= kHigh - kLow;
+    return far & positive_normal & in_range;
+  }
+  __device__ float operator()(float a, float b) const {
+    float r;
+    return ops::detail::pow_f32_fast(a, b, r, *tables) ? r : ops::Pow{}(a, b);
+  }
+};
+template <class F>
+inline constexpr bool kNarrowPow = false;
+template <int D>
+inline constexpr bool kNarrowPow<PowNarrow<D>> = true;
+
 /// The power kernel: power_tiles, with ops::Pow's tables (kStagedTables) first copied to shared
-/// memory by the whole block.
+/// memory by the whole block, for ops::Pow and PowNarrow's refused elements.
 template <class T, bool Held, class F>
 __global__ void __launch_bounds__(128, 8) power_kernel(F f, PowerArgs<T> p) {
+  constexpr bool kPrefetch = kPowerPrefetch<T, Held, F>;
   if constexpr (kStagedTables<F, float>) {
     __shared__ ops::detail::PowTables staged;
     stage_pow_tables(staged);
-    power_tiles<T, Held, kPowerPrefetch<T, Held, F>>(PowStagedTables{&staged}, p);
+    power_tiles<T, Held, kPrefetch>(PowStagedTables{&staged}, p);
+  } else if constexpr (kNarrowPow<F>) {
+    __shared__ ops::detail::PowTables staged;
+    stage_pow_tables(staged);
+    f.tables = &staged;
+    power_tiles<T, Held, kPrefetch>(f, p);
   } else {
-    power_tiles<T, Held, kPowerPrefetch<T, Held, F>>(f, p);
+    power_tiles<T, Held, kPrefetch>(f, p);
   }
 }
 
-/// The functor power_kernel runs for f on storage type T: PowRsqrtNarrow for PowRsqrt with a
-/// 16-bit result (the hardware's approximation where it rounds alike), f itself otherwise.
+/// The functor power_kernel runs for f on storage type T: for a 16-bit T, PowRsqrtNarrow for
+/// PowRsqrt and PowNarrow for ops::Pow (the hardware's approximations where they round alike);
+/// f itself otherwise.
 template <class T, class F>
 auto stored_as(const F& f) {
+  constexpr int kDropped = std::is_same_v<T, __half> ? 13 : 16;
   if constexpr (std::is_same_v<F, ops::detail::PowRsqrt> && sizeof(T) == 2)
-    return ops::detail::PowRsqrtNarrow<std::is_same_v<T, __half> ? 13 : 16>{};
+    return ops::detail::PowRsqrtNarrow<kDropped>{};
+  else if constexpr (std::is_same_v<F, ops::Pow> && sizeof(T) == 2)
+    return PowNarrow<kDropped>{};
   else
     return f;
 }

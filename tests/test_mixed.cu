@@ -624,9 +624,10 @@ TEST(MixedGpu, PowerKernelAtTileEdges) {
       }
 }
 
-// Every value of bf16 and of f16 to scalar exponents, against the reference bit for bit (the
-// functors of these exponents are exact on both backends, pow_f32.hpp): the power kernel's 16-bit
-// paths over their whole domain (PowRsqrtNarrow's approximation is the device's own).
+// Every value of bf16 and of f16 to scalar exponents and to tensors of every value, against the
+// reference bit for bit (the functors of these exponents are exact on both backends,
+// pow_f32.hpp): the power kernel's 16-bit paths over their whole domain (PowRsqrtNarrow's and
+// PowNarrow's approximations are the device's own).
 TEST(MixedGpu, PowerOfEvery16BitValue) {
   EWISE_REQUIRE_GPU();
   std::mt19937_64 rng(test_seed());
@@ -639,6 +640,19 @@ TEST(MixedGpu, PowerOfEvery16BitValue) {
     DeviceOperand out(t, {n}, Layout::contiguous(1));
     for (double e : {-0.5, 0.5, 2.0, 3.0, -2.0, -1.0})
       EXPECT_EQ(check(BinaryOp::power, a, Arg(Scalar::weak_float(e)), out, {}, true), "");
+    // General exponents (power.cuh's PowNarrow): scalars, under PyTorch's rule for a bf16
+    // result, and tensors pairing every value with every value k apart (k odd: a permutation).
+    DenseOptions torch_rule;
+    torch_rule.promotion = Promotion::torch;
+    for (double e : {0.7, -1.3, 2.5, 7.1, -11.9, 0.0625, 1e-3})
+      EXPECT_EQ(check(BinaryOp::power, a, Arg(Scalar::weak_float(e)), out, torch_rule, true), "");
+    Tensor b(t, {n}, Layout::contiguous(1), rng);
+    auto* b_bits = static_cast<std::uint16_t*>(b.host.data());
+    for (std::uint32_t k : {1u, 40503u, 8191u, 257u}) {
+      for (std::int64_t i = 0; i < n; ++i) b_bits[i] = static_cast<std::uint16_t>(i * k + 12345);
+      EWISE_CUDA_CHECK(cudaMemcpy(b.dev.buf.data(), b.host.data(), b.host.bytes(), cudaMemcpyHostToDevice));
+      EXPECT_EQ(check(BinaryOp::power, a, b, out, {}, true), "") << "k = " << k;
+    }
   }
 }
 
@@ -726,6 +740,7 @@ TEST(MixedGpu, OneKernelLaunchPerCall) {
 // Power calls over contiguous operands of one float dtype run power.cuh's kernel (a tensor
 // exponent too: a const functor type once sent those to the converting kernel, correct but
 // 1.25 times slower); an exponent at another 16-byte phase than out, the converting kernel.
+// PyTorch's rule, under which bf16 ** 0.7 is bf16 (NumPy's takes it to f32: ml_dtypes').
 TEST(MixedGpu, PowerCallsRunThePowerKernel) {
   EWISE_REQUIRE_GPU();
   std::mt19937_64 rng(test_seed());
@@ -736,7 +751,11 @@ TEST(MixedGpu, PowerCallsRunThePowerKernel) {
     Tensor held(t, {}, Layout::contiguous(0), rng);
     DeviceOperand out(t, {64, 96}, Layout::contiguous(2));
     const auto power = [&](const ConstTensorView& x, const auto& y) {
-      return [&out, x, y](cudaStream_t s) { binary(BinaryOp::power, x, y, out.view, {}, s); };
+      return [&out, x, y](cudaStream_t s) {
+        DenseOptions o;
+        o.promotion = Promotion::torch;
+        binary(BinaryOp::power, x, y, out.view, o, s);
+      };
     };
     const struct {
       const char* what;
@@ -747,7 +766,7 @@ TEST(MixedGpu, PowerCallsRunThePowerKernel) {
                  {"a ** 0.7", power(a.dev.view, Scalar::weak_float(0.7)), "power_kernel"},
                  {"a ** 3", power(a.dev.view, Scalar::weak_int(3)), "power_kernel"},
                  {"a ** shifted b", power(a.dev.view, ConstTensorView(shifted.dev.view)),
-                  "convert_flat_kernel"}};
+                  "convert_strided_kernel"}};
     for (const auto& c : calls) {
       bool threw = false;
       std::vector<std::string> kernels;

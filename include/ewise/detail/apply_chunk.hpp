@@ -14,12 +14,19 @@
 // only a kernel instantiates.
 #if defined(__CUDACC__)
 #define EWISE_HD_NOINLINE __host__ __device__ __noinline__
-#define EWISE_UNROLL _Pragma("unroll")
 #define EWISE_EXEC_CHECK_DISABLE _Pragma("nv_exec_check_disable")
 #else
 #define EWISE_HD_NOINLINE __attribute__((noinline))
-#define EWISE_UNROLL _Pragma("GCC unroll 16")
 #define EWISE_EXEC_CHECK_DISABLE
+#endif
+// Unrolled in the device pass and by a host compiler (the CPU backend); nvcc's host pass, whose
+// front end knows neither pragma, compiles these loops for no backend's use.
+#if defined(__CUDA_ARCH__)
+#define EWISE_UNROLL _Pragma("unroll")
+#elif defined(__CUDACC__)
+#define EWISE_UNROLL
+#else
+#define EWISE_UNROLL _Pragma("GCC unroll 16")
 #endif
 
 namespace ewise::detail {

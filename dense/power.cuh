@@ -261,7 +261,7 @@ bool run_power(const F& f, const CallTypes& t, const DensePlan& plan, cudaStream
       run(power_kernel<T, true, G>, V);
       return true;
     }
-    if constexpr (std::is_same_v<G, ops::Pow>) {  // (the other functors' exponent is a scalar)
+    if constexpr (std::is_same_v<G, ops::Pow> || kNarrowPow<G>) {  // (the others': a scalar)
       run(power_kernel<T, false, G>, V);
       return true;
     }

@@ -650,7 +650,8 @@ TEST(MixedGpu, PowerOfEvery16BitValue) {
     auto* b_bits = static_cast<std::uint16_t*>(b.host.data());
     for (std::uint32_t k : {1u, 40503u, 8191u, 257u}) {
       for (std::int64_t i = 0; i < n; ++i) b_bits[i] = static_cast<std::uint16_t>(i * k + 12345);
-      EWISE_CUDA_CHECK(cudaMemcpy(b.dev.buf.data(), b.host.data(), b.host.bytes(), cudaMemcpyHostToDevice));
+      EWISE_CUDA_CHECK(
+          cudaMemcpy(b.dev.buf.data(), b.host.data(), b.host.bytes(), cudaMemcpyHostToDevice));
       EXPECT_EQ(check(BinaryOp::power, a, b, out, {}, true), "") << "k = " << k;
     }
   }

@@ -6,7 +6,6 @@
 #pragma once
 
 #include <cstdint>
-#include <cstring>
 
 #include "convert.cuh"
 
@@ -32,8 +31,8 @@ inline constexpr int kPowerVectors = sizeof(T) == 4 ? 2 : 1;
 
 /// Waves of resident blocks the grid holds: four for f32 by a scalar exponent's functor, eight
 /// otherwise. H200 test kernels, 2^26 elements: f32 ** -2 0.137 ms at four against 0.146 at one;
-/// bf16 ** 0.5 0.068 at eight against 0.079 at one; ops::Pow at eight against one: f32 ** f32
-/// 0.205 against 0.212, bf16 ** bf16 0.189 against 0.211, bf16 ** 0.7 0.162 against 0.177.
+/// bf16 ** 0.5 0.068 at eight against 0.079 at one; f32 ** f32 (ops::Pow) 0.205 at eight
+/// against 0.212 at one; bf16 ** bf16 (PowNarrow) 0.128 at eight against 0.130 at four.
 template <class T, class F>
 inline constexpr int kPowerWaves = sizeof(T) == 4 && !std::is_same_v<F, ops::Pow> ? 4 : 8;
 
@@ -117,18 +116,6 @@ __device__ __forceinline__ void power_tiles(const F& f, const PowerArgs<T>& p) {
   for (std::uint64_t i = p.head + tiles * 32 * E + tid; i < p.n; i += nthreads) one(i);
 }
 
-/// A float's bits, and back (memcpy: a register move).
-__device__ __forceinline__ std::uint32_t float_bits(float x) {
-  std::uint32_t u;
-  std::memcpy(&u, &x, sizeof u);
-  return u;
-}
-__device__ __forceinline__ float bits_float(std::uint32_t u) {
-  float x;
-  std::memcpy(&x, &u, sizeof x);
-  return x;
-}
-
 /// a ** b (ops::Pow) stored as a 16-bit float keeping all but the low D of float's 23 mantissa
 /// bits (bf16: 16; f16: 13, in its normal range): Pow's float rounded to it, from the hardware's
 /// log2 and exp2 approximations where that is certain. a = m 2^e with m in [2^-0.5, 2^0.5);
@@ -142,32 +129,32 @@ __device__ __forceinline__ float bits_float(std::uint32_t u) {
 /// a refused element's warp waits for it): non-positive, subnormal, infinite and NaN bases,
 /// results outside the format's normal range, and those near its rounding midpoints (one
 /// element in 2^12 to 2^9 for exponents of a few units; more for large ones, whose log2 error
-/// b scales). Checked against Pow over every pair of 16-bit values of each format and every
-/// base with random f32 exponents on an H200 (docs/benchmarks.md). About 30 instructions an
-/// element (two on the MUFU pipe), against the f32 series' 110.
+/// b scales; by the band above, not measured). Checked against Pow over every pair of 16-bit
+/// values of each format and every base with random f32 exponents on an H200; bf16 ** bf16
+/// 0.128 ms against the series' 0.189 (test kernel, 2^26 elements; docs/benchmarks.md).
 template <int D>
 struct PowNarrow {
   static_assert(D == 16 || D == 13, "bf16 or f16");
   const ops::detail::PowTables* tables = nullptr;  ///< staged by power_kernel
   __device__ __forceinline__ bool fast(float a, float b, float& r) const {
-    const std::uint32_t ua = float_bits(a);
+    const std::uint32_t ua = __float_as_uint(a);
     const std::int32_t e = static_cast<std::int32_t>(ua - 0x3F3504F3u) >> 23;  // 2^-0.5's bits
-    const float m = bits_float(ua - (static_cast<std::uint32_t>(e) << 23));
+    const float m = __uint_as_float(ua - (static_cast<std::uint32_t>(e) << 23));
     float l, q;
     asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(l) : "f"(m));
     // Integers to and from float by the 1.5 * 2^23 bias, not conversion instructions (which
     // share the MUFU pipe with lg2 and ex2).
     constexpr float kBias = 0x1.8p23f;
-    const float fe = bits_float(0x4B400000u + static_cast<std::uint32_t>(e)) - kBias;
+    const float fe = __uint_as_float(0x4B400000u + static_cast<std::uint32_t>(e)) - kBias;
     const float be = b * fe, be_lo = fmaf(b, fe, -be);  // b e = be + be_lo exactly
     const float biased = fminf(fmaxf(fmaf(b, l, be), -256.0f), 256.0f) + kBias;  // NaN: -256
     const float n = biased - kBias;  // rint(t), ties to even
     const float d = be - n, f = fmaf(b, l, d) + be_lo;
     const float err = fabsf(b) * 0x1p-22f + (fabsf(d) + 2.0f * fabsf(f)) * 0x1p-24f;
     asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(q) : "f"(f));
-    const std::uint32_t up = float_bits(q) + ((float_bits(biased) - 0x4B400000u) << 23);
-    r = bits_float(up);
-    const float low = bits_float(0x4B000000u | (up & ((1u << D) - 1))) - 0x1p23f;
+    const std::uint32_t up = __float_as_uint(q) + ((__float_as_uint(biased) - 0x4B400000u) << 23);
+    r = __uint_as_float(up);
+    const float low = __uint_as_float(0x4B000000u | (up & ((1u << D) - 1))) - 0x1p23f;
     const bool far = fabsf(low - static_cast<float>(1u << (D - 1))) > fmaf(err, 0x1.8p23f, 6.0f);
     const bool positive_normal = ua - 0x00800000u < 0x7F000000u;
     // p's biased exponent (9 bits with the sign: an n that wrapped lies outside) within the

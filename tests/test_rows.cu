@@ -243,12 +243,9 @@ TEST(RowSparseGpu, ConversionsMatchTheCpuBackend) {
               << "round trip " << where;
         }
       for (const bool shuffled : {false, true}) {
-        verify::CooGenOptions g;
-        g.index = index;
-        g.dtype = t;
-        g.unsorted = shuffled;
-        g.duplicate_fraction = shuffled ? 0.3 : 0.0;
-        const HostCoo x = verify::random_coo(500, 70, 0.03, rng(), g);
+        const HostCoo x =
+            verify::random_coo(500, 70, 0.03, rng(),
+                               test::conversion_coo_options(t, index, shuffled));
         const DeviceCoo dx = to_device(x.view(), stream);
         const HostRowSparse want = to_row_sparse<HostRowSparse>(x.view());
         const HostCopy got(to_row_sparse(dx.view(), {}, stream));

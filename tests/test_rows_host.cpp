@@ -242,12 +242,9 @@ TEST(RowSparseHost, ConversionsToAndFromCoo) {
   for (const DType t : kValueDTypes)
     for (const IndexType index : {IndexType::i32, IndexType::i64})
       for (const bool shuffled : {false, true}) {
-        verify::CooGenOptions g;
-        g.index = index;
-        g.dtype = t;
-        g.unsorted = shuffled;
-        g.duplicate_fraction = shuffled ? 0.3 : 0.0;
-        const HostCoo x = verify::random_coo(200, 37, 0.05, rng(), g);
+        const HostCoo x =
+            verify::random_coo(200, 37, 0.05, rng(),
+                               test::conversion_coo_options(t, index, shuffled));
         const HostRowSparse r = to_row_sparse<HostRowSparse>(x.view());
         EXPECT_EQ(grouping_difference(r.view(), coalesce<HostCoo>(x.view())), "")
             << dtype_name(t) << " " << index_name(index) << (shuffled ? " shuffled" : "");

@@ -15,9 +15,21 @@
 #include "ewise/coo.hpp"
 #include "ewise/sparse.hpp"
 #include "ewise/tensor.hpp"
+#include "ewise/verify.hpp"
 #include "testing/values.hpp"
 
 namespace ewise::test {
+
+/// verify::random_coo's options for a COO operand of the conversion tests: in storage order
+/// without duplicates, or shuffled with 30% duplicates.
+inline verify::CooGenOptions conversion_coo_options(DType dtype, IndexType index, bool shuffled) {
+  verify::CooGenOptions g;
+  g.index = index;
+  g.dtype = dtype;
+  g.unsorted = shuffled;
+  g.duplicate_fraction = shuffled ? 0.3 : 0.0;
+  return g;
+}
 
 /// A host row-sparse operand that owns its arrays.
 struct RowCase {

@@ -45,16 +45,25 @@ void plan_vectorized(DensePlan& plan, const DeviceProps& d) {
   // A chunk of `chunk` elements that starts at a row's last element touches the most rows:
   // 1 + ceil((chunk - 1) / row), at most 32 where row > (chunk - 2) / 31.
   const std::int64_t chunk = 32 * vector_unroll(elem) * V;
-  v.row_table = v.gathers() && p.rank() >= kRowTableRank && p.shape[r] > (chunk - 2) / 31;
+  const int along = (v.a == VectorAccess::gather && p.strides[1][r] == 1) +
+                    (v.b == VectorAccess::gather && p.strides[2][r] == 1);
+  v.segments = v.rows && !c.wide && along <= 1 && p.shape[r] >= kSegmentVectors * V;
+  if (v.segments)
+    v.row_segments = ceil_div(p.shape[r] / V - 2, segment_vectors(static_cast<int>(elem)));
+  v.row_table = v.gathers() && !v.segments && p.rank() >= kRowTableRank &&
+                p.shape[r] > (chunk - 2) / 31;
   const auto mis = reinterpret_cast<std::uintptr_t>(c.out) % kVectorBytes;
   const auto head = static_cast<std::int64_t>((kVectorBytes - mis) % kVectorBytes) / elem;
   v.head = std::min(head, c.numel);
   v.vectors = (c.numel - v.head) / V;
-  // Threads: one per vector_unroll vectors, at least V (for the head and the tail).
-  const std::int64_t work = std::max(ceil_div(v.vectors, vector_unroll(elem)), V);
+  // Threads: one per vector_unroll vectors (segments: 32 a segment), at least V (for the head
+  // and the tail).
+  const std::int64_t segments = c.numel / p.shape[r] * v.row_segments * 32;
+  const std::int64_t work =
+      std::max(v.segments ? segments : ceil_div(v.vectors, vector_unroll(elem)), V);
   const int threads = block_threads(c, d);
   set_launch(plan, threads, ceil_div(work, threads), d);
-  plan.grid.covers_work = kVectorGridCoversWork && !v.gathers();
+  plan.grid.covers_work = kVectorGridCoversWork && (!v.gathers() || v.segments);
   plan.grid.waves = v.gathers() ? kGatherWaves : 1;
   plan.vectorized = v;
 }

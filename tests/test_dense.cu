@@ -572,6 +572,65 @@ TEST(DenseGpu, VectorizedGathersByRows) {
   }
 }
 
+/// The vectorized kernel's segments of long rows (VectorizedPlan::segments): rows around
+/// kSegmentVectors vectors and longer ones, a row vector, a column, an outer
+/// product, a per-channel value and a rank-4 mix with one input along the rows, each operand
+/// order, the output and each input at offsets that give every shift of the stride-1 input,
+/// and grids of two blocks (each warp's range runs over many rows; the planner's grid gives
+/// ranges that start and end inside rows). Two inputs along the rows, or
+/// rows one element short, keep the rows mode: the planner's rule is checked on both sides.
+TEST(DenseGpu, VectorizedSegmentsOfLongRows) {
+  EWISE_REQUIRE_GPU();
+  const std::uint64_t seed = test_seed();
+  for (DType t : test::sweep_dtypes()) {
+    const int size = static_cast<int>(dtype_size(t));
+    const std::int64_t V = 16 / size, S = detail::kSegmentVectors * V;
+    int runs = 0;  // calls that ran by segments
+    for (std::int64_t n : {S - 1, S, S + 1, 4 * S + 3, 9 * S - V + 1}) {
+      struct Shape {
+        Dims a, b;
+      };
+      const Shape shapes[] = {{{5, n}, {n}},          {{4, n}, {4, 1}},
+                              {{6, 1}, {1, n}},       {{2, 3, n}, {1, 3, 1}},
+                              {{2, 1, 3, n}, {1, 4, 3, 1}}, {{2, 1, 2, n}, {1, 3, 1, n}}};
+      for (const Shape& sh : shapes)
+        for (std::int64_t k = 0; k < 2 * V; ++k) {
+          // b at every offset from the output; a at the output's offset or one past it.
+          const int oo = static_cast<int>(k / 2 % 2), ob = static_cast<int>(k / 2),
+                    oa = oo + static_cast<int>(k % 2);
+          const int rank = static_cast<int>(broadcast_shapes(sh.a, sh.b).size());
+          const auto u = static_cast<std::uint64_t>(n * 16 + k);
+          for (bool swap : {false, true}) {
+            const Dims& x = swap ? sh.b : sh.a;
+            const Dims& y = swap ? sh.a : sh.b;
+            const BinaryOp op = kernel_op(static_cast<std::size_t>(u + swap), t);
+            Problem p(op, t, x, Layout::contiguous(x.size(), swap ? ob : oa), y,
+                      Layout::contiguous(y.size(), swap ? oa : ob), Layout::contiguous(rank, oo),
+                      seed + u);
+            DenseOptions o;
+            o.kernel = Kernel::vectorized;
+            if (k % 3 == 0) {  // else the planner's grid
+              o.blocks = 2;
+              o.threads = 64;
+            }
+            const detail::DensePlan plan = detail::plan_dense(
+                p.a.view, p.b.view, p.out.view, o, detail::current_device_props());
+            const detail::VectorizedPlan& v = plan.vectorized;
+            const BroadcastPlan& q = plan.plan;
+            const int r = q.rank() - 1;
+            const int along = (v.a == detail::VectorAccess::gather && q.strides[1][r] == 1) +
+                              (v.b == detail::VectorAccess::gather && q.strides[2][r] == 1);
+            EXPECT_EQ(v.segments, v.rows && along <= 1 && q.shape[r] >= S) << p.describe(o);
+            EXPECT_FALSE(v.segments && v.row_table) << p.describe(o);
+            runs += v.segments;
+            EXPECT_EQ(run_and_check(p, o), "");
+          }
+        }
+    }
+    EXPECT_GT(runs, 100) << dtype_name(t);
+  }
+}
+
 /// Vectors (of 16 bytes) per chunk of the row_vectorized kernel for dtype t.
 std::int64_t row_chunk_vectors(DType t) {
   return detail::dispatch_dtype(t, [](auto tag) -> std::int64_t {
@@ -750,6 +809,8 @@ TEST(DenseGpu, InPlace) {
       {{5, 33, 34}, {33, 1}, Layout::random(3, rng)},
       {{300, 67}, {1, 67}, Layout::contiguous(2)},     // odd width: vectorized across rows
       {{300, 67}, {300, 1}, Layout::contiguous(2, 1)},  // and a misaligned start
+      {{7, 1031}, {1, 1031}, Layout::contiguous(2, 1)},  // long odd rows: by segments
+      {{7, 1031}, {7, 1}, Layout::contiguous(2)},
   };
   for (DType t : test::sweep_dtypes())
     for (const Pattern& pat : patterns)

@@ -327,6 +327,25 @@ TEST(DenseHost, PlanDecisions) {
   EXPECT_EQ(L.vectorized.a, detail::VectorAccess::gather);
   EXPECT_EQ(L.vectorized.b, detail::VectorAccess::gather);
   EXPECT_TRUE(L.vectorized.rows);
+  // Its rows of 4097 (512 vectors) run by segments, one input along them: each row's 510 inner
+  // vectors in two segments of 256, the grid a warp a segment.
+  EXPECT_TRUE(L.vectorized.segments);
+  EXPECT_FALSE(L.vectorized.row_table);
+  EXPECT_EQ(detail::segment_vectors(2), 256);
+  EXPECT_EQ(L.vectorized.row_segments, 2);
+  EXPECT_TRUE(L.grid.covers_work);
+  EXPECT_EQ(L.grid.need, (8191 * 2 * 32 + L.threads - 1) / L.threads);
+  // Rows one vector short of kSegmentVectors, and two inputs along the rows: by rows.
+  const std::int64_t short_row = detail::kSegmentVectors * 8 - 1;
+  L = plan(fake(kA, DType::f16, {64, 1}), fake(kB, DType::f16, {1, short_row}),
+           fake(kOut, DType::f16, {64, short_row}));
+  EXPECT_TRUE(L.vectorized.rows);
+  EXPECT_FALSE(L.vectorized.segments);
+  L = plan(fake(kA + 2, DType::f16, {64, 4097}), fake(kB, DType::f16, {4097}),
+           fake(kOut, DType::f16, {64, 4097}));
+  EXPECT_EQ(L.vectorized.a, detail::VectorAccess::gather);
+  EXPECT_TRUE(L.vectorized.rows);
+  EXPECT_FALSE(L.vectorized.segments);
   L = plan(fake(kA, DType::f16, {100, 7}), fake(kB, DType::f16, {7}),
            fake(kOut, DType::f16, {100, 7}));
   EXPECT_EQ(L.kernel, Kernel::vectorized);
@@ -414,11 +433,13 @@ TEST(DenseHost, PlanFollowsTheDevice) {
   EXPECT_FALSE(vec.grid.needs_occupancy());
   EXPECT_EQ(vec.grid.blocks(1), (1u << 24) / 4 / (4 * 256));  // 4 vectors per thread, 256 threads
   EXPECT_EQ(plan(flat, flat, flat_out, {Kernel::vectorized, 0, 0, 100}, kH200).grid.blocks(1), 100u);
-  // Gathering an input, vectorized loops over its chunks in kGatherWaves full waves.
+  // Gathering an input, vectorized loops over its chunks in kGatherWaves full waves (rows of 999
+  // are too short for segments, whose grid covers them: above).
   const detail::DensePlan outer = plan(fake(kA, DType::f16, {8191, 1}),
-                                       fake(kB, DType::f16, {1, 4097}),
-                                       fake(kOut, DType::f16, {8191, 4097}), {}, kH200);
+                                       fake(kB, DType::f16, {1, 999}),
+                                       fake(kOut, DType::f16, {8191, 999}), {}, kH200);
   EXPECT_EQ(outer.kernel, Kernel::vectorized);
+  EXPECT_FALSE(outer.vectorized.segments);
   EXPECT_TRUE(outer.grid.needs_occupancy());
   EXPECT_EQ(outer.grid.blocks(4), 4u * 132 * detail::kGatherWaves);
   // The automatic sliding factor leaves two waves of threads: 2^24 elements over

@@ -59,8 +59,8 @@ inline constexpr std::int64_t kMaxGridX = 2147483647;
 
 /// The grid of a grid-stride kernel: `need` blocks cover the work. With DenseOptions::blocks
 /// (`cap`) at most that many; else the 16-byte kernels (vectorized, row_vectorized) launch all
-/// `need` blocks (`covers_work`) unless vectorized gathers an input (then kGatherWaves full
-/// waves), and the others at most one full wave (a wave: blocks resident per SM x sm_count):
+/// `need` blocks (`covers_work`) unless vectorized gathers an input other than by segments
+/// (then kGatherWaves full waves), and the others at most one full wave (a wave: blocks resident per SM x sm_count):
 /// see kVectorGridCoversWork and kGatherWaves in policy.hpp for the figures.
 struct GridPlan {
   std::int64_t need = 1;     ///< blocks that cover the work, at least 1
@@ -101,6 +101,12 @@ struct VectorizedPlan {
   /// 32 * vector_unroll vectors lies in at most 32 rows wherever it starts (row length >
   /// (chunk elements - 2) / 31).
   bool row_table = false;
+  /// Rows mode over rows of at least kSegmentVectors vectors, at most one input gathered along
+  /// them with stride 1 and 32-bit indices: each warp runs segments of segment_vectors vectors
+  /// inside one row (vectorized.cuh's GatherMode::segments), row_segments of them a row (the
+  /// vectors inside a row but its first and last: at most floor(row / V) - 2).
+  bool segments = false;
+  std::int64_t row_segments = 0;
   /// An input is gathered: each vector's elements are found through the plan's strides.
   bool gathers() const { return a == VectorAccess::gather || b == VectorAccess::gather; }
 };

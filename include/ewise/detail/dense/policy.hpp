@@ -88,6 +88,25 @@ inline constexpr int kGatherWaves = 2;
 /// rows of 49 faster); across rows, their gathered vectors step along the row unless they cross
 /// its end (gather in vectorized.cuh). Lengths between 49 and 999 not measured.
 inline constexpr std::int64_t kLongRow = 256;
+/// Rows of at least this many 16-byte vectors run by segments in the vectorized kernel when it
+/// gathers by rows (VectorizedPlan::segments; H200 bf16 bias over rows of 521 elements, 65
+/// vectors: 3% slower than by rows; of 1031, 128 vectors: 7.5% faster).
+inline constexpr std::int64_t kSegmentVectors = 128;
+/// 16-byte vectors each lane of the segments' loop loads before it stores (two loads a vector
+/// for a shifted input): 2 for every type (H200, outer product 8191 x 4097: bf16 0.0222 ms
+/// with 2, 0.0234 with 1, 0.0238 with 4; f32 0.0409 with 2, 0.0485 with 4, whose 64 registers
+/// spill).
+EWISE_POLICY_HD constexpr int segment_unroll(int /*element_bytes*/) { return 2; }
+/// Vectors of a segment: a warp's run inside one row between its fixed costs (a divmod chain,
+/// the row's values, the shift's dispatch), kSegmentLoops loops of 32 * segment_unroll. The
+/// grid covers the segments, a warp each (H200 outer products, bf16 8191 x 4097 / 16383 x 16385,
+/// f32 8191 x 8193: 0.0215 / 0.140 / 0.0716 ms with 4 loops; 2 loops 0.0220 / 0.147 / 0.0737,
+/// 8 loops 0.0220 / 0.148 / 0.0761; two waves of warps looping over segments 0.0216 / 0.158 /
+/// 0.0778).
+inline constexpr int kSegmentLoops = 4;
+EWISE_POLICY_HD constexpr std::int64_t segment_vectors(int element_bytes) {
+  return std::int64_t{kSegmentLoops} * 32 * segment_unroll(element_bytes);
+}
 /// Plan ranks from which the vectorized kernel's gathered offsets come from a warp's row table
 /// (VectorizedPlan::row_table) rather than divmod chains of rank - 1 divisions (H200: bf16
 /// rank-5 mix 12% faster, f32 16%, rank 7 12%, rank 4 3-4%; at ranks 2 and 3 the table's

@@ -5,9 +5,13 @@
 // broadcast along rows or columns, an outer product, an odd row width, a misaligned start): by
 // rows where every gathered input runs along the innermost dim with stride 1 or holds one value
 // a row (stride 0), else element by element through its strides; at high ranks the gathered
-// offsets come from a warp's row table, not divmod chains. Planned by plan_vectorized.
+// offsets come from a warp's row table, not divmod chains; rows of many vectors run by segments
+// (a warp's run of vectors inside one row: offsets once a segment, a row's values held, a
+// stride-1 input as aligned 16-byte vectors shifted into place by a compile-time shift).
+// Planned by plan_vectorized.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
@@ -29,17 +33,20 @@ struct VectorizedArgs {
   bool a_along = false, b_along = false;
   /// The gathered offsets come from a warp's row table (VectorizedPlan::row_table).
   bool row_table = false;
-  std::int64_t last_row = 0;  ///< numel / row length - 1 (the table's rows stop there)
+  std::int64_t last_row = 0;  ///< numel / row length - 1 (the table's and segments' last row)
+  std::int64_t segments = 0;  ///< GatherMode::segments: rows x segments a row
 };
 
 /// How the vectorized kernel finds the elements of its gathered inputs: none gathered; by rows
-/// (gather_rows: VectorizedPlan::rows); through the strides of every dim (gather).
-enum class GatherMode { none, rows, any };
+/// (gather_rows: VectorizedPlan::rows); by segments of long rows (VectorizedPlan::segments, with
+/// gather_rows at the rows' ends); through the strides of every dim (gather).
+enum class GatherMode { none, rows, segments, any };
 
 /// The plan's dims (innermost first) for kernels that gather an input; nothing otherwise.
 template <class Index, bool Gather>
 struct GatherMap {
   Strided<Index> map;
+  FastDivmod<Index> segments;  ///< GatherMode::segments: segments a row
 };
 template <class Index>
 struct GatherMap<Index, false> {};
@@ -235,6 +242,32 @@ EWISE_DEVICE void gather_rows(const Strided<Index>& m, Index i, const Vectorized
   if (p.b_gather) row_part<T, V>(b, off[2], next[2], left, p.b_along, y);
 }
 
+/// Calls f(std::integral_constant<int, S>{}) for the run-time s in [S, V).
+template <int V, int S = 0, class F>
+EWISE_DEVICE void with_shift(int s, F&& f) {
+  if constexpr (S + 1 < V) {
+    if (s != S) return with_shift<V, S + 1>(s, f);
+  }
+  f(std::integral_constant<int, S>{});
+}
+
+/// The V elements that start S elements into the aligned vectors p[0] and p[1] (p[0] alone for
+/// S = 0): two 16-byte loads and register moves (byte permutes for 16-bit elements at odd S),
+/// where a stride-1 input off the output's 16-byte grid took V element loads (H200 Nsight
+/// Compute, bf16 outer product: L1/TEX 88% busy with them).
+template <int S, class T, int V>
+EWISE_DEVICE Pack<T, V> shifted(const Pack<T, V>* p) {
+  if constexpr (S == 0) {
+    return p[0];
+  } else {
+    const Pack<T, V> lo = p[0], hi = p[1];
+    Pack<T, V> r;
+#pragma unroll
+    for (int e = 0; e < V; ++e) r.v[e] = e + S < V ? lo.v[e + S] : hi.v[e + S - V];
+    return r;
+  }
+}
+
 template <class T, class F, class Index, GatherMode G>
 __global__ void __launch_bounds__(kMaxThreads)
     vectorized_kernel(F f, VectorizedArgs p, GatherMap<Index, G != GatherMode::none> g, T* out,
@@ -304,7 +337,88 @@ __global__ void __launch_bounds__(kMaxThreads)
       }
     }
   };
-  if constexpr (G != GatherMode::none) {
+  // Long rows (GatherMode::segments): each warp takes segments of segment_vectors vectors inside
+  // one row, consecutive segments across the grid's warps (their stores meet in memory). A
+  // segment's offsets come from one divmod chain, an input with one value a row (stride 0) is
+  // loaded once, and a stride-1 input's vectors are its aligned 16-byte vectors shifted into
+  // place (shifted), the shift fixed for the row and dispatched once (a loop for each). A row's
+  // first and last vector inside it, and the one across its end, are left to the loop after: a
+  // window of two vectors stays inside the input's row that way.
+  const auto segments = [&](const auto& gm) {
+    using Offset = typename Strided<Index>::Offset;
+    const auto J = static_cast<std::int64_t>(gm.map.extent[0].divisor);
+    constexpr int SU = segment_unroll(sizeof(T));
+    for (std::int64_t t = (tid - lane) / 32; t < p.segments; t += nthreads / 32) {
+      Index row, k;
+      gm.segments.divmod(static_cast<Index>(t), row, k);
+      // The row's elements relative to vector 0's first: [start, start + J), start >= -head;
+      // its vectors inside it but the first and the last: from ceil(start / V) + 1 up to
+      // floor((start + J) / V) - 1; the segment's: [w, stop).
+      const std::int64_t start = static_cast<std::int64_t>(row) * J - p.head;
+      const std::int64_t w =
+          static_cast<std::int64_t>(static_cast<std::uint64_t>(start + V - 1) / V) + 1 +
+          static_cast<std::int64_t>(k) * segment_vectors(sizeof(T));
+      const std::int64_t stop = min_of(w + segment_vectors(sizeof(T)), (start + J) / V - 1);
+      if (w >= stop) continue;
+      Offset off[3];
+      gm.map.offsets(static_cast<Index>(row * J), off);
+      P ca = a0v, cb = b0v;  // the values of held inputs and of inputs with one a row
+      if (p.a_gather && !p.a_along) {
+        const T v = a[off[1]];
+#pragma unroll
+        for (int e = 0; e < V; ++e) ca.v[e] = v;
+      }
+      if (p.b_gather && !p.b_along) {
+        const T v = b[off[2]];
+#pragma unroll
+        for (int e = 0; e < V; ++e) cb.v[e] = v;
+      }
+      // The stride-1 input: vector w's elements start `shift` elements into aligned vector w.
+      // (Pointer arithmetic, not integers: the loads stay global ones, LDG, not generic.)
+      const T* at = (p.a_along ? a + off[1] : b + off[2]) - start;
+      const int shift =
+          static_cast<int>(reinterpret_cast<std::uintptr_t>(at) % kVectorBytes / sizeof(T));
+      const P* aligned = reinterpret_cast<const P*>(at - shift);
+      const auto run = [&](auto along, auto s) {
+        constexpr int A = decltype(along)::value, S = decltype(s)::value;
+        for (std::int64_t w0 = w + lane; w0 < stop; w0 += 32 * SU) {
+          P x[SU], y[SU];
+#pragma unroll
+          for (int u = 0; u < SU; ++u) {
+            const std::int64_t v = w0 + u * 32;
+            if (v < stop) {
+              x[u] = A == 1 ? shifted<S>(aligned + v) : p.a_vector ? va[v] : ca;
+              y[u] = A == 2 ? shifted<S>(aligned + v) : p.b_vector ? vb[v] : cb;
+            }
+          }
+#pragma unroll
+          for (int u = 0; u < SU; ++u) {
+            const std::int64_t v = w0 + u * 32;
+            if (v < stop) vout[v] = apply_pack(f, x[u], y[u]);
+          }
+        }
+      };
+      using std::integral_constant;
+      if (p.a_along) with_shift<V>(shift, [&](auto s) { run(integral_constant<int, 1>{}, s); });
+      else if (p.b_along) with_shift<V>(shift, [&](auto s) { run(integral_constant<int, 2>{}, s); });
+      else run(integral_constant<int, 0>{}, integral_constant<int, 0>{});
+    }
+    // The vectors at the rows' ends: for the start s of each row and of the end, those from
+    // floor(s / V) - 1 up to ceil(s / V) + 1, by gather_rows.
+    for (std::int64_t item = tid; item < (p.last_row + 2) * 3; item += nthreads) {
+      const std::int64_t start = item / 3 * J - p.head;
+      const std::int64_t floor = (start + V) / V - 1, ceil = (start + V - 1) / V;
+      const std::int64_t w = floor - 1 + item % 3;
+      if (w < 0 || w >= p.vectors || w > ceil) continue;
+      const auto i = static_cast<Index>(p.head + w * V);
+      P x = p.a_vector ? va[w] : a0v, y = p.b_vector ? vb[w] : b0v;
+      gather_rows<false>(gm.map, i, p, Spot<Index>{}, a, b, x, y);
+      vout[w] = apply_pack(f, x, y);
+    }
+  };
+  if constexpr (G == GatherMode::segments) {
+    segments(g);
+  } else if constexpr (G != GatherMode::none) {
     if (p.row_table) chunks(std::true_type{}, g);
     else chunks(std::false_type{}, g);
   } else {
@@ -328,7 +442,8 @@ void launch_vectorized(const F& f, const DensePlan& plan, cudaStream_t stream) {
   p.a_along = p.a_gather && plan.plan.strides[1][r] == 1;
   p.b_along = p.b_gather && plan.plan.strides[2][r] == 1;
   p.row_table = v.row_table;
-  p.last_row = v.row_table ? plan.numel / plan.plan.shape[r] - 1 : 0;
+  p.last_row = v.row_table || v.segments ? plan.numel / plan.plan.shape[r] - 1 : 0;
+  p.segments = v.segments ? (p.last_row + 1) * v.row_segments : 0;
   const auto run = [&](auto index, auto mode) {
     using Index = typename decltype(index)::type;
     constexpr GatherMode G = decltype(mode)::value;
@@ -337,6 +452,7 @@ void launch_vectorized(const F& f, const DensePlan& plan, cudaStream_t stream) {
       int dims[kMaxRank];
       for (int d = 0; d < plan.plan.rank(); ++d) dims[d] = d;
       g.map = make_strided<Index>(plan.plan, dims, plan.plan.rank());
+      g.segments = FastDivmod<Index>(static_cast<std::uint64_t>(std::max<std::int64_t>(v.row_segments, 1)));
     }
     const auto kernel = vectorized_kernel<T, F, Index, G>;
     launch("vectorized", kernel, grid_blocks(kernel, plan.grid, plan.threads), plan.threads, 0,
@@ -345,6 +461,9 @@ void launch_vectorized(const F& f, const DensePlan& plan, cudaStream_t stream) {
   };
   using Mode = std::integral_constant<GatherMode, GatherMode::none>;
   if (!v.gathers()) return run(TypeTag<std::uint32_t>{}, Mode{});
+  // Segments only with 32-bit indices (the planner's rule): one instantiation, not two.
+  if (v.segments)
+    return run(TypeTag<std::uint32_t>{}, std::integral_constant<GatherMode, GatherMode::segments>{});
   with_index(plan.wide, [&](auto index) {
     if (v.rows) return run(index, std::integral_constant<GatherMode, GatherMode::rows>{});
     run(index, std::integral_constant<GatherMode, GatherMode::any>{});

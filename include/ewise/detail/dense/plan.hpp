@@ -60,8 +60,9 @@ inline constexpr std::int64_t kMaxGridX = 2147483647;
 /// The grid of a grid-stride kernel: `need` blocks cover the work. With DenseOptions::blocks
 /// (`cap`) at most that many; else the 16-byte kernels (vectorized, row_vectorized) launch all
 /// `need` blocks (`covers_work`) unless vectorized gathers an input other than by segments
-/// (then kGatherWaves full waves), and the others at most one full wave (a wave: blocks resident per SM x sm_count):
-/// see kVectorGridCoversWork and kGatherWaves in policy.hpp for the figures.
+/// (then kGatherWaves full waves), and the others at most one full wave (a wave: blocks
+/// resident per SM x sm_count): see kVectorGridCoversWork and kGatherWaves in policy.hpp for
+/// the figures.
 struct GridPlan {
   std::int64_t need = 1;     ///< blocks that cover the work, at least 1
   std::int64_t cap = 0;      ///< DenseOptions::blocks; 0: none

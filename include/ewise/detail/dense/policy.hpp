@@ -93,9 +93,9 @@ inline constexpr std::int64_t kLongRow = 256;
 /// vectors: 3% slower than by rows; of 1031, 128 vectors: 7.5% faster).
 inline constexpr std::int64_t kSegmentVectors = 128;
 /// 16-byte vectors each lane of the segments' loop loads before it stores (two loads a vector
-/// for a shifted input): 2 for every type (H200, outer product 8191 x 4097: bf16 0.0222 ms
-/// with 2, 0.0234 with 1, 0.0238 with 4; f32 0.0409 with 2, 0.0485 with 4, whose 64 registers
-/// spill).
+/// for a shifted input): 2 for every type (H200, outer product 8191 x 4097, segments of 4
+/// loops in a grid of two waves: bf16 0.0223 ms with 2, 0.0238 with 4; f32 0.0409 with 2,
+/// 0.0485 with 4, whose 64 registers spill).
 EWISE_POLICY_HD constexpr int segment_unroll(int /*element_bytes*/) { return 2; }
 /// Vectors of a segment: a warp's run inside one row between its fixed costs (a divmod chain,
 /// the row's values, the shift's dispatch), kSegmentLoops loops of 32 * segment_unroll. The

@@ -399,8 +399,10 @@ __global__ void __launch_bounds__(kMaxThreads)
         }
       };
       using std::integral_constant;
-      if (p.a_along) with_shift<V>(shift, [&](auto s) { run(integral_constant<int, 1>{}, s); });
-      else if (p.b_along) with_shift<V>(shift, [&](auto s) { run(integral_constant<int, 2>{}, s); });
+      using A1 = integral_constant<int, 1>;
+      using A2 = integral_constant<int, 2>;
+      if (p.a_along) with_shift<V>(shift, [&](auto s) { run(A1{}, s); });
+      else if (p.b_along) with_shift<V>(shift, [&](auto s) { run(A2{}, s); });
       else run(integral_constant<int, 0>{}, integral_constant<int, 0>{});
     }
     // The vectors at the rows' ends: for the start s of each row and of the end, those from
@@ -452,7 +454,8 @@ void launch_vectorized(const F& f, const DensePlan& plan, cudaStream_t stream) {
       int dims[kMaxRank];
       for (int d = 0; d < plan.plan.rank(); ++d) dims[d] = d;
       g.map = make_strided<Index>(plan.plan, dims, plan.plan.rank());
-      g.segments = FastDivmod<Index>(static_cast<std::uint64_t>(std::max<std::int64_t>(v.row_segments, 1)));
+      const std::int64_t per_row = std::max<std::int64_t>(v.row_segments, 1);
+      g.segments = FastDivmod<Index>(static_cast<std::uint64_t>(per_row));
     }
     const auto kernel = vectorized_kernel<T, F, Index, G>;
     launch("vectorized", kernel, grid_blocks(kernel, plan.grid, plan.threads), plan.threads, 0,
@@ -462,8 +465,8 @@ void launch_vectorized(const F& f, const DensePlan& plan, cudaStream_t stream) {
   using Mode = std::integral_constant<GatherMode, GatherMode::none>;
   if (!v.gathers()) return run(TypeTag<std::uint32_t>{}, Mode{});
   // Segments only with 32-bit indices (the planner's rule): one instantiation, not two.
-  if (v.segments)
-    return run(TypeTag<std::uint32_t>{}, std::integral_constant<GatherMode, GatherMode::segments>{});
+  using Segments = std::integral_constant<GatherMode, GatherMode::segments>;
+  if (v.segments) return run(TypeTag<std::uint32_t>{}, Segments{});
   with_index(plan.wide, [&](auto index) {
     if (v.rows) return run(index, std::integral_constant<GatherMode, GatherMode::rows>{});
     run(index, std::integral_constant<GatherMode, GatherMode::any>{});

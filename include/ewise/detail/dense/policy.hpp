@@ -90,7 +90,8 @@ inline constexpr int kGatherWaves = 2;
 inline constexpr std::int64_t kLongRow = 256;
 /// Rows of at least this many 16-byte vectors run by segments in the vectorized kernel when it
 /// gathers by rows (VectorizedPlan::segments; H200 bf16 bias over rows of 521 elements, 65
-/// vectors: 3% slower than by rows; of 1031, 128 vectors: 7.5% faster).
+/// vectors: 3% slower than by rows; of 999 and 1001, 124-125 vectors: 4.5-11% faster; of 1031,
+/// 128 vectors: 7.5% faster; lengths between 65 and 124 vectors not measured).
 inline constexpr std::int64_t kSegmentVectors = 128;
 /// 16-byte vectors each lane of the segments' loop loads before it stores (two loads a vector
 /// for a shifted input): 2 for every type (H200, outer product 8191 x 4097, segments of 4

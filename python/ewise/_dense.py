@@ -17,14 +17,17 @@ def call(op, a, b, out, kernel, autograd):
     kernel): what runs a call whose torch operand requires a gradient while grad mode is on
     (ewise.torch.binary, which autograd records; DLPack would refuse the tensor); None for calls
     that never have one."""
-    if _dask.is_dask(a) or _dask.is_dask(b) or _dask.is_dask(out):
-        return _dask.binary(lambda x, y: call(op, x, y, None, kernel, None), a, b, out,
-                            f"ewise-{op}")
+    # The fast paths first: each returns None for anything but its own framework's plain
+    # arrays and Python scalars (a Dask array among them), and a small call's time is mostly
+    # this function's (the three Dask tests before them took 0.5 of a 16-element call's 1.7 us).
     result = routes.torch(op, a, b, out, kernel)
     if result is None:
         result = _ewise.numpy_binary(op, a, b, out, kernel)
     if result is not None:
         return result
+    if _dask.is_dask(a) or _dask.is_dask(b) or _dask.is_dask(out):
+        return _dask.binary(lambda x, y: call(op, x, y, None, kernel, None), a, b, out,
+                            f"ewise-{op}")
     a, b = (adapter(x).operand(x) for x in (a, b))  # NumPy scalars become 0-d arrays
     first = b if is_scalar(a) else a
     if is_scalar(first):

@@ -19,7 +19,7 @@ def call(op, a, b, out, kernel, autograd):
     that never have one."""
     # The fast paths first: each returns None for anything but its own framework's plain
     # arrays and Python scalars (a Dask array among them), and a small call's time is mostly
-    # this function's (the three Dask tests before them took 0.5 of a 16-element call's 1.7 us).
+    # this function's (the three Dask tests cost 0.5 us, a third of a 16-element NumPy call).
     result = routes.torch(op, a, b, out, kernel)
     if result is None:
         result = _ewise.numpy_binary(op, a, b, out, kernel)

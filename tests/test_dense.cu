@@ -475,6 +475,29 @@ TEST(DenseGpu, VectorizedAcrossRows) {
       }
 }
 
+/// `op` on contiguous inputs of shapes a and b at element offsets oa and ob (swapped where
+/// `swap`: b's shape and offset first) into a contiguous output at element offset oo.
+Problem pair_problem(BinaryOp op, DType t, const Dims& a, int oa, const Dims& b, int ob, int oo,
+                     bool swap, std::uint64_t seed) {
+  const Dims& x = swap ? b : a;
+  const Dims& y = swap ? a : b;
+  const int rank = static_cast<int>(broadcast_shapes(a, b).size());
+  return Problem(op, t, x, Layout::contiguous(x.size(), swap ? ob : oa), y,
+                 Layout::contiguous(y.size(), swap ? oa : ob), Layout::contiguous(rank, oo), seed);
+}
+
+/// The vectorized kernel, on a grid of two blocks of 64 threads where `small_grid` (each warp
+/// loops over many chunks), else on the planner's grid.
+DenseOptions vectorized_options(bool small_grid) {
+  DenseOptions o;
+  o.kernel = Kernel::vectorized;
+  if (small_grid) {
+    o.blocks = 2;
+    o.threads = 64;
+  }
+  return o;
+}
+
 /// Elements of a warp's chunk in the vectorized kernel for dtype t, and the longest row for
 /// which it builds no row table at any rank (VectorizedPlan::row_table).
 std::pair<std::int64_t, std::int64_t> vector_chunk(DType t) {
@@ -508,21 +531,11 @@ TEST(DenseGpu, VectorizedGathersByRows) {
       for (const Shape& sh : shapes)
         for (int offsets = 0; offsets < 3; ++offsets) {  // none; out and a +1; only b +1
           const int oa = offsets == 1, ob = offsets == 2, oo = offsets == 1;
-          const int rank = static_cast<int>(broadcast_shapes(sh.a, sh.b).size());
           const auto u = static_cast<std::uint64_t>(n * 8 + offsets);
           for (bool swap : {false, true}) {
-            const Dims& x = swap ? sh.b : sh.a;
-            const Dims& y = swap ? sh.a : sh.b;
             const BinaryOp op = kernel_op(static_cast<std::size_t>(u + swap), t);
-            Problem p(op, t, x, Layout::contiguous(x.size(), swap ? ob : oa), y,
-                      Layout::contiguous(y.size(), swap ? oa : ob), Layout::contiguous(rank, oo),
-                      seed + u);
-            DenseOptions o;
-            o.kernel = Kernel::vectorized;
-            if (u % 3 == 0) {  // else the planner's grid
-              o.blocks = 2;
-              o.threads = 64;
-            }
+            Problem p = pair_problem(op, t, sh.a, oa, sh.b, ob, oo, swap, seed + u);
+            const DenseOptions o = vectorized_options(u % 3 == 0);
             const detail::DensePlan plan = detail::plan_dense(
                 p.a.view, p.b.view, p.out.view, o, detail::current_device_props());
             EXPECT_EQ(plan.vectorized.rows, plan.vectorized.gathers()) << p.describe(o);
@@ -598,21 +611,11 @@ TEST(DenseGpu, VectorizedSegmentsOfLongRows) {
           // b at every offset from the output; a at the output's offset or one past it.
           const int oo = static_cast<int>(k / 2 % 2), ob = static_cast<int>(k / 2),
                     oa = oo + static_cast<int>(k % 2);
-          const int rank = static_cast<int>(broadcast_shapes(sh.a, sh.b).size());
           const auto u = static_cast<std::uint64_t>(n * 16 + k);
           for (bool swap : {false, true}) {
-            const Dims& x = swap ? sh.b : sh.a;
-            const Dims& y = swap ? sh.a : sh.b;
             const BinaryOp op = kernel_op(static_cast<std::size_t>(u + swap), t);
-            Problem p(op, t, x, Layout::contiguous(x.size(), swap ? ob : oa), y,
-                      Layout::contiguous(y.size(), swap ? oa : ob), Layout::contiguous(rank, oo),
-                      seed + u);
-            DenseOptions o;
-            o.kernel = Kernel::vectorized;
-            if (k % 3 == 0) {  // else the planner's grid
-              o.blocks = 2;
-              o.threads = 64;
-            }
+            Problem p = pair_problem(op, t, sh.a, oa, sh.b, ob, oo, swap, seed + u);
+            const DenseOptions o = vectorized_options(k % 3 == 0);
             const detail::DensePlan plan = detail::plan_dense(
                 p.a.view, p.b.view, p.out.view, o, detail::current_device_props());
             const detail::VectorizedPlan& v = plan.vectorized;

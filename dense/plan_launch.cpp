@@ -47,9 +47,9 @@ void plan_vectorized(DensePlan& plan, const DeviceProps& d) {
   const std::int64_t chunk = 32 * vector_unroll(elem) * V;
   const int along = (v.a == VectorAccess::gather && p.strides[1][r] == 1) +
                     (v.b == VectorAccess::gather && p.strides[2][r] == 1);
-  v.segments = v.rows && !c.wide && along <= 1 && p.shape[r] >= kSegmentVectors * V;
-  if (v.segments)
-    v.row_segments = ceil_div(p.shape[r] / V - 2, segment_vectors(static_cast<int>(elem)));
+  const int bytes = static_cast<int>(elem);
+  v.segments = v.rows && !c.wide && along <= 1 && p.shape[r] >= segment_min_vectors(bytes) * V;
+  if (v.segments) v.row_segments = ceil_div(p.shape[r] / V - 2, segment_vectors(bytes));
   v.row_table = v.gathers() && !v.segments && p.rank() >= kRowTableRank &&
                 p.shape[r] > (chunk - 2) / 31;
   const auto mis = reinterpret_cast<std::uintptr_t>(c.out) % kVectorBytes;

@@ -104,10 +104,10 @@ void check_dense_plan(const BroadcastPlan& plan, const Operand& out, const Opera
                            what, ": row table over rows of ", p.shape[r], " for chunks of ",
                            chunk);
         // Segments: long rows, by rows, 32-bit indices, a row's inner vectors in its segments.
-        const std::int64_t segment =
-            detail::segment_vectors(static_cast<int>(dtype_size(out.desc.dtype)));
+        const int bytes = static_cast<int>(dtype_size(out.desc.dtype));
+        const std::int64_t segment = detail::segment_vectors(bytes);
         EWISE_FUZZ_REQUIRE(!f.segments || (f.rows && !f.row_table && !L.wide &&
-                                           n0 >= detail::kSegmentVectors * v &&
+                                           n0 >= detail::segment_min_vectors(bytes) * v &&
                                            f.row_segments * segment >= n0 / v - 2),
                            what, ": segments over rows of ", p.shape[r], ", ", f.row_segments,
                            " a row");

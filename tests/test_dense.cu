@@ -586,7 +586,7 @@ TEST(DenseGpu, VectorizedGathersByRows) {
 }
 
 /// The vectorized kernel's segments of long rows (VectorizedPlan::segments): rows around
-/// kSegmentVectors vectors and longer ones, a row vector, a column, an outer
+/// segment_min_vectors and longer ones, a row vector, a column, an outer
 /// product, a per-channel value and a rank-4 mix with one input along the rows, each operand
 /// order, the output and each input at offsets that give every shift of the stride-1 input,
 /// and grids of two blocks (each warp's range runs over many rows; the planner's grid gives
@@ -597,7 +597,7 @@ TEST(DenseGpu, VectorizedSegmentsOfLongRows) {
   const std::uint64_t seed = test_seed();
   for (DType t : test::sweep_dtypes()) {
     const int size = static_cast<int>(dtype_size(t));
-    const std::int64_t V = 16 / size, S = detail::kSegmentVectors * V;
+    const std::int64_t V = 16 / size, S = detail::segment_min_vectors(size) * V;
     int runs = 0;  // calls that ran by segments
     for (std::int64_t n : {S - 1, S, S + 1, 4 * S + 3, 9 * S - V + 1}) {
       struct Shape {

@@ -335,12 +335,22 @@ TEST(DenseHost, PlanDecisions) {
   EXPECT_EQ(L.vectorized.row_segments, 2);
   EXPECT_TRUE(L.grid.covers_work);
   EXPECT_EQ(L.grid.need, (8191 * 2 * 32 + L.threads - 1) / L.threads);
-  // Rows one vector short of kSegmentVectors, and two inputs along the rows: by rows.
-  const std::int64_t short_row = detail::kSegmentVectors * 8 - 1;
+  // Rows one element short of segment_min_vectors, and two inputs along the rows: by rows.
+  const std::int64_t short_row = detail::segment_min_vectors(2) * 8 - 1;
   L = plan(fake(kA, DType::f16, {64, 1}), fake(kB, DType::f16, {1, short_row}),
            fake(kOut, DType::f16, {64, short_row}));
   EXPECT_TRUE(L.vectorized.rows);
   EXPECT_FALSE(L.vectorized.segments);
+  // The threshold in vectors depends on the element size: an outer product on each side of it.
+  for (DType t : {DType::f16, DType::f32, DType::f64}) {
+    const int size = static_cast<int>(dtype_size(t));
+    const std::int64_t n = detail::segment_min_vectors(size) * (16 / size);
+    for (std::int64_t row : {n - 1, n}) {
+      L = plan(fake(kA, t, {64, 1}), fake(kB, t, {1, row}), fake(kOut, t, {64, row}));
+      EXPECT_EQ(L.kernel, Kernel::vectorized) << dtype_name(t) << " rows of " << row;
+      EXPECT_EQ(L.vectorized.segments, row == n) << dtype_name(t) << " rows of " << row;
+    }
+  }
   L = plan(fake(kA + 2, DType::f16, {64, 4097}), fake(kB, DType::f16, {4097}),
            fake(kOut, DType::f16, {64, 4097}));
   EXPECT_EQ(L.vectorized.a, detail::VectorAccess::gather);

@@ -102,7 +102,7 @@ struct VectorizedPlan {
   /// 32 * vector_unroll vectors lies in at most 32 rows wherever it starts (row length >
   /// (chunk elements - 2) / 31).
   bool row_table = false;
-  /// Rows mode over rows of at least kSegmentVectors vectors, at most one input gathered along
+  /// Rows mode over rows of at least segment_min_vectors, at most one input gathered along
   /// them with stride 1 and 32-bit indices: each warp runs segments of segment_vectors vectors
   /// inside one row (vectorized.cuh's GatherMode::segments), row_segments of them a row (the
   /// vectors inside a row but its first and last: at most floor(row / V) - 2).

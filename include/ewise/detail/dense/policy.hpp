@@ -89,10 +89,14 @@ inline constexpr int kGatherWaves = 2;
 /// its end (gather in vectorized.cuh). Lengths between 49 and 999 not measured.
 inline constexpr std::int64_t kLongRow = 256;
 /// Rows of at least this many 16-byte vectors run by segments in the vectorized kernel when it
-/// gathers by rows (VectorizedPlan::segments; H200 bf16 bias over rows of 521 elements, 65
-/// vectors: 3% slower than by rows; of 999 and 1001, 124-125 vectors: 4.5-11% faster; of 1031,
-/// 128 vectors: 7.5% faster; lengths between 65 and 124 vectors not measured).
-inline constexpr std::int64_t kSegmentVectors = 128;
+/// gathers by rows (VectorizedPlan::segments). The crossing point grows with the elements a
+/// vector holds, which rows mode loads one by one (H200, segments against rows, 32M elements:
+/// 16-bit bias 1.00 at 109 vectors, 0.995 at 113, outer product 0.80 at 113; f32 outer 1.035 at
+/// 257, 0.985 at 385, 0.886 at 257 over 8M elements; f64 outer 0.87 at 127, 1.03 at 150, 0.93
+/// at 257; 1-byte elements not measured).
+EWISE_POLICY_HD constexpr std::int64_t segment_min_vectors(int element_bytes) {
+  return element_bytes <= 2 ? 112 : element_bytes == 4 ? 256 : 128;
+}
 /// 16-byte vectors each lane of the segments' loop loads before it stores (two loads a vector
 /// for a shifted input): 2 for every type (H200, outer product 8191 x 4097, segments of 4
 /// loops in a grid of two waves: bf16 0.0223 ms with 2, 0.0238 with 4; f32 0.0409 with 2,

@@ -345,10 +345,10 @@ TEST(DenseHost, PlanDecisions) {
   for (DType t : {DType::f16, DType::f32, DType::f64}) {
     const int size = static_cast<int>(dtype_size(t));
     const std::int64_t n = detail::segment_min_vectors(size) * (16 / size);
-    for (std::int64_t row : {n - 1, n}) {
+    for (std::int64_t row : {n - 1, n + 1}) {  // odd: the row vector is gathered
       L = plan(fake(kA, t, {64, 1}), fake(kB, t, {1, row}), fake(kOut, t, {64, row}));
       EXPECT_EQ(L.kernel, Kernel::vectorized) << dtype_name(t) << " rows of " << row;
-      EXPECT_EQ(L.vectorized.segments, row == n) << dtype_name(t) << " rows of " << row;
+      EXPECT_EQ(L.vectorized.segments, row > n) << dtype_name(t) << " rows of " << row;
     }
   }
   L = plan(fake(kA + 2, DType::f16, {64, 4097}), fake(kB, DType::f16, {4097}),
@@ -443,11 +443,12 @@ TEST(DenseHost, PlanFollowsTheDevice) {
   EXPECT_FALSE(vec.grid.needs_occupancy());
   EXPECT_EQ(vec.grid.blocks(1), (1u << 24) / 4 / (4 * 256));  // 4 vectors per thread, 256 threads
   EXPECT_EQ(plan(flat, flat, flat_out, {Kernel::vectorized, 0, 0, 100}, kH200).grid.blocks(1), 100u);
-  // Gathering an input, vectorized loops over its chunks in kGatherWaves full waves (rows of 999
-  // are too short for segments, whose grid covers them: above).
+  // Gathering an input, vectorized loops over its chunks in kGatherWaves full waves (rows one
+  // element short of segment_min_vectors, not by segments, whose grid covers them: above).
+  const std::int64_t row = detail::segment_min_vectors(2) * 8 - 1;
   const detail::DensePlan outer = plan(fake(kA, DType::f16, {8191, 1}),
-                                       fake(kB, DType::f16, {1, 999}),
-                                       fake(kOut, DType::f16, {8191, 999}), {}, kH200);
+                                       fake(kB, DType::f16, {1, row}),
+                                       fake(kOut, DType::f16, {8191, row}), {}, kH200);
   EXPECT_EQ(outer.kernel, Kernel::vectorized);
   EXPECT_FALSE(outer.vectorized.segments);
   EXPECT_TRUE(outer.grid.needs_occupancy());

@@ -35,8 +35,8 @@ def need(module):
     try:
         return importlib.import_module(module)
     except ImportError as e:
-        unavailable(f"{module} is not installed ({e}; .dev/setup_dask.sh installs the carried "
-                    "wheels)")
+        unavailable(f"{module} is not installed ({e}; pip install dask distributed dask-cuda, "
+                    "or their wheels where no registry is reached)")
 
 
 @pytest.fixture

@@ -50,6 +50,7 @@ void plan_vectorized(DensePlan& plan, const DeviceProps& d) {
   const int bytes = static_cast<int>(elem);
   v.segments = v.rows && !c.wide && along <= 1 && p.shape[r] >= segment_min_vectors(bytes) * V;
   if (v.segments) v.row_segments = ceil_div(p.shape[r] / V - 2, segment_vectors(bytes));
+  v.evict_first = v.segments && v.a != VectorAccess::vector && v.b != VectorAccess::vector;
   v.row_table = v.gathers() && !v.segments && p.rank() >= kRowTableRank &&
                 p.shape[r] > (chunk - 2) / 31;
   const auto mis = reinterpret_cast<std::uintptr_t>(c.out) % kVectorBytes;

@@ -111,6 +111,9 @@ void check_dense_plan(const BroadcastPlan& plan, const Operand& out, const Opera
                                            f.row_segments * segment >= n0 / v - 2),
                            what, ": segments over rows of ", p.shape[r], ", ", f.row_segments,
                            " a row");
+        EWISE_FUZZ_REQUIRE(f.evict_first == (f.segments && f.a != detail::VectorAccess::vector &&
+                                             f.b != detail::VectorAccess::vector),
+                           what, ": evict-first stores ", f.evict_first);
         break;
       }
       case Kernel::row_vectorized:

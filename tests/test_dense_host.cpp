@@ -333,6 +333,7 @@ TEST(DenseHost, PlanDecisions) {
   EXPECT_FALSE(L.vectorized.row_table);
   EXPECT_EQ(detail::segment_vectors(2), 256);
   EXPECT_EQ(L.vectorized.row_segments, 2);
+  EXPECT_TRUE(L.vectorized.evict_first);  // neither input read as vectors: write-only
   EXPECT_TRUE(L.grid.covers_work);
   EXPECT_EQ(L.grid.need, (8191 * 2 * 32 + L.threads - 1) / L.threads);
   // Rows one element short of segment_min_vectors, and two inputs along the rows: by rows.
@@ -351,6 +352,12 @@ TEST(DenseHost, PlanDecisions) {
       EXPECT_EQ(L.vectorized.segments, row > n) << dtype_name(t) << " rows of " << row;
     }
   }
+  // A bias by segments: its full input is read as vectors, the output stored as usual.
+  L = plan(fake(kA, DType::f16, {64, 4097}), fake(kB, DType::f16, {4097}),
+           fake(kOut, DType::f16, {64, 4097}));
+  EXPECT_TRUE(L.vectorized.segments);
+  EXPECT_EQ(L.vectorized.a, detail::VectorAccess::vector);
+  EXPECT_FALSE(L.vectorized.evict_first);
   L = plan(fake(kA + 2, DType::f16, {64, 4097}), fake(kB, DType::f16, {4097}),
            fake(kOut, DType::f16, {64, 4097}));
   EXPECT_EQ(L.vectorized.a, detail::VectorAccess::gather);

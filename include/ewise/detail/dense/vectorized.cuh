@@ -35,6 +35,7 @@ struct VectorizedArgs {
   bool row_table = false;
   std::int64_t last_row = 0;  ///< numel / row length - 1 (the table's and segments' last row)
   std::int64_t segments = 0;  ///< GatherMode::segments: rows x segments a row
+  bool evict_first = false;   ///< the segments' stores evict-first (VectorizedPlan::evict_first)
 };
 
 /// How the vectorized kernel finds the elements of its gathered inputs: none gathered; by rows
@@ -343,7 +344,8 @@ __global__ void __launch_bounds__(kMaxThreads)
   // loaded once, and a stride-1 input's vectors are its aligned 16-byte vectors shifted into
   // place (shifted), the shift fixed for the row and dispatched once (a loop for each). A row's
   // first and last vector inside it, and the one across its end, are left to the loop after: a
-  // window of two vectors stays inside the input's row that way.
+  // window of two vectors stays inside the input's row that way. Where the inputs are small,
+  // the segments store evict-first (VectorizedArgs::evict_first).
   const auto segments = [&](const auto& gm) {
     using Offset = typename Strided<Index>::Offset;
     const auto J = static_cast<std::int64_t>(gm.map.extent[0].divisor);
@@ -394,7 +396,15 @@ __global__ void __launch_bounds__(kMaxThreads)
 #pragma unroll
           for (int u = 0; u < SU; ++u) {
             const std::int64_t v = w0 + u * 32;
-            if (v < stop) vout[v] = apply_pack(f, x[u], y[u]);
+            if (v >= stop) continue;
+            const P r = apply_pack(f, x[u], y[u]);
+            if (p.evict_first) {
+              int4 bits;
+              memcpy(&bits, &r, sizeof bits);
+              __stcs(reinterpret_cast<int4*>(vout + v), bits);
+            } else {
+              vout[v] = r;
+            }
           }
         }
       };
@@ -446,6 +456,7 @@ void launch_vectorized(const F& f, const DensePlan& plan, cudaStream_t stream) {
   p.row_table = v.row_table;
   p.last_row = v.row_table || v.segments ? plan.numel / plan.plan.shape[r] - 1 : 0;
   p.segments = v.segments ? (p.last_row + 1) * v.row_segments : 0;
+  p.evict_first = v.evict_first;
   const auto run = [&](auto index, auto mode) {
     using Index = typename decltype(index)::type;
     constexpr GatherMode G = decltype(mode)::value;

@@ -90,10 +90,10 @@ inline constexpr int kGatherWaves = 2;
 inline constexpr std::int64_t kLongRow = 256;
 /// Rows of at least this many 16-byte vectors run by segments in the vectorized kernel when it
 /// gathers by rows (VectorizedPlan::segments). The crossing point grows with the elements a
-/// vector holds, which rows mode loads one by one (H200, segments against rows, 32M elements:
-/// 16-bit bias 1.00 at 109 vectors, 0.995 at 113, outer product 0.80 at 113; f32 outer 1.035 at
-/// 257, 0.985 at 385, 0.886 at 257 over 8M elements; f64 outer 0.87 at 127, 1.03 at 150, 0.93
-/// at 257; 1-byte elements not measured).
+/// vector holds, which rows mode loads one by one (H200, segments' time over rows', 32M
+/// elements: 16-bit bias 1.00 at 109 vectors, 0.995 at 113, outer product 0.80 at 113; f32 outer
+/// 1.14 at 128, 1.035 at 257 (0.89 over 8M elements), 0.985 at 385; f64 outer 0.87 at 127, 1.03
+/// at 150, 0.93 at 257; 1-byte elements not measured).
 EWISE_POLICY_HD constexpr std::int64_t segment_min_vectors(int element_bytes) {
   return element_bytes <= 2 ? 112 : element_bytes == 4 ? 256 : 128;
 }

@@ -79,9 +79,13 @@ void coalesce(const BroadcastPlan& plan, const int* order, BroadcastPlan& out) {
     const std::int64_t n = plan.shape[d];
     if (n == 1) continue;
     const int last = out.shape.size() - 1;
+    // Merge where the outer dim's stride is this one's times n (a product past int64 is no
+    // view's stride: no merge, and no overflow).
     bool merge = last >= 0;
-    for (int k = 0; k < BroadcastPlan::kOperands && merge; ++k)
-      merge = out.strides[k][last] == plan.strides[k][d] * n;
+    for (int k = 0; k < BroadcastPlan::kOperands && merge; ++k) {
+      std::int64_t step = 0;
+      merge = !detail::mul_overflows(plan.strides[k][d], n, &step) && out.strides[k][last] == step;
+    }
     if (merge) {
       out.shape[last] *= n;
       for (int k = 0; k < BroadcastPlan::kOperands; ++k) out.strides[k][last] = plan.strides[k][d];

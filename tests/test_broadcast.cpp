@@ -79,6 +79,14 @@ TEST(Coalesce, KnownCases) {
                          TensorDesc::contiguous(DType::f32, {})));
   EXPECT_EQ(p.shape, Dims({21}));
   EXPECT_EQ(p.strides[2], Dims({0}));
+  // An inner stride whose product with its extent passes int64 (a valid u8 view: its largest
+  // offset is 2^62 + 1) is no merge, computed without overflow (the plan fuzzer's reproducer
+  // under UBSan: fuzz/corpus/plan/bug-coalesce_stride_product_overflow.bin).
+  const TensorDesc u8 = TensorDesc::contiguous(DType::u8, {2, 2});
+  p = coalesce(make_plan(u8, TensorDesc::strided(DType::u8, {2, 2}, {1, std::int64_t{1} << 62}),
+                         u8));
+  EXPECT_EQ(p.shape, Dims({2, 2}));
+  EXPECT_EQ(p.strides[1], Dims({1, std::int64_t{1} << 62}));
   // rank 0 stays rank 0
   p = coalesce(make_plan(TensorDesc::contiguous(DType::f32, {}), TensorDesc::contiguous(DType::f32, {}),
                          TensorDesc::contiguous(DType::f32, {})));

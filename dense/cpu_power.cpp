@@ -131,11 +131,12 @@ __attribute__((target("avx2"))) __m256i less_unsigned8(__m256i x, std::uint32_t 
 // undefined lane.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-/// pow_fast4 of eight lanes in AVX-512 (the doubles eight to a register): the same steps.
+/// pow_fast4 of eight lanes in AVX-512 (the doubles eight to a register): the same steps. The
+/// exponents b come as a register, so that a loop with one exponent hoists what it derives.
 __attribute__((target("avx512f,avx2,fma"), always_inline)) inline unsigned pow_fast8(
-    const float* a8, const float* b8, float* r8) {
+    const float* a8, __m256 b, float* r8) {
   const auto& K = kPowCoefficients;
-  const __m256 a = _mm256_loadu_ps(a8), b = _mm256_loadu_ps(b8);
+  const __m256 a = _mm256_loadu_ps(a8);
   const __m256i bits = _mm256_castps_si256(a);
   const __m256i d = _mm256_sub_epi32(_mm256_and_si256(bits, _mm256_set1_epi32(0x7FFFFFFF)),
                                      _mm256_set1_epi32(static_cast<int>(kPowSplitBits)));
@@ -329,21 +330,31 @@ __attribute__((target("avx2,fma"))) void power_loop(const float* x, const float*
 }
 
 /// power_loop's f32 ** y in AVX-512: two eight-lane groups an iteration, the rest by power_loop.
-/// (A loop of its own: lanes of one instruction set inline only into a loop built for it.)
+/// (A loop of its own: lanes of one instruction set inline only into a loop built for it.) A
+/// held exponent (Held: y0, y null) stays in one register, what pow_fast8 derives from it out of
+/// the loop. An iteration's bases are copied and its exponents loaded before its lanes store
+/// (z may be x or y).
+template <bool Held>
 __attribute__((target("avx512f,avx2,fma"))) void pow_loop_avx512(const float* x, const float* y,
                                                                   float y0, float* z,
                                                                   std::int64_t m) {
+  const __m256 held = _mm256_set1_ps(y0);
   std::int64_t j = 0;
   for (; j + 16 <= m; j += 16) {
-    float a[16], b[16];
+    float a[16];
     for (int i = 0; i < 16; ++i) a[i] = x[j + i];
-    for (int i = 0; i < 16; ++i) b[i] = y != nullptr ? y[j + i] : y0;
-    const unsigned accepted = pow_fast8(a, b, z + j) | pow_fast8(a + 8, b + 8, z + j + 8) << 8;
-    if (accepted != 0xFFFFu)
+    const __m256 b0 = Held ? held : _mm256_loadu_ps(y + j);
+    const __m256 b1 = Held ? held : _mm256_loadu_ps(y + j + 8);
+    const unsigned accepted = pow_fast8(a, b0, z + j) | pow_fast8(a + 8, b1, z + j + 8) << 8;
+    if (accepted != 0xFFFFu) {
+      float b[16];
+      _mm256_storeu_ps(b, b0);
+      _mm256_storeu_ps(b + 8, b1);
       for (int i = 0; i < 16; ++i)
         if (!(accepted >> i & 1u)) z[j + i] = canonical_nan(ops::Pow{}(a[i], b[i]));
+    }
   }
-  power_loop(x + j, y != nullptr ? y + j : nullptr, y0, z + j, m - j, PowLanes{});
+  power_loop(x + j, Held ? nullptr : y + j, y0, z + j, m - j, PowLanes{});
 }
 
 #pragma GCC diagnostic pop
@@ -365,8 +376,9 @@ bool has_avx2_fma() {
 bool power_f32_simd(const float* x, const float* y, float y0, float* z, std::int64_t m) {
 #if EWISE_CPU_POWER_AVX2
   if (!has_avx2_fma()) return false;
-  if (has_avx512()) pow_loop_avx512(x, y, y0, z, m);
-  else power_loop(x, y, y0, z, m, PowLanes{});
+  if (!has_avx512()) power_loop(x, y, y0, z, m, PowLanes{});
+  else if (y == nullptr) pow_loop_avx512<true>(x, y, y0, z, m);
+  else pow_loop_avx512<false>(x, y, y0, z, m);
   return true;
 #else
   (void)x, (void)y, (void)y0, (void)z, (void)m;

@@ -229,13 +229,15 @@ TEST(CpuDense, FloatPowerOfTensors) {
     ASSERT_EQ(check(BinaryOp::power, a, held, out, Promotion::numpy), "") << e;
     ASSERT_EQ(check(BinaryOp::power, a, Scalar::weak_float(e), out, Promotion::numpy), "") << e;
   }
-  // in place, into either operand and by a scalar integer exponent (PowSmallInt), against the
-  // reference's answer from untouched copies
-  for (int into = 0; into < 3; ++into) {
+  // in place, into either operand, by a scalar integer exponent (PowSmallInt) and by a held
+  // float one (the series), against the reference's answer from untouched copies
+  for (int into = 0; into < 4; ++into) {
     HostOperand x(DType::f32, shape, Layout::contiguous(1), rng), y = x, want = x;
     x.buf = a.buf, y.buf = b.buf;
     x.view.data = x.buf.data(), y.view.data = y.buf.data(), want.view.data = want.buf.data();
-    const Operand exponent = into == 2 ? Operand(Scalar::weak_int(-3)) : Operand(y.view);
+    const Operand exponent = into == 2   ? Operand(Scalar::weak_int(-3))
+                             : into == 3 ? Operand(Scalar::weak_float(0.7))
+                                         : Operand(y.view);
     reference_binary(BinaryOp::power, x.view, exponent, want.view);
     binary(BinaryOp::power, x.view, exponent, into == 1 ? y.view : x.view);
     const auto& got = into == 1 ? y.buf : x.buf;

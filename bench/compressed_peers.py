@@ -10,7 +10,11 @@ point with the operands' views made once (`ewise raw`: the C++ call and its bind
 the Python layer's reading of the operands), so the Python layer's own cost shows. Results are
 checked against CuPy's before timing.
 
-    python3 bench/compressed_peers.py [--json OUT.json] [--scale S]
+`ewise unchecked` is the call with validate_indices=False (the caller vouches for the
+operands, as CuPy and PyTorch assume): no index check and no synchronization in the call.
+PyTorch's sparse_csr * dense is timed beside them where the installed torch has it.
+
+    python3 bench/compressed_peers.py [--json OUT.json] [--scale S] [--dense-only]
 """
 import argparse
 import json
@@ -109,10 +113,11 @@ def main():
     p.add_argument("--json")
     p.add_argument("--scale", type=float, default=1.0)
     p.add_argument("--runs", type=int, default=20)
+    p.add_argument("--dense-only", action="store_true", help="only CSR ⊙ dense")
     args = p.parse_args()
     rows = []
     print(f"{'case':28s} {'call':12s} {'gpu ms':>8s} {'wall ms':>8s}  ratio to CuPy gpu / wall")
-    for kind in ("graph", "wide", "words", "mask"):
+    for kind in () if args.dense_only else ("graph", "wide", "words", "mask"):
         a, b = structure(kind, 1, args.scale), structure(kind, 2, args.scale)
         for op, ew, cu in (("multiply", ewise.sparse.multiply, lambda x, y: x.multiply(y)),
                            ("add", ewise.sparse.add, lambda x, y: x + y)):
@@ -135,7 +140,21 @@ def main():
     w = cp.random.RandomState(4).standard_normal(a.shape, dtype=cp.float32)
     assert same(ewise.sparse.multiply(a, w), a.multiply(w))
     calls = {"ewise": lambda: ewise.sparse.multiply(a, w), "ewise raw": raw("multiply_dense", a, w),
+             "ewise unchecked": lambda: ewise.sparse.multiply(a, w, validate_indices=False),
              "cupy": lambda: a.multiply(w)}
+    try:
+        import torch
+        ta = torch.sparse_csr_tensor(torch.from_dlpack(a.indptr), torch.from_dlpack(a.indices),
+                                     torch.from_dlpack(a.data), a.shape)
+        tw = torch.from_dlpack(w)
+        got = ewise.sparse.multiply(ta, tw)
+        want = (ta * tw).to_sparse_csr()
+        assert torch.equal(got.crow_indices(), want.crow_indices()) and torch.equal(
+            got.col_indices(), want.col_indices()) and torch.equal(got.values(), want.values())
+        calls["ewise torch"] = lambda: ewise.sparse.multiply(ta, tw)
+        calls["torch"] = lambda: ta * tw
+    except Exception as e:  # noqa: BLE001 (a torch without CSR * dense: said, not timed)
+        print(f"torch sparse_csr * dense not timed: {type(e).__name__}: {e}")
     times = {name: (gpu_ms(fn, args.runs), wall_ms(fn, args.runs)) for name, fn in calls.items()}
     for name, (g, wl) in times.items():
         cg, cw = times["cupy"]

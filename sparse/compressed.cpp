@@ -2,12 +2,15 @@
 // arguments checked as the matrices they are, each compressed operand spelled out as a COO view
 // in the call's orientation (its major indices written out, its own indices and values used as
 // they are), the COO operation of api.cpp run on those views, a sparse result compressed again
-// (its offsets found from its sorted rows; its column indices and values kept).
+// (its offsets found from its sorted rows; its column indices and values kept). A canonical
+// operand times a dense or scalar factor keeps its pattern, so that product is made in place of
+// it (scale_in_place): its offsets and indices copied, its values made, in one pass.
 // The call's orientation is the first operand's: a CSC call runs on the transposes, so that the
 // first operand, and any other of its format, is a COO view in major order (canonical when the
 // operand is: merge and union take it as it is).
 #include <climits>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <type_traits>
 #include <utility>
@@ -258,6 +261,65 @@ Result compressed_form(const CompressedView& a, const CompressedView* b,
       a.format, o, options, stream);
 }
 
+/// a with its values of p's dtype (a's arrays, or a converted copy of its values that p owns).
+CompressedView promoted(Promoted& p, const CompressedView& a) {
+  CompressedView pa = a;
+  pa.vals = p.coo(CooView{nullptr, nullptr, a.vals, a.desc, a.memory}).vals;
+  pa.desc.dtype = p.dtype();
+  return pa;
+}
+
+/// a ⊙ factor for a canonical a (values of the result dtype; factor made for it in the call's
+/// orientation): a's pattern kept, its offsets and indices copied, each value times the factor at
+/// its (major, minor). The checks are the spelled path's: on the device in the same pass (with
+/// validate_indices; the result's buffers are the call's own, so a failed check writes nothing
+/// of the caller's), on the host first.
+template <class Result>
+Result scale_in_place(const CompressedView& a, const DenseOperand& factor,
+                      const SparseOptions& options, cudaStream_t stream) {
+  using Buffer = typename Backend<MemoryOf<Result>::value>::Buffer;
+  const std::size_t n = static_cast<std::size_t>(a.desc.nnz), index = index_size(a.desc.index);
+  const std::size_t offsets_bytes = static_cast<std::size_t>(a.major_extent() + 1) * index;
+  Buffer offsets(offsets_bytes, stream, options.memory), indices(n * index, stream, options.memory),
+      vals(n * dtype_size(a.desc.dtype), stream, options.memory);
+  if constexpr (Buffer::memory == Memory::host) {
+    HostBuffer majors(n * index);
+    if (a.desc.index == IndexType::i32)
+      host_expand(a, static_cast<std::int32_t*>(majors.data()), "a");
+    else
+      host_expand(a, static_cast<std::int64_t*>(majors.data()), "a");
+    std::memcpy(offsets.data(), a.offsets, offsets_bytes);
+    if (n > 0) std::memcpy(indices.data(), a.indices, n * index);
+    const CooView coo{majors.data(), a.indices, a.vals, orientation_of(a.format).desc(a.desc),
+                      Memory::host};
+    host_multiply_values(coo, factor,
+                         TensorView{vals.data(), TensorDesc::contiguous(a.desc.dtype,
+                                                                        Dims{a.desc.nnz}),
+                                    Memory::host});
+  } else {
+    const detail::CallMemory memory(options.memory);
+    DeviceBuffer words;
+    if (options.validate_indices) {
+      words = DeviceBuffer(sizeof(unsigned long long) * kExpandCheckWords, stream);
+      EWISE_CUDA_CHECK(cudaMemsetAsync(words.data(), 0xFF, words.size(), stream));
+    }
+    auto* bad = static_cast<unsigned long long*>(words.data());
+    device_scale_compressed(a, factor, bad, offsets.data(), indices.data(), vals.data(), stream);
+    const ExpandCheck check{a, nullptr, "a"};
+    if (bad != nullptr) device_read_expand_checks(&check, 1, bad, stream);
+  }
+  CooDesc d = a.desc;
+  d.canonical = true;
+  return Result(d, a.format, std::move(offsets), std::move(indices), std::move(vals));
+}
+
+/// Whether scale_in_place takes a ⊙ factor (a and factor as it would get them): a canonical
+/// a, drop_zeros off, and on the device a factor without column bands.
+bool in_place(const CompressedView& a, const DenseOperand& factor, const SparseOptions& options) {
+  return a.desc.canonical && !options.drop_zeros &&
+         (a.memory == Memory::host || device_scales_in_place(a, factor));
+}
+
 /// The checks every form makes of its compressed operands and the memory of its result.
 void check_compressed(const CompressedView& a, const CompressedView* b, Memory result,
                       const char* op) {
@@ -322,12 +384,18 @@ Result multiply(const CompressedView& a, const ConstTensorView& dense, const Spa
                 cudaStream_t stream) {
   check_compressed(a, nullptr, MemoryOf<Result>::value, "multiply");
   check_dense_operand(shape_of(a), dense);
-  result_dtype(BinaryOp::multiply, options.promotion, a.desc.dtype,
-               Operand(dense).type(options.promotion));
+  const DType r = result_dtype(BinaryOp::multiply, options.promotion, a.desc.dtype,
+                               Operand(dense).type(options.promotion));
   check_resident(a, nullptr, stream, &dense);
+  const Orientation o = orientation_of(a.format);
+  Promoted p(r, options.memory, stream);
+  const CompressedView pa = promoted(p, a);
+  const ConstTensorView pd = p.dense(dense);
+  const DenseOperand factor = dense_operand(o.desc(pa.desc), o.dense(pd));
+  if (in_place(pa, factor, options)) return scale_in_place<Result>(pa, factor, options, stream);
   return compressed_form<Result>(
-      a, nullptr, options, stream, [&](Orientation o, const CooView& va, const CooView&) {
-        return multiply<CooOf<Result>>(va, o.dense(dense), spelled(options), stream);
+      pa, nullptr, options, stream, [&](Orientation, const CooView& va, const CooView&) {
+        return multiply<CooOf<Result>>(va, o.dense(pd), spelled(options), stream);
       });
 }
 
@@ -335,8 +403,14 @@ template <class Result>
 Result multiply(const CompressedView& a, const Scalar& s, const SparseOptions& options,
                 cudaStream_t stream) {
   check_compressed(a, nullptr, MemoryOf<Result>::value, "multiply");
-  result_dtype(BinaryOp::multiply, options.promotion, a.desc.dtype, s.type());
+  const DType r = result_dtype(BinaryOp::multiply, options.promotion, a.desc.dtype, s.type());
   check_resident(a, nullptr, stream);
+  const CooView shape{nullptr, nullptr, a.vals, a.desc, a.memory};
+  const DenseOperand factor = scalar_factor(BinaryOp::multiply, shape, s, r, options.promotion);
+  if (in_place(a, factor, options)) {
+    Promoted p(r, options.memory, stream);
+    return scale_in_place<Result>(promoted(p, a), factor, options, stream);
+  }
   return compressed_form<Result>(a, nullptr, options, stream,
                                  [&](Orientation, const CooView& va, const CooView&) {
                                    return multiply<CooOf<Result>>(va, s, spelled(options), stream);

@@ -1,15 +1,35 @@
-// sparse/compressed.cu — a compressed (CSR or CSC) operand's major indices spelled out on the
-// GPU, with the check of its offsets, for the COO operations to run on (compressed.cpp).
+// sparse/compressed.cu — one pass over a compressed (CSR or CSC) operand's entries on the GPU,
+// with the check of its offsets and indices: its major indices spelled out for the COO
+// operations to run on, or a canonical operand's product with a dense or scalar factor made
+// in place of the pattern it keeps (compressed.cpp).
 #include <algorithm>
 #include <cstdint>
 
+#include "entries_pass.cuh"
 #include "ewise/detail/launch.cuh"
+#include "ewise/detail/types.cuh"
 #include "internal.hpp"
 #include "policy.hpp"
 #include "status.cuh"
 
 namespace ewise::sparse_detail {
 namespace {
+
+/// The major index of entry k < offsets[nmajor]: the last m in [0, nmajor) with offsets[m] <= k
+/// (nmajor > 0), by bisection. Every load stays in [0, nmajor), whatever the offsets hold.
+template <class I>
+__device__ __forceinline__ std::int64_t major_of(const I* offsets, std::int64_t nmajor,
+                                                 std::int64_t k) {
+  std::int64_t lo = 0, hi = nmajor - 1;
+  while (lo < hi) {
+    const std::int64_t mid = lo + (hi - lo + 1) / 2;
+    if (offsets[mid] <= k)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return lo;
+}
 
 /// The major index of entry k, given m, a major index whose slice starts at or before k: the
 /// last m' >= m with offsets[m'] <= k, found by galloping from m (a gap of g empty slices
@@ -35,67 +55,156 @@ __device__ __forceinline__ std::int64_t advance_major(const I* offsets, std::int
   return lo;
 }
 
-/// majors[k] = the major index of entry k, kPer consecutive entries a thread (one 16-byte
-/// store): a search from slice 0 for its first entry, then advance_major. With `bad`, the
-/// checks, each keeping the first failure: offsets decreasing at k (offsets[k] > offsets[k + 1])
-/// → bad[0]; offsets[0] != 0 or offsets[nmajor] != nnz → bad[1] = 0; entry k's index outside
-/// [0, nminor) → bad[2]; with `canonical`, entry k + 1 in k's slice not after it → bad[3].
-/// Valid offsets are read, else what the entries get is unspecified (the caller throws before
-/// using it); every load stays inside the arrays whatever they hold.
+/// Entries a lane of compressed_entries_kernel takes a step (a warp: 32 times as many,
+/// interleaved, so that each load and store of the step is one coalesced access).
+constexpr int kCompressedItems = 8;
+
+/// The operand of compressed_entries_kernel, and the checks it makes with `bad` (kExpandCheckWords
+/// words set to ~0, each keeping its first failure): offsets decreasing at m (offsets[m] >
+/// offsets[m + 1]) → bad[0] = m; offsets[0] != 0 or offsets[nmajor] != nnz → bad[1] = 0; entry
+/// k's minor index outside [0, nminor) → bad[2] = k; with `canonical`, entry k not after its
+/// predecessor in its slice → bad[3] = k. With out_offsets, the offsets are copied there.
 template <class I>
-__global__ void expand_offsets_kernel(const I* offsets, const I* indices, std::int64_t nmajor,
-                                      std::int64_t nminor, std::int64_t nnz, bool canonical,
-                                      I* majors, unsigned long long* bad) {
-  constexpr int kPer = 16 / sizeof(I);
+struct CompressedPass {
+  const I* offsets;
+  const I* indices;
+  std::int64_t nmajor, nminor, nnz;
+  bool canonical;
+  unsigned long long* bad;
+  I* out_offsets;
+};
+
+/// Every entry of p, each given to sink(k, m, c, in) (entry k of major index m, minor index c,
+/// in = c inside [0, nminor)) after sink.load(k) for its payload; the checks of CompressedPass in
+/// the same pass. A warp takes 32 * kCompressedItems consecutive entries a step: each lane finds
+/// the major index of its first entry by bisection and its next ones by galloping. Valid
+/// offsets give each entry its major index, invalid ones some index in range (the caller throws
+/// before the result is used); every load stays inside the arrays whatever they hold.
+template <class I, class Sink>
+__global__ void __launch_bounds__(kBlock)
+    compressed_entries_kernel(CompressedPass<I> p, Sink sink) {
   const std::int64_t t = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x;
   const std::int64_t threads = std::int64_t{gridDim.x} * blockDim.x;
-  if (bad != nullptr) {
-    for (std::int64_t k = t; k < nmajor; k += threads)
-      if (offsets[k] > offsets[k + 1]) atomicMin(bad, static_cast<unsigned long long>(k));
-    if (t == 0 && (offsets[0] != 0 || offsets[nmajor] != nnz)) atomicMin(bad + 1, 0ull);
+  if (p.bad != nullptr || p.out_offsets != nullptr) {
+    for (std::int64_t m = t; m <= p.nmajor; m += threads) {
+      const I o = p.offsets[m];
+      if (p.out_offsets != nullptr) p.out_offsets[m] = o;
+      if (p.bad != nullptr && m < p.nmajor && o > p.offsets[m + 1])
+        atomicMin(p.bad, static_cast<unsigned long long>(m));
+    }
+    if (p.bad != nullptr && t == 0 && (p.offsets[0] != 0 || p.offsets[p.nmajor] != p.nnz))
+      atomicMin(p.bad + 1, 0ull);
   }
-  for (std::int64_t k0 = t * kPer; k0 < nnz; k0 += threads * kPer) {
-    I out[kPer];
-    std::int64_t m = advance_major(offsets, nmajor, 0, k0);
+  if (p.nmajor == 0) return;  // no entry has a major index (offsets[0] != nnz was flagged)
+  constexpr std::int64_t kStep = 32 * kCompressedItems;
+  const std::int64_t lane = threadIdx.x & 31;
+  for (std::int64_t k0 = (t >> 5) * kStep; k0 < p.nnz; k0 += (threads >> 5) * kStep) {
+    I c[kCompressedItems];
+    typename Sink::Payload x[kCompressedItems];
 #pragma unroll
-    for (int p = 0; p < kPer; ++p) {
-      const std::int64_t k = k0 + p;
-      m = advance_major(offsets, nmajor, m, k);
-      out[p] = static_cast<I>(m);
-      if (bad == nullptr || k >= nnz) continue;
-      const I c = indices[k];
-      if (c < 0 || c >= nminor)
-        atomicMin(bad + 2, static_cast<unsigned long long>(k));
-      else if (canonical && k + 1 < nnz && m < nmajor && k + 1 < offsets[m + 1] &&
-               indices[k + 1] <= c)
-        atomicMin(bad + 3, static_cast<unsigned long long>(k + 1));
+    for (int i = 0; i < kCompressedItems; ++i) {
+      const std::int64_t k = k0 + i * 32 + lane;
+      c[i] = k < p.nnz ? p.indices[k] : I{0};
+      if (k < p.nnz) x[i] = sink.load(k);
     }
-    if (k0 + kPer <= nnz) {
-      *reinterpret_cast<int4*>(majors + k0) = *reinterpret_cast<const int4*>(out);
-    } else {
-      for (int p = 0; k0 + p < nnz; ++p) majors[k0 + p] = out[p];
+    std::int64_t m = major_of(p.offsets, p.nmajor, std::min(k0 + lane, p.nnz - 1));
+#pragma unroll
+    for (int i = 0; i < kCompressedItems; ++i) {
+      const std::int64_t k = k0 + i * 32 + lane;
+      if (k >= p.nnz) break;
+      m = advance_major(p.offsets, p.nmajor, m, k);
+      const bool in = c[i] >= 0 && c[i] < p.nminor;
+      if (p.bad != nullptr) {
+        if (!in)
+          atomicMin(p.bad + 2, static_cast<unsigned long long>(k));
+        else if (p.canonical && k > p.offsets[m] && p.indices[k - 1] >= c[i])
+          atomicMin(p.bad + 3, static_cast<unsigned long long>(k));
+      }
+      sink(k, m, c[i], in, x[i]);
     }
   }
+}
+
+/// The sink that spells the major indices out: majors[k] = m.
+template <class I>
+struct SpellMajors {
+  struct Payload {};
+  I* majors;
+  __device__ Payload load(std::int64_t) const { return {}; }
+  __device__ void operator()(std::int64_t k, std::int64_t m, I, bool, Payload) const {
+    majors[k] = static_cast<I>(m);
+  }
+};
+
+/// The sink of a ⊙ factor in a's pattern: out_indices[k] = c, out_vals[k] = vals[k] times the
+/// factor at (m, c), rounded once (a minor index out of range reads no factor).
+template <class T, class I>
+struct ScaleEntries {
+  using Payload = T;
+  const T* vals;
+  DenseFactor<T> factor;
+  I* out_indices;
+  T* out_vals;
+  __device__ T load(std::int64_t k) const { return vals[k]; }
+  __device__ void operator()(std::int64_t k, std::int64_t m, I c, bool in, T v) const {
+    out_indices[k] = c;
+    out_vals[k] = scaled<T>(factor, detail::to_compute(v), factor.at(static_cast<I>(m), c, in));
+  }
+};
+
+template <class I>
+CompressedPass<I> pass_of(const CompressedView& v, unsigned long long* bad, void* out_offsets) {
+  return {static_cast<const I*>(v.offsets), static_cast<const I*>(v.indices), v.major_extent(),
+          v.minor_extent(), v.desc.nnz, v.desc.canonical, bad, static_cast<I*>(out_offsets)};
+}
+
+/// Launches compressed_entries_kernel over v with the sink made by make_sink(I{}).
+template <class MakeSink>
+void launch_pass(const char* name, const CompressedView& v, unsigned long long* bad,
+                 void* out_offsets, cudaStream_t stream, MakeSink make_sink) {
+  const std::int64_t steps = (v.desc.nnz + 32 * kCompressedItems - 1) / (32 * kCompressedItems);
+  const auto go = [&](auto tag) {
+    using I = decltype(tag);
+    const auto sink = make_sink(tag);
+    detail::launch(name, compressed_entries_kernel<I, decltype(sink)>,
+                   dim3(blocks_for(std::max(v.major_extent() + 1, steps * 32))), dim3(kBlock), 0,
+                   stream, pass_of<I>(v, bad, out_offsets), sink);
+  };
+  if (v.desc.index == IndexType::i32)
+    go(std::int32_t{});
+  else
+    go(std::int64_t{});
 }
 
 }  // namespace
 
 void device_expand_offsets(const CompressedView& v, void* majors, unsigned long long* bad,
                            cudaStream_t stream) {
-  const std::int64_t nmajor = v.major_extent(), nnz = v.desc.nnz;
-  if (bad == nullptr && nnz == 0) return;
-  const auto go = [&](auto tag) {
+  if (bad == nullptr && v.desc.nnz == 0) return;
+  launch_pass("sparse expand_offsets", v, bad, nullptr, stream, [&](auto tag) {
     using I = decltype(tag);
-    constexpr int kPer = 16 / sizeof(I);
-    detail::launch("sparse expand_offsets", expand_offsets_kernel<I>,
-                   dim3(blocks_for(std::max(nmajor, (nnz + kPer - 1) / kPer))), dim3(kBlock), 0,
-                   stream, static_cast<const I*>(v.offsets), static_cast<const I*>(v.indices),
-                   nmajor, v.minor_extent(), nnz, v.desc.canonical, static_cast<I*>(majors), bad);
-  };
-  if (v.desc.index == IndexType::i32)
-    go(std::int32_t{});
-  else
-    go(std::int64_t{});
+    return SpellMajors<I>{static_cast<I*>(majors)};
+  });
+}
+
+bool device_scales_in_place(const CompressedView& v, const DenseOperand& factor) {
+  return column_bands(factor.data != nullptr, factor.row_stride, factor.col_stride,
+                      v.minor_extent(), dtype_size(v.desc.dtype))
+             .bands == 1;
+}
+
+void device_scale_compressed(const CompressedView& v, const DenseOperand& factor,
+                             unsigned long long* bad, void* out_offsets, void* out_indices,
+                             void* out_vals, cudaStream_t stream) {
+  detail::dispatch_dtype(v.desc.dtype, [&](auto ttag) {
+    using T = typename decltype(ttag)::type;
+    const DenseFactor<T> f = factor_of<T>(factor);
+    launch_pass("sparse scale_compressed", v, bad, out_offsets, stream, [&](auto tag) {
+      using I = decltype(tag);
+      return ScaleEntries<T, I>{static_cast<const T*>(v.vals), f, static_cast<I*>(out_indices),
+                                static_cast<T*>(out_vals)};
+    });
+  });
 }
 
 void device_read_expand_checks(const ExpandCheck* checks, int n, const unsigned long long* words,
@@ -110,6 +219,20 @@ void device_read_expand_checks(const ExpandCheck* checks, int n, const unsigned 
     const auto read = [&](const void* p, std::int64_t k) {
       return device_index(p, v.desc.index, k, stream);
     };
+    // entry k's major index: spelled out, else found in the offsets (valid once bad[0] and
+    // bad[1] passed) by bisection
+    const auto major = [&](std::int64_t k) {
+      if (checks[i].majors != nullptr) return read(checks[i].majors, k);
+      std::int64_t lo = 0, hi = v.major_extent() - 1;
+      while (lo < hi) {
+        const std::int64_t mid = lo + (hi - lo + 1) / 2;
+        if (read(v.offsets, mid) <= k)
+          lo = mid;
+        else
+          hi = mid - 1;
+      }
+      return lo;
+    };
     if (bad[0] != ~0ull) {
       const auto k = static_cast<std::int64_t>(bad[0]);
       throw_offsets_decrease(checks[i].what, v, k, read(v.offsets, k), read(v.offsets, k + 1));
@@ -118,11 +241,11 @@ void device_read_expand_checks(const ExpandCheck* checks, int n, const unsigned 
       throw_offsets_ends(checks[i].what, v, read(v.offsets, 0), read(v.offsets, v.major_extent()));
     if (bad[2] != ~0ull) {
       const auto k = static_cast<std::int64_t>(bad[2]);
-      throw_index_out_of_range(checks[i].what, v, k, read(checks[i].majors, k), read(v.indices, k));
+      throw_index_out_of_range(checks[i].what, v, k, major(k), read(v.indices, k));
     }
     if (bad[3] != ~0ull) {
       const auto k = static_cast<std::int64_t>(bad[3]);
-      throw_slice_not_increasing(checks[i].what, v, k, read(checks[i].majors, k),
+      throw_slice_not_increasing(checks[i].what, v, k, major(k),
                                  read(v.indices, k - 1), read(v.indices, k));
     }
   }

@@ -191,28 +191,42 @@ __global__ void __launch_bounds__(kBlock) banded_entries_kernel(EntriesArgs<T, I
   }
 }
 
-/// Launches entries_kernel over a.n > 0 entries, or banded_entries_kernel (kColumnBands) when
-/// the factor is a row vector (row stride 0) too large for the L2: its footprint is a column's
-/// bytes, or one 32-byte sector a column where the column stride spreads the elements that far
-/// apart.
+/// The column bands of a pass whose factor reads (r, c) at r * row_stride + c * col_stride
+/// elements of elem_bytes (data: whether it reads a dense operand at all): more than one
+/// (kColumnBands) only for a row vector (row stride 0) too large for the L2 beside the entries.
+/// Its footprint is a column's bytes, or one 32-byte sector a column where the column stride
+/// spreads the elements that far apart.
+struct ColumnBands {
+  int bands = 1;
+  int shift = 0;  ///< band b holds the columns c with c >> shift == b
+};
+inline ColumnBands column_bands(bool data, std::int64_t row_stride, std::int64_t col_stride,
+                                std::int64_t ncols, std::int64_t elem_bytes) {
+  const std::int64_t l2_bytes =
+      data && row_stride == 0 && col_stride != 0 ? detail::current_device_props().l2_bytes : 0;
+  const std::int64_t column_bytes = std::min<std::int64_t>(std::abs(col_stride) * elem_bytes, 32);
+  if (l2_bytes == 0 || ncols * column_bytes <= l2_bytes * kColumnBands.min_l2_percent / 100)
+    return {};
+  const std::int64_t band_bytes = l2_bytes / kColumnBands.l2_divisor;
+  const auto bands_of = [&](int shift) {
+    return (ncols + (std::int64_t{1} << shift) - 1) >> shift;
+  };
+  int shift = 0;  // the widest power-of-two band within band_bytes
+  while ((std::int64_t{2} << shift) * column_bytes <= band_bytes) ++shift;
+  if (bands_of(shift) > kColumnBands.max_bands) ++shift;
+  if (bands_of(shift) > 1 && bands_of(shift) <= kColumnBands.max_bands_widened)
+    return {static_cast<int>(bands_of(shift)), shift};
+  return {};
+}
+
+/// Launches entries_kernel over a.n > 0 entries, or banded_entries_kernel when the factor needs
+/// column bands (column_bands).
 template <class T, class I>
 void launch_entries(const char* name, EntriesArgs<T, I> a, cudaStream_t stream) {
-  const std::int64_t l2_bytes = a.factor.data && a.factor.row_stride == 0 && a.factor.col_stride != 0
-                                   ? detail::current_device_props().l2_bytes
-                                   : 0;
-  const std::int64_t column_bytes =
-      std::min<std::int64_t>(std::abs(a.factor.col_stride) * std::int64_t{sizeof(T)}, 32);
-  if (l2_bytes > 0 && a.ncols * column_bytes > l2_bytes * kColumnBands.min_l2_percent / 100) {
-    const std::int64_t band_bytes = l2_bytes / kColumnBands.l2_divisor;
-    const auto bands_of = [&](int shift) { return (a.ncols + (std::int64_t{1} << shift) - 1) >> shift; };
-    int shift = 0;  // the widest power-of-two band within band_bytes
-    while ((std::int64_t{2} << shift) * column_bytes <= band_bytes) ++shift;
-    if (bands_of(shift) > kColumnBands.max_bands) ++shift;
-    if (bands_of(shift) > 1 && bands_of(shift) <= kColumnBands.max_bands_widened) {
-      a.bands = static_cast<int>(bands_of(shift));
-      a.band_shift = shift;
-    }
-  }
+  const ColumnBands cb = column_bands(a.factor.data != nullptr, a.factor.row_stride,
+                                      a.factor.col_stride, a.ncols, sizeof(T));
+  a.bands = cb.bands;
+  a.band_shift = cb.shift;
   if (a.bands == 1) {
     detail::launch(name, entries_kernel<T, I>, dim3(blocks_for(a.n)), dim3(kBlock), 0, stream, a);
     return;

@@ -113,7 +113,18 @@ void device_row_offsets(const CooView& a, void* offsets, IndexType t,
 inline constexpr int kExpandCheckWords = 4;
 void device_expand_offsets(const CompressedView& v, void* majors, unsigned long long* bad,
                            cudaStream_t stream);                                     // compressed.cu
-/// One operand's check of device_expand_offsets: the view, its majors, its name in messages.
+/// Whether device_scale_compressed takes v ⊙ factor: unless the factor is a row vector that
+/// needs column bands (entries_pass.cuh), which the COO pass over the spelled entries has.
+bool device_scales_in_place(const CompressedView& v, const DenseOperand& factor);  // compressed.cu
+/// v ⊙ factor in v's pattern, for a canonical v (values of the result dtype, factor made for it):
+/// the offsets and indices copied to out_offsets and out_indices, out_vals[k] = vals[k] times
+/// the factor at entry k's (major, minor), in one pass that makes device_expand_offsets' checks
+/// with `bad` (null: none).
+void device_scale_compressed(const CompressedView& v, const DenseOperand& factor,
+                             unsigned long long* bad, void* out_offsets, void* out_indices,
+                             void* out_vals, cudaStream_t stream);               // compressed.cu
+/// One operand's check of device_expand_offsets (or device_scale_compressed): the view, its
+/// majors (null: found from the offsets), its name in messages.
 struct ExpandCheck {
   CompressedView view;
   const void* majors = nullptr;

@@ -88,6 +88,9 @@ TEST(CompressedGpu, MatchesTheCpuBackend) {
           const HostTensor row = verify::random_tensor(t, Dims{s.ncols}, ++seed);
           const DeviceTensor ddense = to_device(dense.view(), stream);
           const DeviceTensor drow = to_device(row.view(), stream);
+          // a column of another dtype (mixed values: the result f64)
+          const HostTensor wide = verify::random_tensor(DType::f64, Dims{s.nrows, 1}, ++seed);
+          const DeviceTensor dwide = to_device(wide.view(), stream);
           const DeviceCoo dcoo = to_device(a.view(), stream);
           for (const SparseFormat fa : kFormats)
             for (const SparseFormat fb : kFormats) {
@@ -118,6 +121,11 @@ TEST(CompressedGpu, MatchesTheCpuBackend) {
                    multiply<HostCompressed>(ha.view(), row.view()), "multiply row");
               same(multiply(da.view(), ddense.view(), options, stream),
                    multiply<HostCompressed>(ha.view(), dense.view()), "multiply dense");
+              same(multiply(da.view(), dwide.view(), options, stream),
+                   multiply<HostCompressed>(ha.view(), wide.view()), "multiply f64 column");
+              same(multiply(da.view(), Scalar::weak_float(-0.75), options, stream),
+                   multiply<HostCompressed>(ha.view(), Scalar::weak_float(-0.75)),
+                   "multiply scalar");
               same(coalesce(da.view(), options, stream), coalesce<HostCompressed>(ha.view()),
                    "coalesce");
               same(to_compressed(dcoo.view(), fa, options, stream),
@@ -169,7 +177,10 @@ TEST(CompressedGpu, RefusesBadOffsetsAndIndicesBeforeWriting) {
         {decreasing, good_indices, true, "offsets[1] = 3 > offsets[2] = 2"},
         {first, good_indices, true, "offsets run from 1 to 3"},
         {last, good_indices, true, "offsets run from 0 to 2"},
-        {good_offsets, {0, csr ? 4 : 3, 1}, true, "entry 1 is at"},
+        {good_offsets,
+         {0, csr ? 4 : 3, 1},
+         true,
+         csr ? "entry 1 is at (0, 4)" : "entry 1 is at (3, 0)"},
         {good_offsets,
          {2, 0, 1},
          true,
@@ -191,6 +202,8 @@ TEST(CompressedGpu, RefusesBadOffsetsAndIndicesBeforeWriting) {
       expect_invalid([&] { accumulate(BinaryOp::add, table.view(), v); }, {c.message});
       expect_invalid([&] { (void)combine(BinaryOp::add, v, v); }, {c.message});
       expect_invalid([&] { (void)to_coo(v); }, {c.message});
+      expect_invalid([&] { (void)multiply(v, table.view()); }, {c.message});
+      expect_invalid([&] { (void)multiply(v, Scalar::weak_float(2.0)); }, {c.message});
       expect_invalid([&] { combine(BinaryOp::add, v, table.view(), table.view()); }, {c.message});
       EXPECT_TRUE(same_bytes(to_host(table.view()), start)) << c.message;
       EXPECT_EQ(cudaGetLastError(), cudaSuccess);

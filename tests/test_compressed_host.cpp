@@ -150,6 +150,13 @@ TEST(CompressedHost, DenseFormsMatchTheCooOperations) {
                                             compressed_from(multiply<HostCoo>(a.view(), d), f)),
                       "")
                 << "multiply " << what;
+            if (k == 0) {
+              const Scalar half = Scalar::weak_float(-0.5);
+              EXPECT_EQ(compressed_difference(multiply<HostCompressed>(ca.view(), half),
+                                              compressed_from(multiply<HostCoo>(a.view(), half), f)),
+                        "")
+                  << "multiply scalar " << what;
+            }
             for (const BinaryOp op : kUnionOps) {
               EXPECT_TRUE(same_bytes(combine<HostTensor>(op, ca.view(), d),
                                      combine<HostTensor>(op, a.view(), d)))
@@ -187,6 +194,13 @@ TEST(CompressedHost, MixedDtypesPromoteAsCoo) {
       compressed_difference(u, compressed_from(combine<HostCoo>(BinaryOp::add, a.view(), b.view()),
                                                SparseFormat::csc)),
       "");
+  // a canonical f32 operand times an f64 table: its pattern, f64 values
+  const HostTensor table = verify::random_tensor(DType::f64, Dims{20, 30}, 9);
+  const HostCompressed m = multiply<HostCompressed>(ca.view(), table.view());
+  EXPECT_EQ(m.desc().dtype, DType::f64);
+  EXPECT_EQ(compressed_difference(
+                m, compressed_from(multiply<HostCoo>(a.view(), table.view()), SparseFormat::csc)),
+            "");
 }
 
 /// A 3x4 CSR matrix with entries (0,1) (0,3) (2,0), i32, f32, and writable arrays.
@@ -214,6 +228,10 @@ TEST(CompressedHost, BadOffsetsAndIndicesAreRefusedBeforeAnythingIsWritten) {
     expect_invalid([&] { (void)multiply<HostCompressed>(m.view(canonical), m.view(canonical)); },
                    parts);
     expect_invalid([&] { (void)to_coo<HostCoo>(m.view(canonical)); }, parts);
+    expect_invalid([&] { (void)multiply<HostCompressed>(m.view(canonical), table.view()); },
+                   parts);
+    expect_invalid(
+        [&] { (void)multiply<HostCompressed>(m.view(canonical), Scalar::weak_float(2.0)); }, parts);
     EXPECT_TRUE(same_bytes(table, before));
   };
   Small decreasing;

@@ -10,7 +10,6 @@
 // operand is: merge and union take it as it is).
 #include <climits>
 #include <cstdint>
-#include <cstring>
 #include <optional>
 #include <type_traits>
 #include <utility>
@@ -103,36 +102,6 @@ struct Orientation {
   }
 };
 Orientation orientation_of(SparseFormat f) { return {f == SparseFormat::csc}; }
-
-// ---- the CPU backend's parts ----------------------------------------------------------------
-
-/// majors[k] = the major index of v's entry k, after the checks of device_expand_offsets.
-template <class I>
-void host_expand(const CompressedView& v, I* majors, const char* what) {
-  const I* off = static_cast<const I*>(v.offsets);
-  const I* idx = static_cast<const I*>(v.indices);
-  const std::int64_t nmajor = v.major_extent(), nminor = v.minor_extent();
-  for (std::int64_t m = 0; m < nmajor; ++m)
-    if (off[m] > off[m + 1]) throw_offsets_decrease(what, v, m, off[m], off[m + 1]);
-  if (off[0] != 0 || off[nmajor] != v.desc.nnz) throw_offsets_ends(what, v, off[0], off[nmajor]);
-  for (std::int64_t m = 0; m < nmajor; ++m)
-    for (std::int64_t k = off[m]; k < off[m + 1]; ++k) {
-      majors[k] = static_cast<I>(m);
-      if (idx[k] < 0 || idx[k] >= nminor) throw_index_out_of_range(what, v, k, m, idx[k]);
-      if (v.desc.canonical && k > off[m] && idx[k - 1] >= idx[k])
-        throw_slice_not_increasing(what, v, k, m, idx[k - 1], idx[k]);
-    }
-}
-
-template <class I>
-void host_offsets(const CooView& a, I* offsets) {
-  const I* rows = static_cast<const I*>(a.rows);
-  std::int64_t k = 0;
-  for (std::int64_t r = 0; r <= a.desc.nrows; ++r) {
-    while (k < a.desc.nnz && rows[k] < r) ++k;
-    offsets[r] = static_cast<I>(k);
-  }
-}
 
 // ---- spelling out and compressing -----------------------------------------------------------
 
@@ -270,54 +239,32 @@ CompressedView promoted(Promoted& p, const CompressedView& a) {
 }
 
 /// a ⊙ factor for a canonical a (values of the result dtype; factor made for it in the call's
-/// orientation): a's pattern kept, its offsets and indices copied, each value times the factor at
-/// its (major, minor). The checks are the spelled path's: on the device in the same pass (with
-/// validate_indices; the result's buffers are the call's own, so a failed check writes nothing
-/// of the caller's), on the host first.
+/// orientation) without drop_zeros, and on the device a factor without column bands; else
+/// nothing. a's pattern is kept: its offsets and indices copied, each value times the factor at
+/// its (major, minor). The checks are the spelled path's, made in the same pass (on the device
+/// with validate_indices, on the host always): the result's buffers are the call's own, so a
+/// failed check writes nothing of the caller's.
 template <class Result>
-Result scale_in_place(const CompressedView& a, const DenseOperand& factor,
-                      const SparseOptions& options, cudaStream_t stream) {
+std::optional<Result> scaled_in_place(const CompressedView& a, const DenseOperand& factor,
+                                      const SparseOptions& options, cudaStream_t stream) {
+  if (!a.desc.canonical || options.drop_zeros ||
+      (a.memory == Memory::device && !device_scales_in_place(a, factor)))
+    return std::nullopt;
   using Buffer = typename Backend<MemoryOf<Result>::value>::Buffer;
   const std::size_t n = static_cast<std::size_t>(a.desc.nnz), index = index_size(a.desc.index);
   const std::size_t offsets_bytes = static_cast<std::size_t>(a.major_extent() + 1) * index;
   Buffer offsets(offsets_bytes, stream, options.memory), indices(n * index, stream, options.memory),
       vals(n * dtype_size(a.desc.dtype), stream, options.memory);
   if constexpr (Buffer::memory == Memory::host) {
-    HostBuffer majors(n * index);
-    if (a.desc.index == IndexType::i32)
-      host_expand(a, static_cast<std::int32_t*>(majors.data()), "a");
-    else
-      host_expand(a, static_cast<std::int64_t*>(majors.data()), "a");
-    std::memcpy(offsets.data(), a.offsets, offsets_bytes);
-    if (n > 0) std::memcpy(indices.data(), a.indices, n * index);
-    const CooView coo{majors.data(), a.indices, a.vals, orientation_of(a.format).desc(a.desc),
-                      Memory::host};
-    host_multiply_values(coo, factor,
-                         TensorView{vals.data(), TensorDesc::contiguous(a.desc.dtype,
-                                                                        Dims{a.desc.nnz}),
-                                    Memory::host});
+    host_scale_compressed(a, factor, offsets.data(), indices.data(), vals.data());
   } else {
     const detail::CallMemory memory(options.memory);
-    DeviceBuffer words;
-    if (options.validate_indices) {
-      words = DeviceBuffer(sizeof(unsigned long long) * kExpandCheckWords, stream);
-      EWISE_CUDA_CHECK(cudaMemsetAsync(words.data(), 0xFF, words.size(), stream));
-    }
-    auto* bad = static_cast<unsigned long long*>(words.data());
-    device_scale_compressed(a, factor, bad, offsets.data(), indices.data(), vals.data(), stream);
-    const ExpandCheck check{a, nullptr, "a"};
-    if (bad != nullptr) device_read_expand_checks(&check, 1, bad, stream);
+    device_scale_compressed(a, factor, options.validate_indices, offsets.data(), indices.data(),
+                            vals.data(), stream);
   }
   CooDesc d = a.desc;
   d.canonical = true;
   return Result(d, a.format, std::move(offsets), std::move(indices), std::move(vals));
-}
-
-/// Whether scale_in_place takes a ⊙ factor (a and factor as it would get them): a canonical
-/// a, drop_zeros off, and on the device a factor without column bands.
-bool in_place(const CompressedView& a, const DenseOperand& factor, const SparseOptions& options) {
-  return a.desc.canonical && !options.drop_zeros &&
-         (a.memory == Memory::host || device_scales_in_place(a, factor));
 }
 
 /// The checks every form makes of its compressed operands and the memory of its result.
@@ -392,7 +339,7 @@ Result multiply(const CompressedView& a, const ConstTensorView& dense, const Spa
   const CompressedView pa = promoted(p, a);
   const ConstTensorView pd = p.dense(dense);
   const DenseOperand factor = dense_operand(o.desc(pa.desc), o.dense(pd));
-  if (in_place(pa, factor, options)) return scale_in_place<Result>(pa, factor, options, stream);
+  if (auto out = scaled_in_place<Result>(pa, factor, options, stream)) return std::move(*out);
   return compressed_form<Result>(
       pa, nullptr, options, stream, [&](Orientation, const CooView& va, const CooView&) {
         return multiply<CooOf<Result>>(va, o.dense(pd), spelled(options), stream);
@@ -407,9 +354,10 @@ Result multiply(const CompressedView& a, const Scalar& s, const SparseOptions& o
   check_resident(a, nullptr, stream);
   const CooView shape{nullptr, nullptr, a.vals, a.desc, a.memory};
   const DenseOperand factor = scalar_factor(BinaryOp::multiply, shape, s, r, options.promotion);
-  if (in_place(a, factor, options)) {
+  if (a.desc.canonical && !options.drop_zeros) {  // else nothing converted here
     Promoted p(r, options.memory, stream);
-    return scale_in_place<Result>(promoted(p, a), factor, options, stream);
+    if (auto out = scaled_in_place<Result>(promoted(p, a), factor, options, stream))
+      return std::move(*out);
   }
   return compressed_form<Result>(a, nullptr, options, stream,
                                  [&](Orientation, const CooView& va, const CooView&) {

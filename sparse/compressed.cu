@@ -74,12 +74,15 @@ struct CompressedPass {
   I* out_offsets;
 };
 
-/// Every entry of p, each given to sink(k, m, c, in) (entry k of major index m, minor index c,
-/// in = c inside [0, nminor)) after sink.load(k) for its payload; the checks of CompressedPass in
-/// the same pass. A warp takes 32 * kCompressedItems consecutive entries a step: each lane finds
-/// the major index of its first entry by bisection and its next ones by galloping. Valid
-/// offsets give each entry its major index, invalid ones some index in range (the caller throws
-/// before the result is used); every load stays inside the arrays whatever they hold.
+/// Every entry of p through the sink, in three steps per entry k (major index m, minor index
+/// c, in = c inside [0, nminor)): x = sink.load(k), what the entry holds; f = sink.gather(m, c,
+/// in), what its major index gives; sink.store(k, c, x, f). The checks of CompressedPass in the
+/// same pass. A warp takes 32 * kCompressedItems consecutive entries a step: each lane finds
+/// the major index of its first entry by bisection and its next ones by galloping, and gathers
+/// for all its entries before it stores any (a store between two gathers would keep the second
+/// from being issued before the first returned). Valid offsets give each entry its major
+/// index, invalid ones some index in range (the caller throws before the result is used);
+/// every load stays inside the arrays whatever they hold.
 template <class I, class Sink>
 __global__ void __launch_bounds__(kBlock)
     compressed_entries_kernel(CompressedPass<I> p, Sink sink) {
@@ -101,6 +104,7 @@ __global__ void __launch_bounds__(kBlock)
   for (std::int64_t k0 = (t >> 5) * kStep; k0 < p.nnz; k0 += (threads >> 5) * kStep) {
     I c[kCompressedItems];
     typename Sink::Payload x[kCompressedItems];
+    typename Sink::Factor f[kCompressedItems];
 #pragma unroll
     for (int i = 0; i < kCompressedItems; ++i) {
       const std::int64_t k = k0 + i * 32 + lane;
@@ -111,7 +115,7 @@ __global__ void __launch_bounds__(kBlock)
 #pragma unroll
     for (int i = 0; i < kCompressedItems; ++i) {
       const std::int64_t k = k0 + i * 32 + lane;
-      if (k >= p.nnz) break;
+      if (k >= p.nnz) continue;
       m = advance_major(p.offsets, p.nmajor, m, k);
       const bool in = c[i] >= 0 && c[i] < p.nminor;
       if (p.bad != nullptr) {
@@ -120,7 +124,12 @@ __global__ void __launch_bounds__(kBlock)
         else if (p.canonical && k > p.offsets[m] && p.indices[k - 1] >= c[i])
           atomicMin(p.bad + 3, static_cast<unsigned long long>(k));
       }
-      sink(k, m, c[i], in, x[i]);
+      f[i] = sink.gather(m, c[i], in);
+    }
+#pragma unroll
+    for (int i = 0; i < kCompressedItems; ++i) {
+      const std::int64_t k = k0 + i * 32 + lane;
+      if (k < p.nnz) sink.store(k, c[i], x[i], f[i]);
     }
   }
 }
@@ -129,11 +138,11 @@ __global__ void __launch_bounds__(kBlock)
 template <class I>
 struct SpellMajors {
   struct Payload {};
+  using Factor = I;
   I* majors;
   __device__ Payload load(std::int64_t) const { return {}; }
-  __device__ void operator()(std::int64_t k, std::int64_t m, I, bool, Payload) const {
-    majors[k] = static_cast<I>(m);
-  }
+  __device__ I gather(std::int64_t m, I, bool) const { return static_cast<I>(m); }
+  __device__ void store(std::int64_t k, I, Payload, I m) const { majors[k] = m; }
 };
 
 /// The sink of a ⊙ factor in a's pattern: out_indices[k] = c, out_vals[k] = vals[k] times the
@@ -141,14 +150,18 @@ struct SpellMajors {
 template <class T, class I>
 struct ScaleEntries {
   using Payload = T;
+  using Factor = detail::compute_t<T>;
   const T* vals;
   DenseFactor<T> factor;
   I* out_indices;
   T* out_vals;
   __device__ T load(std::int64_t k) const { return vals[k]; }
-  __device__ void operator()(std::int64_t k, std::int64_t m, I c, bool in, T v) const {
+  __device__ Factor gather(std::int64_t m, I c, bool in) const {
+    return factor.at(static_cast<I>(m), c, in);
+  }
+  __device__ void store(std::int64_t k, I c, T v, Factor f) const {
     out_indices[k] = c;
-    out_vals[k] = scaled<T>(factor, detail::to_compute(v), factor.at(static_cast<I>(m), c, in));
+    out_vals[k] = scaled<T>(factor, detail::to_compute(v), f);
   }
 };
 
@@ -193,9 +206,15 @@ bool device_scales_in_place(const CompressedView& v, const DenseOperand& factor)
              .bands == 1;
 }
 
-void device_scale_compressed(const CompressedView& v, const DenseOperand& factor,
-                             unsigned long long* bad, void* out_offsets, void* out_indices,
-                             void* out_vals, cudaStream_t stream) {
+void device_scale_compressed(const CompressedView& v, const DenseOperand& factor, bool check,
+                             void* out_offsets, void* out_indices, void* out_vals,
+                             cudaStream_t stream) {
+  DeviceBuffer words;
+  if (check) {
+    words = DeviceBuffer(sizeof(unsigned long long) * kExpandCheckWords, stream);
+    EWISE_CUDA_CHECK(cudaMemsetAsync(words.data(), 0xFF, words.size(), stream));
+  }
+  auto* bad = static_cast<unsigned long long*>(words.data());
   detail::dispatch_dtype(v.desc.dtype, [&](auto ttag) {
     using T = typename decltype(ttag)::type;
     const DenseFactor<T> f = factor_of<T>(factor);
@@ -205,6 +224,8 @@ void device_scale_compressed(const CompressedView& v, const DenseOperand& factor
                                 static_cast<T*>(out_vals)};
     });
   });
+  const ExpandCheck c{v, nullptr, "a"};
+  if (bad != nullptr) device_read_expand_checks(&c, 1, bad, stream);
 }
 
 void device_read_expand_checks(const ExpandCheck* checks, int n, const unsigned long long* words,

@@ -28,11 +28,13 @@ struct Elem {
   }
   static void store(void* base, std::int64_t k, Compute v) {
     Storage s = Store(v);
-    if constexpr (std::is_floating_point_v<Compute>)  // every stored value is computed (ops.hpp)
-      if (v != v) {
-        const std::uint64_t bits = detail::canonical_nan_bits(Dtype);
-        std::memcpy(&s, &bits, sizeof s);
-      }
+    if constexpr (std::is_floating_point_v<Compute>) {  // every stored value is computed (ops.hpp)
+      // a select, not a branch, so that loops of stores vectorize
+      const std::uint64_t bits = detail::canonical_nan_bits(Dtype);
+      Storage nan;
+      std::memcpy(&nan, &bits, sizeof nan);
+      s = v != v ? nan : s;
+    }
     std::memcpy(static_cast<std::byte*>(base) + k * std::int64_t{sizeof(Storage)}, &s, sizeof s);
   }
 };

@@ -65,6 +65,21 @@ HostCoo host_multiply(const CooView& a, const CooView& b, const SparseOptions& o
 HostCoo host_multiply_dense(const CooView& a, const DenseOperand& dense,
                             const SparseOptions& options);
 void host_multiply_values(const CooView& a, const DenseOperand& dense, const TensorView& out_vals);
+// compressed_host.cpp:
+/// majors[k] = the major index of v's entry k (I: v's index type), after checking v's offsets
+/// (offsets[0] = 0, never decreasing, offsets[major] = nnz) and its indices (range; with
+/// v.desc.canonical, strictly increasing in each slice); throws for the first failure, `what`
+/// naming v.
+template <class I>
+void host_expand(const CompressedView& v, I* majors, const char* what);
+/// offsets[r] (nrows + 1 of index type I) = the entries of canonical a in rows before r.
+template <class I>
+void host_offsets(const CooView& a, I* offsets);
+/// v ⊙ factor in v's pattern for a canonical v (values of the result dtype, the factor made for
+/// it in the call's orientation): host_expand's checks, the offsets and indices copied, each
+/// value times the factor at its (major, minor); the slices split over the pool's threads.
+void host_scale_compressed(const CompressedView& v, const DenseOperand& factor, void* out_offsets,
+                           void* out_indices, void* out_vals);
 HostCoo host_combine(const CooView& a, const CooView& b, const UnionArgs& u,
                      const SparseOptions& options);
 /// fill_a as union_fill returned it (the dense form does not use fill_b).
@@ -119,10 +134,10 @@ bool device_scales_in_place(const CompressedView& v, const DenseOperand& factor)
 /// v ⊙ factor in v's pattern, for a canonical v (values of the result dtype, factor made for it):
 /// the offsets and indices copied to out_offsets and out_indices, out_vals[k] = vals[k] times
 /// the factor at entry k's (major, minor), in one pass that makes device_expand_offsets' checks
-/// with `bad` (null: none).
-void device_scale_compressed(const CompressedView& v, const DenseOperand& factor,
-                             unsigned long long* bad, void* out_offsets, void* out_indices,
-                             void* out_vals, cudaStream_t stream);               // compressed.cu
+/// with `check`, read back after it (one synchronization; throws naming v "a").
+void device_scale_compressed(const CompressedView& v, const DenseOperand& factor, bool check,
+                             void* out_offsets, void* out_indices, void* out_vals,
+                             cudaStream_t stream);                            // compressed.cu
 /// One operand's check of device_expand_offsets (or device_scale_compressed): the view, its
 /// majors (null: found from the offsets), its name in messages.
 struct ExpandCheck {

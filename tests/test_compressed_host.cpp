@@ -203,6 +203,31 @@ TEST(CompressedHost, MixedDtypesPromoteAsCoo) {
             "");
 }
 
+TEST(CompressedHost, LargeProductsSplitOverTheThreadsMatchTheCooOperations) {
+  // 1500 x 1000 at 40%: about 600k entries, more than one part of the pool's split
+  // (detail::kElementsPerPart) wherever it has two threads or more.
+  const HostCoo a = random_operand(1500, 1000, 0.4, DType::f32, IndexType::i32, true, 21);
+  const HostTensor table = verify::random_tensor(DType::f32, Dims{1500, 1000}, 22);
+  for (const SparseFormat f : kFormats) {
+    HostCompressed c = compressed_from(a.view(), f);
+    EXPECT_EQ(compressed_difference(multiply<HostCompressed>(c.view(), table.view()),
+                                    compressed_from(multiply<HostCoo>(a.view(), table.view()), f)),
+              "")
+        << format_name(f);
+    // Bad indices in a late slice, then also in an early one: the earliest is the one named.
+    const auto* off = static_cast<const std::int32_t*>(c.offsets());
+    auto* idx = static_cast<std::int32_t*>(const_cast<void*>(c.indices()));
+    const std::int64_t late = off[f == SparseFormat::csr ? 1400 : 900];
+    const std::int64_t early = off[100] + 1;
+    idx[late] = -1;
+    expect_invalid([&] { (void)multiply<HostCompressed>(c.view(), table.view()); },
+                   {"entry " + std::to_string(late) + " is at"});
+    idx[early] = idx[early - 1];  // a duplicate in a slice of a canonical operand
+    expect_invalid([&] { (void)multiply<HostCompressed>(c.view(), Scalar::weak_float(2.0)); },
+                   {"entry " + std::to_string(early) + " ", "does not come after"});
+  }
+}
+
 /// A 3x4 CSR matrix with entries (0,1) (0,3) (2,0), i32, f32, and writable arrays.
 struct Small {
   std::int32_t offsets[4] = {0, 2, 2, 3};

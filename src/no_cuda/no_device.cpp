@@ -91,8 +91,8 @@ void device_expand_offsets(const CompressedView&, void*, unsigned long long*, cu
 bool device_scales_in_place(const CompressedView&, const DenseOperand&) {
   no_gpu("device_scales_in_place");
 }
-void device_scale_compressed(const CompressedView&, const DenseOperand&, unsigned long long*,
-                             void*, void*, void*, cudaStream_t) {
+void device_scale_compressed(const CompressedView&, const DenseOperand&, bool, void*, void*, void*,
+                             cudaStream_t) {
   no_gpu("device_scale_compressed");
 }
 void device_read_expand_checks(const ExpandCheck*, int, const unsigned long long*, cudaStream_t) {

@@ -73,12 +73,19 @@ class CuPySparse(CuPy):
         synchronization; about 0.3 ms a call under the profiler, H200): as for a COO result, an
         empty matrix of the shape gets ewise's arrays instead."""
         import cupyx.scipy.sparse
+        kind = scipy.sparse_kind(cupyx.scipy.sparse, like, op.format)
         with cupy.cuda.Device(device[1]):
             offsets, indices, vals = (
                 cupy.empty(0, dtype=dtype) if x is None else cupy.from_dlpack(x)
                 for x, dtype in zip(arrays, (op.offsets.dtype, op.indices.dtype, op.vals.dtype)))
-            result = scipy.sparse_kind(cupyx.scipy.sparse, like, op.format)(op.shape,
-                                                                            dtype=vals.dtype)
+            # CuPy's constructor of checked arrays where it has one (it allocates and reads
+            # nothing; the empty matrix allocates and zeroes its three arrays); only for the
+            # value dtypes cupyx takes, so that others are refused by the constructor as before.
+            from_parts = getattr(kind, "_from_parts", None)
+            if from_parts is not None and vals.dtype.char in "?fdFD":
+                return from_parts(vals, indices, offsets, tuple(op.shape),
+                                  has_canonical_format=True)
+            result = kind(op.shape, dtype=vals.dtype)
         result.data, result.indices, result.indptr = vals, indices, offsets
         result.has_canonical_format = True
         return result

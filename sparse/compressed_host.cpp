@@ -1,0 +1,145 @@
+// sparse/compressed_host.cpp — the CPU backend's passes over compressed (CSR or CSC) operands
+// (internal.hpp): a compressed operand's major indices spelled out with its checks, a canonical
+// COO matrix's offsets, and a canonical operand times a dense or scalar factor in its own
+// pattern, its checks made in the same pass, its slices split over the pool's threads.
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "host_elem.hpp"
+#include "internal.hpp"
+#include "thread_pool.hpp"
+
+namespace ewise::sparse_detail {
+namespace {
+
+/// Throws for v's offsets unless offsets[0] = 0, they never decrease and offsets[major] = nnz.
+template <class I>
+void check_offsets(const CompressedView& v, const char* what) {
+  const I* off = static_cast<const I*>(v.offsets);
+  const std::int64_t nmajor = v.major_extent();
+  for (std::int64_t m = 0; m < nmajor; ++m)
+    if (off[m] > off[m + 1]) throw_offsets_decrease(what, v, m, off[m], off[m + 1]);
+  if (off[0] != 0 || off[nmajor] != v.desc.nnz) throw_offsets_ends(what, v, off[0], off[nmajor]);
+}
+
+/// Throws for the first entry of slice m (entries [lo, hi), offsets checked) whose index is
+/// outside [0, nminor), or with `canonical` not after its predecessor in the slice.
+template <class I>
+void check_slice(const CompressedView& v, const char* what, std::int64_t m, std::int64_t lo,
+                 std::int64_t hi) {
+  const I* idx = static_cast<const I*>(v.indices);
+  for (std::int64_t k = lo; k < hi; ++k) {
+    if (idx[k] < 0 || idx[k] >= v.minor_extent())
+      throw_index_out_of_range(what, v, k, m, idx[k]);
+    if (v.desc.canonical && k > lo && idx[k - 1] >= idx[k])
+      throw_slice_not_increasing(what, v, k, m, idx[k - 1], idx[k]);
+  }
+}
+
+/// Whether every entry of slice [lo, hi) passes check_slice: branch-free loops that vectorize
+/// (check_slice then finds the failure).
+template <class I>
+bool slice_ok(const I* idx, std::int64_t lo, std::int64_t hi, std::int64_t nminor,
+              bool canonical) {
+  // in I's width: one unsigned compare finds a negative index or one past nminor (past I's
+  // range, only a negative one: it is at least 2^31 or 2^63 as unsigned)
+  using U = std::make_unsigned_t<I>;
+  const U limit = static_cast<U>(std::min<std::int64_t>(nminor, std::numeric_limits<I>::max()) +
+                                 (nminor > std::numeric_limits<I>::max() ? 1 : 0));
+  U bad = 0;
+  for (std::int64_t k = lo; k < hi; ++k) bad |= static_cast<U>(idx[k]) >= limit;
+  if (canonical)
+    for (std::int64_t k = lo + 1; k < hi; ++k) bad |= idx[k - 1] >= idx[k];
+  return bad == 0;
+}
+
+template <class E, class I>
+void scale(const CompressedView& v, const DenseOperand& d, I* out_offsets, I* out_indices,
+           void* out_vals) {
+  using C = typename E::compute;
+  const I* off = static_cast<const I*>(v.offsets);
+  const I* idx = static_cast<const I*>(v.indices);
+  const std::int64_t nmajor = v.major_extent(), nminor = v.minor_extent(), nnz = v.desc.nnz;
+  check_offsets<I>(v, "a");
+  std::memcpy(out_offsets, off, static_cast<std::size_t>(nmajor + 1) * sizeof(I));
+  C scalar{};
+  if (d.scalar) std::memcpy(&scalar, &d.value, sizeof scalar);
+  // Part p takes the slices that start in its share of the entries; each part keeps the
+  // first slice that failed its check, and the lowest of those throws, as a pass in order would.
+  const int parts = detail::parts_for(nnz);
+  std::vector<std::int64_t> failed(static_cast<std::size_t>(parts), nmajor);
+  const auto first_slice = [&](int p) {
+    const I start = static_cast<I>(nnz * p / parts);
+    return p == parts ? nmajor : std::lower_bound(off, off + nmajor, start) - off;
+  };
+  detail::run_parts(parts, [&](int p) {
+    // the loops' operands in locals, which the stores cannot change, so that they vectorize
+    const void* const vals = v.vals;
+    const void* const dense = d.data;
+    void* const out = out_vals;
+    const C s = scalar;
+    const std::int64_t col_stride = d.col_stride;
+    const bool canonical = v.desc.canonical;
+    for (std::int64_t m = first_slice(p), end = first_slice(p + 1); m < end; ++m) {
+      const std::int64_t lo = off[m], hi = off[m + 1];
+      if (!slice_ok(idx, lo, hi, nminor, canonical)) {
+        failed[static_cast<std::size_t>(p)] = m;
+        return;
+      }
+      std::memcpy(out_indices + lo, idx + lo, static_cast<std::size_t>(hi - lo) * sizeof(I));
+      if (dense == nullptr) {
+        for (std::int64_t k = lo; k < hi; ++k) E::store(out, k, ops::Mul{}(E::load(vals, k), s));
+      } else {
+        const std::int64_t row = m * d.row_stride;
+        for (std::int64_t k = lo; k < hi; ++k)
+          E::store(out, k, ops::Mul{}(E::load(vals, k), E::load(dense, row + idx[k] * col_stride)));
+      }
+    }
+  });
+  const std::int64_t m = *std::min_element(failed.begin(), failed.end());
+  if (m < nmajor) check_slice<I>(v, "a", m, off[m], off[m + 1]);
+}
+
+}  // namespace
+
+template <class I>
+void host_expand(const CompressedView& v, I* majors, const char* what) {
+  check_offsets<I>(v, what);
+  const I* off = static_cast<const I*>(v.offsets);
+  for (std::int64_t m = 0; m < v.major_extent(); ++m) {
+    check_slice<I>(v, what, m, off[m], off[m + 1]);
+    std::fill(majors + off[m], majors + off[m + 1], static_cast<I>(m));
+  }
+}
+template void host_expand(const CompressedView&, std::int32_t*, const char*);
+template void host_expand(const CompressedView&, std::int64_t*, const char*);
+
+template <class I>
+void host_offsets(const CooView& a, I* offsets) {
+  const I* rows = static_cast<const I*>(a.rows);
+  std::int64_t k = 0;
+  for (std::int64_t r = 0; r <= a.desc.nrows; ++r) {
+    while (k < a.desc.nnz && rows[k] < r) ++k;
+    offsets[r] = static_cast<I>(k);
+  }
+}
+template void host_offsets(const CooView&, std::int32_t*);
+template void host_offsets(const CooView&, std::int64_t*);
+
+void host_scale_compressed(const CompressedView& v, const DenseOperand& factor, void* out_offsets,
+                           void* out_indices, void* out_vals) {
+  with_elem(v.desc.dtype, [&](auto e) {
+    if (v.desc.index == IndexType::i32)
+      scale<decltype(e)>(v, factor, static_cast<std::int32_t*>(out_offsets),
+                         static_cast<std::int32_t*>(out_indices), out_vals);
+    else
+      scale<decltype(e)>(v, factor, static_cast<std::int64_t*>(out_offsets),
+                         static_cast<std::int64_t*>(out_indices), out_vals);
+  });
+}
+
+}  // namespace ewise::sparse_detail

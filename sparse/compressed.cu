@@ -79,8 +79,8 @@ struct CompressedPass {
 /// in), what its major index gives; sink.store(k, c, x, f). The checks of CompressedPass in the
 /// same pass. A warp takes 32 * kCompressedItems consecutive entries a step: each lane finds
 /// the major index of its first entry by bisection and its next ones by galloping, and gathers
-/// for all its entries before it stores any (a store between two gathers would keep the second
-/// from being issued before the first returned). Valid offsets give each entry its major
+/// for all its entries before it stores any, so that its gathers are in flight together (a
+/// store between two could alias the second's source). Valid offsets give each entry its major
 /// index, invalid ones some index in range (the caller throws before the result is used);
 /// every load stays inside the arrays whatever they hold.
 template <class I, class Sink>

@@ -152,8 +152,9 @@ TEST(CompressedHost, DenseFormsMatchTheCooOperations) {
                 << "multiply " << what;
             if (k == 0) {
               const Scalar half = Scalar::weak_float(-0.5);
+              const HostCoo want = multiply<HostCoo>(a.view(), half);
               EXPECT_EQ(compressed_difference(multiply<HostCompressed>(ca.view(), half),
-                                              compressed_from(multiply<HostCoo>(a.view(), half), f)),
+                                              compressed_from(want.view(), f)),
                         "")
                   << "multiply scalar " << what;
             }

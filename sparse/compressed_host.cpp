@@ -90,6 +90,7 @@ void scale(const CompressedView& v, const DenseOperand& d, I* out_offsets, I* ou
         failed[static_cast<std::size_t>(p)] = m;
         return;
       }
+      if (hi == lo) continue;  // (an empty matrix's arrays may be null: no memcpy of them)
       std::memcpy(out_indices + lo, idx + lo, static_cast<std::size_t>(hi - lo) * sizeof(I));
       if (dense == nullptr) {
         for (std::int64_t k = lo; k < hi; ++k) E::store(out, k, ops::Mul{}(E::load(vals, k), s));

@@ -121,7 +121,8 @@ __global__ void __launch_bounds__(kBlock)
       if (p.bad != nullptr) {
         if (!in)
           atomicMin(p.bad + 2, static_cast<unsigned long long>(k));
-        else if (p.canonical && k > p.offsets[m] && p.indices[k - 1] >= c[i])
+        else if (p.canonical && k > 0 && k > p.offsets[m] &&  // (bad offsets may be < 0)
+                 p.indices[k - 1] >= c[i])
           atomicMin(p.bad + 3, static_cast<unsigned long long>(k));
       }
       f[i] = sink.gather(m, c[i], in);

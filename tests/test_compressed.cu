@@ -169,14 +169,17 @@ TEST(CompressedGpu, RefusesBadOffsetsAndIndicesBeforeWriting) {
       std::string message;
     };
     const std::string slice = csr ? "row" : "column", minor = csr ? "column" : "row";
-    std::vector<std::int64_t> decreasing = good_offsets, first = good_offsets, last = good_offsets;
+    std::vector<std::int64_t> decreasing = good_offsets, first = good_offsets, last = good_offsets,
+                              negative = good_offsets;
     decreasing[1] = 3;
     first[0] = 1;
     last.back() = 2;
+    negative[0] = -1;  // entry 0's slice then starts below it: its predecessor must not be read
     const Case cases[] = {
         {decreasing, good_indices, true, "offsets[1] = 3 > offsets[2] = 2"},
         {first, good_indices, true, "offsets run from 1 to 3"},
         {last, good_indices, true, "offsets run from 0 to 2"},
+        {negative, good_indices, true, "offsets run from -1 to 3"},
         {good_offsets,
          {0, csr ? 4 : 3, 1},
          true,

@@ -270,6 +270,9 @@ TEST(CompressedHost, BadOffsetsAndIndicesAreRefusedBeforeAnythingIsWritten) {
   Small last;
   last.offsets[3] = 2;
   refused(last, {"offsets run from 0 to 2"});
+  Small negative;
+  negative.offsets[0] = -1;
+  refused(negative, {"offsets run from -1 to 3"});
   Small out_of_range;
   out_of_range.indices[1] = 4;
   refused(out_of_range, {"entry 1 is at (0, 4), outside its 3x4 shape"});

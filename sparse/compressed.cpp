@@ -4,7 +4,7 @@
 // they are), the COO operation of api.cpp run on those views, a sparse result compressed again
 // (its offsets found from its sorted rows; its column indices and values kept). A canonical
 // operand times a dense or scalar factor keeps its pattern, so that product is made in place of
-// it (scale_in_place): its offsets and indices copied, its values made, in one pass.
+// it (scaled_in_place): its offsets and indices copied, its values made, in one pass.
 // The call's orientation is the first operand's: a CSC call runs on the transposes, so that the
 // first operand, and any other of its format, is a COO view in major order (canonical when the
 // operand is: merge and union take it as it is).
@@ -279,40 +279,6 @@ void check_compressed(const CompressedView& a, const CompressedView* b, Memory r
 }
 
 }  // namespace
-
-CompressedView compressed_view(const ConstTensorView& offsets, const ConstTensorView& indices,
-                               const ConstTensorView& vals, std::int64_t nrows, std::int64_t ncols,
-                               SparseFormat format, bool canonical) {
-  const char* name = format_name(format);
-  check_view(offsets, "offsets");
-  check_view(indices, "indices");
-  check_view(vals, "vals");
-  for (const ConstTensorView* v : {&offsets, &indices, &vals})
-    EWISE_EXPECTS(v->desc.rank() == 1 && v->desc.is_contiguous(), "compressed_view: ", name,
-                  " offsets, indices and vals must be contiguous 1-D tensors; got ", v->desc.str());
-  EWISE_EXPECTS(offsets.desc.dtype == indices.desc.dtype &&
-                    (offsets.desc.dtype == DType::i32 || offsets.desc.dtype == DType::i64),
-                "compressed_view: ", name,
-                " offsets and indices must both be i32 or both i64; got ",
-                dtype_name(offsets.desc.dtype), " and ", dtype_name(indices.desc.dtype));
-  EWISE_EXPECTS(offsets.memory == indices.memory && indices.memory == vals.memory,
-                "compressed_view: ", name, " offsets, indices and vals are not all in one memory (",
-                memory_name(offsets.memory), ", ", memory_name(indices.memory), ", ",
-                memory_name(vals.memory), ")");
-  const std::int64_t major = format == SparseFormat::csr ? nrows : ncols;
-  EWISE_EXPECTS(offsets.desc.shape[0] == major + 1, "compressed_view: a ", name, " matrix of ",
-                nrows, "x", ncols, " needs ", major + 1, " offsets; got ", offsets.desc.shape[0]);
-  EWISE_EXPECTS(indices.desc.shape[0] == vals.desc.shape[0], "compressed_view: ", name,
-                " indices and vals lengths differ: ", indices.desc.shape[0], ", ",
-                vals.desc.shape[0]);
-  const IndexType index = offsets.desc.dtype == DType::i32 ? IndexType::i32 : IndexType::i64;
-  const CompressedView v{
-      offsets.data, indices.data,
-      vals.data,    CooDesc{nrows, ncols, indices.desc.shape[0], index, vals.desc.dtype, canonical},
-      format,       offsets.memory};
-  check_view(v, "compressed_view");
-  return v;
-}
 
 template <class Result>
 Result multiply(const CompressedView& a, const CompressedView& b, const SparseOptions& options,

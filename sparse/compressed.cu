@@ -15,12 +15,11 @@
 namespace ewise::sparse_detail {
 namespace {
 
-/// The major index of entry k < offsets[nmajor]: the last m in [0, nmajor) with offsets[m] <= k
-/// (nmajor > 0), by bisection. Every load stays in [0, nmajor), whatever the offsets hold.
+/// The last m in [lo, hi] with offsets[m] <= k, for offsets[lo] <= k or lo = 0, by bisection;
+/// every load stays in [lo, hi].
 template <class I>
-__device__ __forceinline__ std::int64_t major_of(const I* offsets, std::int64_t nmajor,
-                                                 std::int64_t k) {
-  std::int64_t lo = 0, hi = nmajor - 1;
+__device__ __forceinline__ std::int64_t last_at_or_before(const I* offsets, std::int64_t lo,
+                                                          std::int64_t hi, std::int64_t k) {
   while (lo < hi) {
     const std::int64_t mid = lo + (hi - lo + 1) / 2;
     if (offsets[mid] <= k)
@@ -29,6 +28,14 @@ __device__ __forceinline__ std::int64_t major_of(const I* offsets, std::int64_t 
       hi = mid - 1;
   }
   return lo;
+}
+
+/// The major index of entry k < offsets[nmajor]: the last m in [0, nmajor) with offsets[m] <= k
+/// (nmajor > 0). Every load stays in [0, nmajor), whatever the offsets hold.
+template <class I>
+__device__ __forceinline__ std::int64_t major_of(const I* offsets, std::int64_t nmajor,
+                                                 std::int64_t k) {
+  return last_at_or_before(offsets, 0, nmajor - 1, k);
 }
 
 /// The major index of entry k, given m, a major index whose slice starts at or before k: the
@@ -44,15 +51,7 @@ __device__ __forceinline__ std::int64_t advance_major(const I* offsets, std::int
     lo += step;
     step *= 2;
   }
-  std::int64_t hi = std::min(lo + step, nmajor) - 1;  // the answer lies in [lo, hi]
-  while (lo < hi) {
-    const std::int64_t mid = lo + (hi - lo + 1) / 2;
-    if (offsets[mid] <= k)
-      lo = mid;
-    else
-      hi = mid - 1;
-  }
-  return lo;
+  return last_at_or_before(offsets, lo, std::min(lo + step, nmajor) - 1, k);
 }
 
 /// Entries a lane of compressed_entries_kernel takes a step (a warp: 32 times as many,

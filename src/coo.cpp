@@ -10,6 +10,8 @@
 #include "residency.hpp"
 #include "ewise/compressed.hpp"
 #include "ewise/error.hpp"
+#include "ewise/sparse.hpp"
+#include "ewise/tensor.hpp"
 
 namespace ewise {
 
@@ -97,6 +99,40 @@ void check_view(const CompressedView& v, const char* what) {
     EWISE_EXPECTS(reinterpret_cast<std::uintptr_t>(arrays[k].first) % arrays[k].second == 0,
                   what, " (", format, " ", v.desc.str(), "): device array ", names[k], " at ",
                   arrays[k].first, " is not aligned to its ", arrays[k].second, "-byte elements");
+}
+
+CompressedView compressed_view(const ConstTensorView& offsets, const ConstTensorView& indices,
+                               const ConstTensorView& vals, std::int64_t nrows, std::int64_t ncols,
+                               SparseFormat format, bool canonical) {
+  const char* name = format_name(format);
+  check_view(offsets, "offsets");
+  check_view(indices, "indices");
+  check_view(vals, "vals");
+  for (const ConstTensorView* v : {&offsets, &indices, &vals})
+    EWISE_EXPECTS(v->desc.rank() == 1 && v->desc.is_contiguous(), "compressed_view: ", name,
+                  " offsets, indices and vals must be contiguous 1-D tensors; got ", v->desc.str());
+  EWISE_EXPECTS(offsets.desc.dtype == indices.desc.dtype &&
+                    (offsets.desc.dtype == DType::i32 || offsets.desc.dtype == DType::i64),
+                "compressed_view: ", name,
+                " offsets and indices must both be i32 or both i64; got ",
+                dtype_name(offsets.desc.dtype), " and ", dtype_name(indices.desc.dtype));
+  EWISE_EXPECTS(offsets.memory == indices.memory && indices.memory == vals.memory,
+                "compressed_view: ", name, " offsets, indices and vals are not all in one memory (",
+                memory_name(offsets.memory), ", ", memory_name(indices.memory), ", ",
+                memory_name(vals.memory), ")");
+  const std::int64_t major = format == SparseFormat::csr ? nrows : ncols;
+  EWISE_EXPECTS(offsets.desc.shape[0] == major + 1, "compressed_view: a ", name, " matrix of ",
+                nrows, "x", ncols, " needs ", major + 1, " offsets; got ", offsets.desc.shape[0]);
+  EWISE_EXPECTS(indices.desc.shape[0] == vals.desc.shape[0], "compressed_view: ", name,
+                " indices and vals lengths differ: ", indices.desc.shape[0], ", ",
+                vals.desc.shape[0]);
+  const IndexType index = offsets.desc.dtype == DType::i32 ? IndexType::i32 : IndexType::i64;
+  const CompressedView v{
+      offsets.data, indices.data,
+      vals.data,    CooDesc{nrows, ncols, indices.desc.shape[0], index, vals.desc.dtype, canonical},
+      format,       offsets.memory};
+  check_view(v, "compressed_view");
+  return v;
 }
 
 namespace {

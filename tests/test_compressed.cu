@@ -215,6 +215,56 @@ TEST(CompressedGpu, RefusesBadOffsetsAndIndicesBeforeWriting) {
   }
 }
 
+/// A canonical CSR of `rows` slices of `per` entries each (columns 0, 1, ...), with entry k's
+/// column made its predecessor's where k >= 0.
+CompressedView unordered_at(std::int64_t rows, std::int64_t per, std::int64_t k,
+                            DeviceTensor (&arrays)[3]) {
+  const std::int64_t nnz = rows * per;
+  HostTensor offsets(DType::i32, Dims{rows + 1}), indices(DType::i32, Dims{nnz}),
+      vals(DType::f32, Dims{nnz});
+  auto* o = static_cast<std::int32_t*>(offsets.data());
+  auto* i = static_cast<std::int32_t*>(indices.data());
+  for (std::int64_t r = 0; r <= rows; ++r) o[r] = static_cast<std::int32_t>(r * per);
+  for (std::int64_t e = 0; e < nnz; ++e) i[e] = static_cast<std::int32_t>(e % per);
+  if (k >= 0) i[k] = i[k - 1];
+  std::memset(vals.data(), 0, vals.bytes());
+  arrays[0] = to_device(offsets.view());
+  arrays[1] = to_device(indices.view());
+  arrays[2] = to_device(vals.view());
+  return CompressedView{arrays[0].data(), arrays[1].data(), arrays[2].data(),
+                        CooDesc{rows, per, nnz, IndexType::i32, DType::f32, true},
+                        SparseFormat::csr, Memory::device};
+}
+
+TEST(CompressedGpu, NamesAnUnorderedEntryAtEveryPlaceOfAWarpsStep) {
+  EWISE_REQUIRE_GPU();
+  // A warp's step is 256 entries, 8 a lane: entries at its start (whose predecessor is the step
+  // before's), at a lane's and an item's edges, in long slices (the warp's window of slice
+  // starts) and in slices of 2 (a lane's own search); and a slice's first entry, which may be
+  // below its predecessor's column.
+  struct Case {
+    std::int64_t rows, per, k;
+  };
+  for (const Case c : {Case{3, 700, 1}, Case{3, 700, 255}, Case{3, 700, 256}, Case{3, 700, 288},
+                       Case{3, 700, 263}, Case{3, 700, 1401}, Case{1000, 2, 257},
+                       Case{1000, 2, 1999}, Case{3, 700, -1}, Case{1000, 2, -1}}) {
+    DeviceTensor arrays[3];
+    const CompressedView v = unordered_at(c.rows, c.per, c.k, arrays);
+    if (c.k < 0) {  // every slice starts below its predecessor's last column
+      EXPECT_EQ(to_coo(v).nnz(), c.rows * c.per);
+      EXPECT_EQ(multiply(v, Scalar::weak_float(2.0)).nnz(), c.rows * c.per);
+      continue;
+    }
+    const std::int64_t col = (c.k - 1) % c.per;
+    const std::string message = "in row " + std::to_string(c.k / c.per) + " entry " +
+                                std::to_string(c.k) + " (column " + std::to_string(col) +
+                                ") does not come after entry " + std::to_string(c.k - 1);
+    expect_invalid([&] { (void)to_coo(v); }, {message});
+    expect_invalid([&] { (void)multiply(v, Scalar::weak_float(2.0)); }, {message});
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  }
+}
+
 TEST(CompressedGpu, EntriesOfAMatrixWithoutSlicesAreRefused) {
   EWISE_REQUIRE_GPU();
   // 0x4 CSR (no rows) claiming 2 entries, canonical: the spelling pass reads offsets[0] only.

@@ -4,7 +4,6 @@
 // in place of the pattern it keeps (compressed.cpp).
 #include <algorithm>
 #include <cstdint>
-#include <limits>
 
 #include "entries_pass.cuh"
 #include "ewise/detail/launch.cuh"
@@ -31,6 +30,14 @@ __device__ __forceinline__ std::int64_t last_at_or_before(const I* offsets, std:
   return lo;
 }
 
+/// The major index of entry k < offsets[nmajor]: the last m in [0, nmajor) with offsets[m] <= k
+/// (nmajor > 0). Every load stays in [0, nmajor), whatever the offsets hold.
+template <class I>
+__device__ __forceinline__ std::int64_t major_of(const I* offsets, std::int64_t nmajor,
+                                                 std::int64_t k) {
+  return last_at_or_before(offsets, 0, nmajor - 1, k);
+}
+
 /// The major index of entry k, given m, a major index whose slice starts at or before k: the
 /// last m' >= m with offsets[m'] <= k, found by galloping from m (a gap of g empty slices
 /// costs about 2 log g loads; the next slice, the common case, one). Every load stays in
@@ -45,33 +52,6 @@ __device__ __forceinline__ std::int64_t advance_major(const I* offsets, std::int
     step *= 2;
   }
   return last_at_or_before(offsets, lo, std::min(lo + step, nmajor) - 1, k);
-}
-
-/// Every lane of a warp.
-constexpr unsigned kFullWarp = 0xFFFFFFFFu;
-
-/// The major index of entry k < offsets[nmajor], for a k common to the warp: the last m in
-/// [0, nmajor) with offsets[m] <= k (nmajor > 0), by a 32-ary search: each round the
-/// lanes probe 32 positions spread over (lo, hi], and the range shrinks to the gap after the
-/// last of the leading probes at or before k (rounds: 3 for 8192 slices, 5 for 4M, where a
-/// lane's bisection takes 13 and 22 steps). Every load stays in [0, nmajor), whatever the
-/// offsets hold. Called by the whole warp.
-template <class I>
-__device__ __forceinline__ std::int64_t warp_major_of(const I* offsets, std::int64_t nmajor,
-                                                      std::int64_t k, int lane) {
-  std::int64_t lo = 0, hi = nmajor - 1;
-  while (lo < hi) {
-    // probe(l) rises with l from lo + 1 to probe(31) = hi (equal probes while hi - lo < 32)
-    const std::int64_t span = hi - lo;
-    const auto probe = [&](int l) { return lo + ((l + 1) * span + 31) / 32; };  // span < 2^58
-    const unsigned at_or_before = __ballot_sync(kFullWarp, offsets[probe(lane)] <= k);
-    const int c = __ffs(~at_or_before) - 1;  // the first lane whose probe is after k; -1: none
-    if (c < 0) return hi;
-    // equal probes have equal bits, so probe(c - 1) < probe(c): the range stays nonempty
-    if (c > 0) lo = probe(c - 1);
-    hi = probe(c) - 1;
-  }
-  return lo;
 }
 
 /// Entries a lane of compressed_entries_kernel takes a step (a warp: 32 times as many,
@@ -98,14 +78,12 @@ struct CompressedPass {
 /// in), what its major index gives; sink.store(k, c, x, f). The checks of CompressedPass in the
 /// same pass. A warp takes 32 * kCompressedItems consecutive entries a step, each lane every
 /// 32nd (its loads and stores coalesced). The major indices are found for consecutive entries
-/// instead, each lane kCompressedItems of them, and handed to the interleaved lanes through
-/// shared memory: the warp finds the step's first major (warp_major_of) and loads the next 32
-/// slices' starts, one a lane, and where they cover the step each lane counts the starts at or
-/// before its entries by shuffles; steps that cross 32 slices or more take advance_major a
-/// lane from that first major. (A bisection a lane and galloping took about 120 instructions
-/// an entry, the pass issue-bound at 25% of DRAM bandwidth: H200, Nsight Compute.) Each lane gathers for all
-/// its entries before it stores any, so that its gathers are in flight together (a store
-/// between two could alias the second's source). Valid offsets give each entry its major
+/// instead, each lane kCompressedItems of them (a bisection for the first, then advance_major:
+/// about one load an entry), and handed to the interleaved lanes through shared memory: an
+/// interleaved lane's entries lie 32 apart, across as many short slices, and galloping between
+/// them made a power-law CSR ⊙ CSR 11% slower (H200: docs/benchmarks.md). Each lane gathers
+/// for all its entries before it stores any, so that its gathers are in flight together (a
+/// store between two could alias the second's source). Valid offsets give each entry its major
 /// index, invalid ones some index in range (the caller throws before the result is used);
 /// every load stays inside the arrays whatever they hold.
 template <class I, class Sink>
@@ -140,32 +118,9 @@ __global__ void __launch_bounds__(kBlock)
       c[i] = k < p.nnz ? p.indices[k] : I{0};
       if (k < p.nnz) x[i] = sink.load(k);
     }
-    // the majors of the step's entries, each lane's kCompressedItems consecutive ones from first
-    const std::int64_t first = k0 + lane * kCompressedItems, last = std::min(k0 + kStep, p.nnz) - 1;
-    const std::int64_t m0 = warp_major_of(p.offsets, p.nmajor, k0, static_cast<int>(lane));
-    const std::int64_t at = m0 + 1 + lane;
-    // (past the offsets: I's largest, after every entry; I's shuffles are half a 64-bit one's)
-    const I w = at <= p.nmajor ? p.offsets[at] : std::numeric_limits<I>::max();
-    if (__shfl_sync(kFullWarp, w, 31) > last) {
-      // Under 32 slices start after m0's inside the step: the warp's w holds every start, and
-      // entry k's major is m0 + n, n the count of them at or before k (for valid offsets;
-      // clamped for the rest): a shuffle an entry, and more where slices end.
-      int n = 0;
-      for (int s = 16; s > 0; s /= 2)  // the count at `first`, by bisection (w rises)
-        if (__shfl_sync(kFullWarp, w, n + s - 1) <= first) n += s;
-#pragma unroll 1
-      for (int j = 0; j < kCompressedItems; ++j) {
-        const std::int64_t k = std::min(first + j, last);  // w's lane 31 lies after k: n <= 31
-        for (;;) {
-          const bool past = __shfl_sync(kFullWarp, w, n) <= k;
-          if (!__any_sync(kFullWarp, past)) break;
-          n += past;
-        }
-        const std::int64_t e = lane * kCompressedItems + j;
-        majors[e + e / 32] = static_cast<I>(std::min(m0 + n, p.nmajor - 1));
-      }
-    } else if (first < p.nnz) {  // short slices: advance_major a lane, from m0
-      std::int64_t m = advance_major(p.offsets, p.nmajor, m0, first);
+    const std::int64_t first = k0 + lane * kCompressedItems;
+    if (first < p.nnz) {
+      std::int64_t m = major_of(p.offsets, p.nmajor, first);
 #pragma unroll
       for (int j = 0; j < kCompressedItems; ++j) {
         const std::int64_t e = lane * kCompressedItems + j;
@@ -178,16 +133,13 @@ __global__ void __launch_bounds__(kBlock)
     for (int i = 0; i < kCompressedItems; ++i) {
       const std::int64_t k = k0 + i * 32 + lane;
       if (k >= p.nnz) continue;
-      const std::int64_t e = i * 32 + lane, m = majors[e + i];
+      const std::int64_t m = majors[i * 32 + lane + i];
       const bool in = c[i] >= 0 && c[i] < p.nminor;
       if (p.bad != nullptr) {
-        // whether entry k - 1 lies in k's slice: their majors alike, or for the step's first
-        // entry k past its slice's start (k > 0: bad offsets may be < 0)
-        const bool follows =
-            e > 0 ? majors[e - 1 + (e - 1) / 32] == m : k > 0 && k > p.offsets[m];
         if (!in)
           atomicMin(p.bad + 2, static_cast<unsigned long long>(k));
-        else if (p.canonical && follows && p.indices[k - 1] >= c[i])
+        else if (p.canonical && k > 0 && k > p.offsets[m] &&  // (bad offsets may be < 0)
+                 p.indices[k - 1] >= c[i])
           atomicMin(p.bad + 3, static_cast<unsigned long long>(k));
       }
       f[i] = sink.gather(m, c[i], in);

@@ -41,11 +41,35 @@ void check_slice(const CompressedView& v, const char* what, std::int64_t m, std:
   }
 }
 
+/// The bound of an index check in I's unsigned width: one compare finds a negative index or
+/// one past nminor (past I's range, only a negative one: it is at least 2^31 or 2^63 as
+/// unsigned).
+template <class I>
+std::make_unsigned_t<I> index_limit(std::int64_t nminor) {
+  using U = std::make_unsigned_t<I>;
+  return static_cast<U>(std::min<std::int64_t>(nminor, std::numeric_limits<I>::max()) +
+                        (nminor > std::numeric_limits<I>::max() ? 1 : 0));
+}
+
+/// Whether slice [lo, hi) (hi > lo) holds an index at or past `limit` as unsigned or, where
+/// `order` is all ones, one not after its predecessor; with Copy, its indices copied to out as
+/// they are read. One branch-free loop that vectorizes; check_slice then finds the entry.
+template <bool Copy, class I>
+inline bool slice_bad(const I* idx, std::int64_t lo, std::int64_t hi,
+                      std::make_unsigned_t<I> limit, std::make_unsigned_t<I> order, I* out) {
+  using U = std::make_unsigned_t<I>;
+  if constexpr (Copy) out[lo] = idx[lo];
+  U bad = static_cast<U>(idx[lo]) >= limit;
+  for (std::int64_t k = lo + 1; k < hi; ++k) {
+    const I c = idx[k];
+    if constexpr (Copy) out[k] = c;
+    bad |= static_cast<U>(static_cast<U>(c) >= limit) | (order & static_cast<U>(idx[k - 1] >= c));
+  }
+  return bad != 0;
+}
+
 /// Slices [m0, m1) of scale() (offsets checked): each slice's indices copied to out_indices and
-/// checked by one branch-free loop that vectorizes (unsigned, in I's width: a negative index
-/// or one at or past `limit`; where `canonical`, one not after its predecessor), then its
-/// values made; returns the first slice that failed (check_slice then finds the entry), else
-/// m1. Built for AVX2 and the baseline (cpu_targets.hpp): on SSE2 the loops were issue-bound
+/// checked (slice_bad), then its values made; returns the first slice that failed, else m1. Built for AVX2 and the baseline (cpu_targets.hpp): on SSE2 the loops were issue-bound
 /// (4096^2 CSR at 5% times a scalar, one thread: 0.33 ms, SciPy 0.15).
 template <class E, class I>
 EWISE_CPU_TARGETS std::int64_t scale_slices(const I* off, const I* idx, std::int64_t m0,
@@ -60,15 +84,7 @@ EWISE_CPU_TARGETS std::int64_t scale_slices(const I* off, const I* idx, std::int
   for (std::int64_t m = m0; m < m1; ++m) {
     const std::int64_t lo = off[m], hi = off[m + 1];
     if (hi == lo) continue;  // (an empty matrix's arrays may be null)
-    out_indices[lo] = idx[lo];
-    U bad = static_cast<U>(idx[lo]) >= limit;
-    for (std::int64_t k = lo + 1; k < hi; ++k) {
-      const I c = idx[k];
-      out_indices[k] = c;
-      bad |= static_cast<U>(static_cast<U>(c) >= limit) |
-             (order & static_cast<U>(idx[k - 1] >= c));
-    }
-    if (bad != 0) return m;
+    if (slice_bad<true>(idx, lo, hi, limit, order, out_indices)) return m;
     if (dense == nullptr) {
       for (std::int64_t k = lo; k < hi; ++k)
         E::store(out_vals, k, ops::Mul{}(E::load(vals, k), s));
@@ -94,10 +110,7 @@ void scale(const CompressedView& v, const DenseOperand& d, I* out_offsets, I* ou
   std::memcpy(out_offsets, off, static_cast<std::size_t>(nmajor + 1) * sizeof(I));
   C scalar{};
   if (d.scalar) std::memcpy(&scalar, &d.value, sizeof scalar);
-  // one unsigned compare finds a negative index or one past nminor (past I's range, only a
-  // negative one: it is at least 2^31 or 2^63 as unsigned)
-  const U limit = static_cast<U>(std::min<std::int64_t>(nminor, std::numeric_limits<I>::max()) +
-                                 (nminor > std::numeric_limits<I>::max() ? 1 : 0));
+  const U limit = index_limit<I>(nminor);
   // Part p takes the slices that start in its share of the entries; each part keeps the
   // first slice that failed its check, and the lowest of those throws, as a pass in order would.
   const int parts = detail::parts_for(nnz);
@@ -117,16 +130,34 @@ void scale(const CompressedView& v, const DenseOperand& d, I* out_offsets, I* ou
   if (m < nmajor) check_slice<I>(v, "a", m, off[m], off[m + 1]);
 }
 
+/// majors[k] = the major index of each entry of slices [0, nmajor) (offsets checked), each
+/// slice checked first (slice_bad); returns the first slice that failed, else nmajor. Built for
+/// AVX2 and the baseline (cpu_targets.hpp).
+template <class I>
+EWISE_CPU_TARGETS std::int64_t spell_slices(const I* off, const I* idx, std::int64_t nmajor,
+                                            std::make_unsigned_t<I> limit, bool canonical,
+                                            I* majors) {
+  using U = std::make_unsigned_t<I>;
+  const U order = canonical ? ~U{0} : U{0};
+  for (std::int64_t m = 0; m < nmajor; ++m) {
+    const std::int64_t lo = off[m], hi = off[m + 1];
+    if (hi == lo) continue;
+    if (slice_bad<false>(idx, lo, hi, limit, order, static_cast<I*>(nullptr))) return m;
+    std::fill(majors + lo, majors + hi, static_cast<I>(m));
+  }
+  return nmajor;
+}
+
 }  // namespace
 
 template <class I>
 void host_expand(const CompressedView& v, I* majors, const char* what) {
   check_offsets<I>(v, what);
   const I* off = static_cast<const I*>(v.offsets);
-  for (std::int64_t m = 0; m < v.major_extent(); ++m) {
-    check_slice<I>(v, what, m, off[m], off[m + 1]);
-    std::fill(majors + off[m], majors + off[m + 1], static_cast<I>(m));
-  }
+  const std::int64_t nmajor = v.major_extent();
+  const std::int64_t m = spell_slices(off, static_cast<const I*>(v.indices), nmajor,
+                                      index_limit<I>(v.minor_extent()), v.desc.canonical, majors);
+  if (m < nmajor) check_slice<I>(v, what, m, off[m], off[m + 1]);
 }
 template void host_expand(const CompressedView&, std::int32_t*, const char*);
 template void host_expand(const CompressedView&, std::int64_t*, const char*);

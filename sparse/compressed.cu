@@ -104,7 +104,8 @@ __global__ void __launch_bounds__(kBlock)
   if (p.nmajor == 0) return;  // no entry has a major index (offsets[0] != nnz was flagged)
   constexpr std::int64_t kStep = 32 * kCompressedItems;
   // a warp's major indices of a step, entry e at e + e / 32: a pad word per 32 entries, so that
-  // the consecutive lanes' writes (e = 8 lane + j) fall in distinct banks
+  // the consecutive lanes' writes (e = 8 lane + j) fall in distinct banks (4-byte indices;
+  // 8-byte ones in two phases of 16 lanes, two to a bank)
   __shared__ I spelled[kWarps][kStep + kStep / 32];
   I* const majors = spelled[threadIdx.x >> 5];
   const std::int64_t lane = threadIdx.x & 31;

@@ -69,8 +69,9 @@ inline bool slice_bad(const I* idx, std::int64_t lo, std::int64_t hi,
 }
 
 /// Slices [m0, m1) of scale() (offsets checked): each slice's indices copied to out_indices and
-/// checked (slice_bad), then its values made; returns the first slice that failed, else m1. Built for AVX2 and the baseline (cpu_targets.hpp): on SSE2 the loops were issue-bound
-/// (4096^2 CSR at 5% times a scalar, one thread: 0.33 ms, SciPy 0.15).
+/// checked (slice_bad), then its values made; returns the first slice that failed, else m1.
+/// Built for AVX2 and the baseline (cpu_targets.hpp): in SSE2 alone the loops were issue-bound
+/// (docs/benchmarks.md, "Compressed operands' loops for AVX2").
 template <class E, class I>
 EWISE_CPU_TARGETS std::int64_t scale_slices(const I* off, const I* idx, std::int64_t m0,
                                             std::int64_t m1, std::make_unsigned_t<I> limit,

@@ -51,50 +51,71 @@ std::make_unsigned_t<I> index_limit(std::int64_t nminor) {
                         (nminor > std::numeric_limits<I>::max() ? 1 : 0));
 }
 
-/// Whether slice [lo, hi) (hi > lo) holds an index at or past `limit` as unsigned or, where
-/// `order` is all ones, one not after its predecessor; with Copy, its indices copied to out as
-/// they are read. One branch-free loop that vectorizes; check_slice then finds the entry.
+/// Whether the entries of slices [m0, m1) (offsets checked) hold an index at or past `limit`
+/// as unsigned or, where `canonical`, one not after its predecessor in its slice; with Copy,
+/// the indices copied to out as they are read. Loops over all the slices' entries at once,
+/// which vectorize with one tail, not one a slice: the range by one compare an entry, the
+/// order by counting the descents (an index not after the one before it) over the whole run
+/// less those at the slices' starts, where an index may fall. Built for AVX2 and the baseline
+/// (cpu_targets.hpp).
 template <bool Copy, class I>
-inline bool slice_bad(const I* idx, std::int64_t lo, std::int64_t hi,
-                      std::make_unsigned_t<I> limit, std::make_unsigned_t<I> order, I* out) {
+EWISE_CPU_TARGETS bool entries_bad(const I* off, const I* idx, std::int64_t m0, std::int64_t m1,
+                 std::make_unsigned_t<I> limit, bool canonical, I* out) {
   using U = std::make_unsigned_t<I>;
+  const std::int64_t lo = off[m0], hi = off[m1];
+  if (hi == lo) return false;  // (an empty matrix's arrays may be null)
   if constexpr (Copy) out[lo] = idx[lo];
-  U bad = static_cast<U>(idx[lo]) >= limit;
+  U bad = static_cast<U>(idx[lo]) >= limit, descents = 0;
   for (std::int64_t k = lo + 1; k < hi; ++k) {
     const I c = idx[k];
     if constexpr (Copy) out[k] = c;
-    bad |= static_cast<U>(static_cast<U>(c) >= limit) | (order & static_cast<U>(idx[k - 1] >= c));
+    bad |= static_cast<U>(c) >= limit;
+    descents += static_cast<U>(idx[k - 1] >= c);
   }
-  return bad != 0;
+  if (!canonical) return bad != 0;
+  // each start inside the run once (empty slices repeat one; offsets never decrease)
+  for (std::int64_t m = m0 + 1, prev = lo; m < m1; ++m) {
+    const std::int64_t start = off[m];
+    if (start != prev && start < hi) descents -= static_cast<U>(idx[start - 1] >= idx[start]);
+    prev = start;
+  }
+  return (bad | descents) != 0;
 }
 
-/// Slices [m0, m1) of scale() (offsets checked): each slice's indices copied to out_indices and
-/// checked (slice_bad), then its values made; returns the first slice that failed, else m1.
-/// Built for AVX2 and the baseline (cpu_targets.hpp): in SSE2 alone the loops were issue-bound
-/// (docs/benchmarks.md, "Compressed operands' loops for AVX2").
+/// The first of slices [m0, m1) whose entries fail entries_bad (there is one).
+template <class I>
+std::int64_t first_bad_slice(const I* off, const I* idx, std::int64_t m0, std::int64_t m1,
+                             std::make_unsigned_t<I> limit, bool canonical) {
+  while (m0 + 1 < m1 && !entries_bad<false>(off, idx, m0, m0 + 1, limit, canonical,
+                                           static_cast<I*>(nullptr)))
+    ++m0;
+  return m0;
+}
+
+/// Slices [m0, m1) of scale() (offsets checked): their indices copied to out_indices and
+/// checked (entries_bad), then their values made; returns the first slice that failed, else
+/// m1. Built for AVX2 and the baseline (cpu_targets.hpp): in SSE2 alone the loops were
+/// issue-bound (docs/benchmarks.md, "Compressed operands' loops for AVX2").
 template <class E, class I>
 EWISE_CPU_TARGETS std::int64_t scale_slices(const I* off, const I* idx, std::int64_t m0,
                                             std::int64_t m1, std::make_unsigned_t<I> limit,
                                             bool canonical, const void* vals,
                                             const DenseOperand& d, typename E::compute s,
                                             I* out_indices, void* out_vals) {
-  using U = std::make_unsigned_t<I>;
-  const U order = canonical ? ~U{0} : U{0};
+  if (entries_bad<true>(off, idx, m0, m1, limit, canonical, out_indices))
+    return first_bad_slice(off, idx, m0, m1, limit, canonical);
   const void* const dense = d.data;
+  if (dense == nullptr) {  // a scalar: one loop over the run
+    for (std::int64_t k = off[m0], hi = off[m1]; k < hi; ++k)
+      E::store(out_vals, k, ops::Mul{}(E::load(vals, k), s));
+    return m1;
+  }
   const std::int64_t row_stride = d.row_stride, col_stride = d.col_stride;
   for (std::int64_t m = m0; m < m1; ++m) {
-    const std::int64_t lo = off[m], hi = off[m + 1];
-    if (hi == lo) continue;  // (an empty matrix's arrays may be null)
-    if (slice_bad<true>(idx, lo, hi, limit, order, out_indices)) return m;
-    if (dense == nullptr) {
-      for (std::int64_t k = lo; k < hi; ++k)
-        E::store(out_vals, k, ops::Mul{}(E::load(vals, k), s));
-    } else {
-      const std::int64_t row = m * row_stride;
-      for (std::int64_t k = lo; k < hi; ++k)
-        E::store(out_vals, k,
-                 ops::Mul{}(E::load(vals, k), E::load(dense, row + idx[k] * col_stride)));
-    }
+    const std::int64_t row = m * row_stride;
+    for (std::int64_t k = off[m], hi = off[m + 1]; k < hi; ++k)
+      E::store(out_vals, k,
+               ops::Mul{}(E::load(vals, k), E::load(dense, row + idx[k] * col_stride)));
   }
   return m1;
 }
@@ -131,21 +152,17 @@ void scale(const CompressedView& v, const DenseOperand& d, I* out_offsets, I* ou
   if (m < nmajor) check_slice<I>(v, "a", m, off[m], off[m + 1]);
 }
 
-/// majors[k] = the major index of each entry of slices [0, nmajor) (offsets checked), each
-/// slice checked first (slice_bad); returns the first slice that failed, else nmajor. Built for
+/// majors[k] = the major index of each entry of slices [0, nmajor) (offsets checked), the
+/// entries checked first (entries_bad); returns the first slice that failed, else nmajor. Built for
 /// AVX2 and the baseline (cpu_targets.hpp).
 template <class I>
 EWISE_CPU_TARGETS std::int64_t spell_slices(const I* off, const I* idx, std::int64_t nmajor,
                                             std::make_unsigned_t<I> limit, bool canonical,
                                             I* majors) {
-  using U = std::make_unsigned_t<I>;
-  const U order = canonical ? ~U{0} : U{0};
-  for (std::int64_t m = 0; m < nmajor; ++m) {
-    const std::int64_t lo = off[m], hi = off[m + 1];
-    if (hi == lo) continue;
-    if (slice_bad<false>(idx, lo, hi, limit, order, static_cast<I*>(nullptr))) return m;
-    std::fill(majors + lo, majors + hi, static_cast<I>(m));
-  }
+  if (entries_bad<false>(off, idx, 0, nmajor, limit, canonical, static_cast<I*>(nullptr)))
+    return first_bad_slice(off, idx, 0, nmajor, limit, canonical);
+  for (std::int64_t m = 0; m < nmajor; ++m)
+    std::fill(majors + off[m], majors + off[m + 1], static_cast<I>(m));
   return nmajor;
 }
 

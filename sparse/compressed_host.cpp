@@ -82,10 +82,12 @@ EWISE_CPU_TARGETS bool entries_bad(const I* off, const I* idx, std::int64_t m0, 
   return (bad | descents) != 0;
 }
 
-/// The first of slices [m0, m1) whose entries fail entries_bad (there is one).
-template <class I>
+/// The first of slices [m0, m1) whose entries fail entries_bad (checked all at once, then
+/// slice by slice where they fail), else m1; with Copy, the indices copied to out.
+template <bool Copy, class I>
 std::int64_t first_bad_slice(const I* off, const I* idx, std::int64_t m0, std::int64_t m1,
-                             std::make_unsigned_t<I> limit, bool canonical) {
+                             std::make_unsigned_t<I> limit, bool canonical, I* out) {
+  if (!entries_bad<Copy>(off, idx, m0, m1, limit, canonical, out)) return m1;
   while (m0 + 1 < m1 && !entries_bad<false>(off, idx, m0, m0 + 1, limit, canonical,
                                            static_cast<I*>(nullptr)))
     ++m0;
@@ -93,7 +95,7 @@ std::int64_t first_bad_slice(const I* off, const I* idx, std::int64_t m0, std::i
 }
 
 /// Slices [m0, m1) of scale() (offsets checked): their indices copied to out_indices and
-/// checked (entries_bad), then their values made; returns the first slice that failed, else
+/// checked (first_bad_slice), then their values made; returns the first slice that failed, else
 /// m1. Built for AVX2 and the baseline (cpu_targets.hpp): in SSE2 alone the loops were
 /// issue-bound (docs/benchmarks.md, "Compressed operands' loops for AVX2").
 template <class E, class I>
@@ -102,8 +104,10 @@ EWISE_CPU_TARGETS std::int64_t scale_slices(const I* off, const I* idx, std::int
                                             bool canonical, const void* vals,
                                             const DenseOperand& d, typename E::compute s,
                                             I* out_indices, void* out_vals) {
-  if (entries_bad<true>(off, idx, m0, m1, limit, canonical, out_indices))
-    return first_bad_slice(off, idx, m0, m1, limit, canonical);
+  if (const std::int64_t m = first_bad_slice<true>(off, idx, m0, m1, limit, canonical,
+                                                    out_indices);
+      m < m1)
+    return m;
   const void* const dense = d.data;
   if (dense == nullptr) {  // a scalar: one loop over the run
     for (std::int64_t k = off[m0], hi = off[m1]; k < hi; ++k)
@@ -153,14 +157,16 @@ void scale(const CompressedView& v, const DenseOperand& d, I* out_offsets, I* ou
 }
 
 /// majors[k] = the major index of each entry of slices [0, nmajor) (offsets checked), the
-/// entries checked first (entries_bad); returns the first slice that failed, else nmajor. Built for
-/// AVX2 and the baseline (cpu_targets.hpp).
+/// entries checked first (first_bad_slice); returns the first slice that failed, else nmajor.
+/// Built for AVX2 and the baseline (cpu_targets.hpp).
 template <class I>
 EWISE_CPU_TARGETS std::int64_t spell_slices(const I* off, const I* idx, std::int64_t nmajor,
                                             std::make_unsigned_t<I> limit, bool canonical,
                                             I* majors) {
-  if (entries_bad<false>(off, idx, 0, nmajor, limit, canonical, static_cast<I*>(nullptr)))
-    return first_bad_slice(off, idx, 0, nmajor, limit, canonical);
+  if (const std::int64_t m = first_bad_slice<false>(off, idx, 0, nmajor, limit, canonical,
+                                                     static_cast<I*>(nullptr));
+      m < nmajor)
+    return m;
   for (std::int64_t m = 0; m < nmajor; ++m)
     std::fill(majors + off[m], majors + off[m + 1], static_cast<I>(m));
   return nmajor;

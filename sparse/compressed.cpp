@@ -2,12 +2,12 @@
 // arguments checked as the matrices they are, each compressed operand spelled out as a COO view
 // in the call's orientation (its major indices written out, its own indices and values used as
 // they are), the COO operation of api.cpp run on those views, a sparse result compressed again
-// (its offsets found from its sorted rows; its column indices and values kept). A canonical
-// operand times a dense or scalar factor keeps its pattern, so that product is made in place of
-// it (scaled_in_place): its offsets and indices copied, its values made, in one pass.
-// The call's orientation is the first operand's: a CSC call runs on the transposes, so that the
-// first operand, and any other of its format, is a COO view in major order (canonical when the
-// operand is: merge and union take it as it is).
+// (its offsets found from its sorted rows; its column indices and values kept). Two shortcuts
+// skip the spelling: a canonical operand times a dense or scalar factor keeps its pattern, made
+// in one pass (scaled_in_place); on the GPU two canonical operands of one format are merged as
+// they are stored (merged_as_stored). The call's orientation is the first operand's: a CSC call
+// runs on the transposes, so that the first operand, and any other of its format, is a COO
+// view in major order (canonical when the operand is: merge and union take it as it is).
 #include <climits>
 #include <cstdint>
 #include <optional>
@@ -20,6 +20,7 @@
 #include "internal.hpp"
 #include "promote.hpp"
 #include "residency.hpp"
+#include "select.hpp"
 
 namespace ewise {
 
@@ -267,6 +268,30 @@ std::optional<Result> scaled_in_place(const CompressedView& a, const DenseOperan
   return Result(d, a.format, std::move(offsets), std::move(indices), std::move(vals));
 }
 
+/// a ⊙ b (u null) or their union (u) for canonical device operands of one format that the
+/// planner merges (the union always), by device_compressed_merge on values of dtype r; else none.
+template <class Result>
+std::optional<Result> merged_as_stored(const CompressedView& a, const CompressedView& b, DType r,
+                                       const UnionArgs* u, const SparseOptions& options,
+                                       cudaStream_t stream) {
+  if constexpr (MemoryOf<Result>::value == Memory::host) {
+    return std::nullopt;
+  } else {
+    const Orientation o = orientation_of(a.format);
+    const bool some = u ? a.desc.nnz + b.desc.nnz > 0 : a.desc.nnz > 0 && b.desc.nnz > 0;
+    if (a.format != b.format || !a.desc.canonical || !b.desc.canonical || !some ||
+        a.major_extent() == 0 ||
+        (!u && resolve_algorithm(o.desc(a.desc), o.desc(b.desc), options.algorithm) !=
+                   CooAlgorithm::merge))
+      return std::nullopt;
+    Promoted p(r, options.memory, stream);
+    const detail::CallMemory memory(options.memory);
+    return compress<Result>(
+        device_compressed_merge(promoted(p, a), promoted(p, b), u, options, stream), a.format, o,
+        options, stream);
+  }
+}
+
 /// The checks every form makes of its compressed operands and the memory of its result.
 void check_compressed(const CompressedView& a, const CompressedView* b, Memory result,
                       const char* op) {
@@ -284,8 +309,10 @@ template <class Result>
 Result multiply(const CompressedView& a, const CompressedView& b, const SparseOptions& options,
                 cudaStream_t stream) {
   check_compressed(a, &b, MemoryOf<Result>::value, "multiply");
-  result_dtype(BinaryOp::multiply, options.promotion, a.desc.dtype, {b.desc.dtype, Weight::tensor});
+  const DType r = result_dtype(BinaryOp::multiply, options.promotion, a.desc.dtype,
+                               {b.desc.dtype, Weight::tensor});
   check_resident(a, &b, stream);
+  if (auto m = merged_as_stored<Result>(a, b, r, nullptr, options, stream)) return std::move(*m);
   return compressed_form<Result>(a, &b, options, stream,
                                  [&](Orientation, const CooView& va, const CooView& vb) {
                                    return multiply<CooOf<Result>>(va, vb, spelled(options), stream);
@@ -336,8 +363,11 @@ Result combine(BinaryOp op, const CompressedView& a, const CompressedView& b,
                const SparseOptions& options, cudaStream_t stream) {
   check_union_op(op, "combine");
   check_compressed(a, &b, MemoryOf<Result>::value, "combine");
-  result_dtype(op, options.promotion, a.desc.dtype, {b.desc.dtype, Weight::tensor});
+  const DType r = result_dtype(op, options.promotion, a.desc.dtype, {b.desc.dtype, Weight::tensor});
   check_resident(a, &b, stream);
+  const UnionArgs u{op, union_fill(options.fill_a, r, "fill_a"),
+                    union_fill(options.fill_b, r, "fill_b")};
+  if (auto out = merged_as_stored<Result>(a, b, r, &u, options, stream)) return std::move(*out);
   return compressed_form<Result>(
       a, &b, options, stream, [&](Orientation, const CooView& va, const CooView& vb) {
         return combine<CooOf<Result>>(op, va, vb, spelled(options), stream);

@@ -9,50 +9,12 @@
 #include "ewise/detail/launch.cuh"
 #include "ewise/detail/types.cuh"
 #include "internal.hpp"
+#include "offsets.cuh"
 #include "policy.hpp"
 #include "status.cuh"
 
 namespace ewise::sparse_detail {
 namespace {
-
-/// The last m in [lo, hi] with offsets[m] <= k, for offsets[lo] <= k or lo = 0, by bisection;
-/// every load stays in [lo, hi].
-template <class I>
-__device__ __forceinline__ std::int64_t last_at_or_before(const I* offsets, std::int64_t lo,
-                                                          std::int64_t hi, std::int64_t k) {
-  while (lo < hi) {
-    const std::int64_t mid = lo + (hi - lo + 1) / 2;
-    if (offsets[mid] <= k)
-      lo = mid;
-    else
-      hi = mid - 1;
-  }
-  return lo;
-}
-
-/// The major index of entry k < offsets[nmajor]: the last m in [0, nmajor) with offsets[m] <= k
-/// (nmajor > 0). Every load stays in [0, nmajor), whatever the offsets hold.
-template <class I>
-__device__ __forceinline__ std::int64_t major_of(const I* offsets, std::int64_t nmajor,
-                                                 std::int64_t k) {
-  return last_at_or_before(offsets, 0, nmajor - 1, k);
-}
-
-/// The major index of entry k, given m, a major index whose slice starts at or before k: the
-/// last m' >= m with offsets[m'] <= k, found by galloping from m (a gap of g empty slices
-/// costs about 2 log g loads; the next slice, the common case, one). Every load stays in
-/// [0, nmajor], whatever the offsets hold.
-template <class I>
-__device__ __forceinline__ std::int64_t advance_major(const I* offsets, std::int64_t nmajor,
-                                                      std::int64_t m, std::int64_t k) {
-  if (m + 1 >= nmajor || offsets[m + 1] > k) return m;
-  std::int64_t lo = m + 1, step = 1;  // offsets[lo] <= k
-  while (lo + step < nmajor && offsets[lo + step] <= k) {
-    lo += step;
-    step *= 2;
-  }
-  return last_at_or_before(offsets, lo, std::min(lo + step, nmajor) - 1, k);
-}
 
 /// Entries a lane of compressed_entries_kernel takes a step (a warp: 32 times as many,
 /// interleaved, so that each load and store of the step is one coalesced access).
@@ -254,41 +216,43 @@ void device_read_expand_checks(const ExpandCheck* checks, int n, const unsigned 
   EWISE_CUDA_CHECK(cudaMemcpyAsync(host, words, n * kExpandCheckWords * sizeof host[0],
                                    cudaMemcpyDeviceToHost, stream));
   EWISE_CUDA_CHECK(cudaStreamSynchronize(stream));
-  for (int i = 0; i < n; ++i) {
-    const CompressedView& v = checks[i].view;
-    const unsigned long long* bad = host + i * kExpandCheckWords;
-    const auto read = [&](const void* p, std::int64_t k) {
-      return device_index(p, v.desc.index, k, stream);
-    };
-    // entry k's major index: spelled out, else found in the offsets (valid once bad[0] and
-    // bad[1] passed) by bisection
-    const auto major = [&](std::int64_t k) {
-      if (checks[i].majors != nullptr) return read(checks[i].majors, k);
-      std::int64_t lo = 0, hi = v.major_extent() - 1;
-      while (lo < hi) {
-        const std::int64_t mid = lo + (hi - lo + 1) / 2;
-        if (read(v.offsets, mid) <= k)
-          lo = mid;
-        else
-          hi = mid - 1;
-      }
-      return lo;
-    };
-    if (bad[0] != ~0ull) {
-      const auto k = static_cast<std::int64_t>(bad[0]);
-      throw_offsets_decrease(checks[i].what, v, k, read(v.offsets, k), read(v.offsets, k + 1));
+  for (int i = 0; i < n; ++i) throw_expand_check(checks[i], host + i * kExpandCheckWords, stream);
+}
+
+void throw_expand_check(const ExpandCheck& check, const unsigned long long* bad,
+                        cudaStream_t stream) {
+  const CompressedView& v = check.view;
+  const auto read = [&](const void* p, std::int64_t k) {
+    return device_index(p, v.desc.index, k, stream);
+  };
+  // entry k's major index: spelled out, else found in the offsets (valid once bad[0] and
+  // bad[1] passed) by bisection
+  const auto major = [&](std::int64_t k) {
+    if (check.majors != nullptr) return read(check.majors, k);
+    std::int64_t lo = 0, hi = v.major_extent() - 1;
+    while (lo < hi) {
+      const std::int64_t mid = lo + (hi - lo + 1) / 2;
+      if (read(v.offsets, mid) <= k)
+        lo = mid;
+      else
+        hi = mid - 1;
     }
-    if (bad[1] != ~0ull)
-      throw_offsets_ends(checks[i].what, v, read(v.offsets, 0), read(v.offsets, v.major_extent()));
-    if (bad[2] != ~0ull) {
-      const auto k = static_cast<std::int64_t>(bad[2]);
-      throw_index_out_of_range(checks[i].what, v, k, major(k), read(v.indices, k));
-    }
-    if (bad[3] != ~0ull) {
-      const auto k = static_cast<std::int64_t>(bad[3]);
-      throw_slice_not_increasing(checks[i].what, v, k, major(k),
-                                 read(v.indices, k - 1), read(v.indices, k));
-    }
+    return lo;
+  };
+  if (bad[0] != ~0ull) {
+    const auto k = static_cast<std::int64_t>(bad[0]);
+    throw_offsets_decrease(check.what, v, k, read(v.offsets, k), read(v.offsets, k + 1));
+  }
+  if (bad[1] != ~0ull)
+    throw_offsets_ends(check.what, v, read(v.offsets, 0), read(v.offsets, v.major_extent()));
+  if (bad[2] != ~0ull) {
+    const auto k = static_cast<std::int64_t>(bad[2]);
+    throw_index_out_of_range(check.what, v, k, major(k), read(v.indices, k));
+  }
+  if (bad[3] != ~0ull) {
+    const auto k = static_cast<std::int64_t>(bad[3]);
+    throw_slice_not_increasing(check.what, v, k, major(k), read(v.indices, k - 1),
+                               read(v.indices, k));
   }
 }
 

@@ -149,6 +149,17 @@ struct ExpandCheck {
 /// one synchronization) and throws naming the first failure.
 void device_read_expand_checks(const ExpandCheck* checks, int n, const unsigned long long* words,
                                cudaStream_t stream);                                 // compressed.cu
+/// Throws for the first failure of one operand's check words read back to the host (`bad`).
+void throw_expand_check(const ExpandCheck& check, const unsigned long long* bad,
+                        cudaStream_t stream);                                     // compressed.cu
+/// a ⊙ b (u null) or the union of a and b (u's operation and fills) for two canonical device
+/// operands of one format, index type and dtype with entries, merged as they are stored (the
+/// single pass over their offsets and indices, single_pass.cuh): a COO result in the call's
+/// orientation (rows the major indices), canonical; their offsets and indices checked in the
+/// same pass with validate_indices.
+DeviceCoo device_compressed_merge(const CompressedView& a, const CompressedView& b,
+                                  const UnionArgs* u, const SparseOptions& options,
+                                  cudaStream_t stream);  // compressed_merge.cu
 DeviceCoo device_combine(const CooView& a, const CooView& b, const UnionArgs& u,
                          const SparseOptions& options, cudaStream_t stream);        // union.cu
 void device_combine_dense(const CooView& a, const DenseOperand& dense, const TensorView& out,

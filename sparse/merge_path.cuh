@@ -16,32 +16,41 @@
 
 namespace ewise::sparse_detail {
 
-/// How many Q entries lie among the first diag entries of the merge (diag <= nq + ns), found
-/// by the 32 lanes of a warp together, all of which call it: for sorted Q and S the value
-/// of a binary search. That search's predicate, Q[i] <= S[diag - 1 - i], holds for a
-/// prefix of [lo, hi); each step the lanes test 32 evenly spaced points of [lo, hi) at once
-/// and keep the interval after the last point of the prefix, so a step is one round of loads
-/// and about log_32 (not log_2) of the range steps are taken. Whatever the operands hold (a
-/// broken canonical promise), the result lies in [max(0, diag - ns), min(diag, nq)] and is the
-/// same for every call with the same diag.
-template <class QK, class SK>
-__device__ std::int64_t warp_merge_split(QK q, std::int64_t nq, SK s, std::int64_t ns,
-                                         std::int64_t diag) {
+/// The first i in [lo, hi) at which pred fails, or hi (max(lo, hi) when pred holds throughout),
+/// for a pred that holds on a prefix of [lo, hi): found by the 32 lanes of a warp together, all
+/// of which call it with the same arguments. Each step the lanes test 32 evenly spaced points of
+/// [lo, hi) at once and keep the interval after the last point of the prefix, so a step is one
+/// round of loads and about log_32 (not log_2) of the range steps are taken. pred is called only
+/// inside [lo, hi); whatever it answers, the result lies in [lo, max(lo, hi)] and is the same for
+/// every call with the same arguments.
+template <class Pred>
+__device__ std::int64_t warp_partition_point(std::int64_t lo, std::int64_t hi, Pred pred) {
   const int lane = static_cast<int>(threadIdx.x & 31);
-  std::int64_t lo = std::max<std::int64_t>(0, diag - ns), hi = std::min(diag, nq);
-  // The predicate holds below lo; at hi it fails (or hi is the end of the range).
+  // pred holds below lo; at hi it fails (or hi is the end of the range).
   while (lo < hi) {
     const std::int64_t step = (hi - lo + 31) / 32;
     const std::int64_t i = lo + lane * step;
-    const bool holds = i < hi && q[i] <= s[diag - 1 - i];
+    const bool holds = i < hi && pred(i);
     const unsigned ballot = __ballot_sync(0xffffffffu, holds);
     // c: how many of the lanes' points, from lane 0 on, are in the prefix.
     const int c = ballot == 0xffffffffu ? 32 : __ffs(~ballot) - 1;
-    if (c == 0) break;  // the predicate fails at lo
+    if (c == 0) break;  // pred fails at lo
     hi = std::min(hi, lo + c * step);
     lo += (c - 1) * step + 1;
   }
   return lo;
+}
+
+/// How many Q entries lie among the first diag entries of the merge (diag <= nq + ns), found
+/// by the 32 lanes of a warp together (warp_partition_point): for sorted Q and S the value of a
+/// binary search, whose predicate Q[i] <= S[diag - 1 - i] holds for a prefix of the candidates.
+/// Whatever the operands hold (a broken canonical promise), the result lies in
+/// [max(0, diag - ns), min(diag, nq)] and is the same for every call with the same diag.
+template <class QK, class SK>
+__device__ std::int64_t warp_merge_split(QK q, std::int64_t nq, SK s, std::int64_t ns,
+                                         std::int64_t diag) {
+  return warp_partition_point(std::max<std::int64_t>(0, diag - ns), std::min(diag, nq),
+                              [&](std::int64_t i) { return q[i] <= s[diag - 1 - i]; });
 }
 
 /// q_split[t] = how many Q entries lie among the first t * kTile entries of the merge of Q and

@@ -1,6 +1,7 @@
 // sparse/single_pass.cuh — a set operation (merge_set_op.cuh) of two canonical operands in a
-// single pass, for the intersection (merge.cu, multiply) and the union (union.cu, combine): the
-// kernel (single_pass_kernel) and its host side (single_pass_merge).
+// single pass, for the intersection (merge.cu, multiply) and the union (union.cu, combine) of
+// COO operands, and of two compressed operands of one format read as they are stored
+// (compressed_merge.cu): the kernel (single_pass_kernel) and its host side (single_pass_merge).
 #pragma once
 
 #include <cub/block/block_scan.cuh>
@@ -8,8 +9,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "compaction.cuh"
+#include "compressed_tile.cuh"
 #include "ewise/buffer.hpp"
 #include "ewise/coo.hpp"
 #include "ewise/detail/launch.cuh"
@@ -40,7 +43,9 @@ __device__ __forceinline__ const T* opaque_global(const T* p) {
 }
 
 /// What single_pass_kernel reads and writes: Q and S in storage order with unique keys
-/// (canonical operands), their keys computed from their indices I.
+/// (canonical operands), their keys computed from their indices I: COO rows and columns, or
+/// for compressed operands (q.r and s.r null) the major indices found from their offsets
+/// (`majors`) and the minor indices (q.c, s.c).
 template <class I, class T, class Op>
 struct SinglePassArgs {
   ImplicitKeys<I> q, s;
@@ -57,6 +62,7 @@ struct SinglePassArgs {
   SinglePassTiles tiles;
   std::int64_t* total;  ///< the number of outputs, from the last tile
   std::int64_t* bad_split;
+  CompressedMajors<I> majors;  ///< compressed operands' offsets (unused for COO)
 };
 
 /// Set operation kSet of Q and S with unique keys in one pass over tiles of
@@ -77,6 +83,12 @@ struct SinglePassArgs {
 /// past `room` are not written (the host clamps the count; that result is thrown away when
 /// validating).
 ///
+/// kCompressed: Q and S are compressed operands of one format (compressed_tile.cuh). The two
+/// warps find the split in the offsets and the indices (warp_compressed_split) with the major
+/// indices of the tile's ends; the tile finds its entries' major indices in shared memory
+/// (tile_majors) before staging the keys from them, and writes each output's major index from
+/// there; each tile checks a part of the offsets (check_offsets).
+///
 /// Five blocks an SM (at most 48 registers a thread; with f32 values and i32 indices the
 /// intersection takes 44 and the union 46, the 40 of six blocks spill 8-24 bytes; sm_90): the
 /// tile's barriers (ticket, split, staging, scan, look-back) stall its warps, and more resident
@@ -85,28 +97,55 @@ struct SinglePassArgs {
 /// before: while its two warps search, the SM's other blocks work on their tiles. The outputs
 /// have shared memory of their own, for one barrier a tile fewer. The variants measured against
 /// these choices are in docs/benchmarks.md.
-template <SetOp kSet, class KT, class I, class T, class Op>
+template <SetOp kSet, bool kCompressed, class KT, class I, class T, class Op>
 __global__ void __launch_bounds__(kBlock, 5) single_pass_kernel(SinglePassArgs<I, T, Op> a) {
   constexpr bool kUnite = kSet == SetOp::unite;
   constexpr int kPerThread = kSinglePassItems<I>;
   using Tile = MergeTile<kPerThread>;
+  using U = std::conditional_t<sizeof(I) == 4, unsigned, unsigned long long>;  // atomicMax's
+  using MajorScan = cub::BlockScan<U, kBlock, cub::BLOCK_SCAN_WARP_SCANS>;
   __shared__ TileOutput outputs[Tile::kEntries];  // first: the scatter's addresses take no offset
   __shared__ KT keys[Tile::kEntries + 2];
   __shared__ std::int64_t split[2];  // the Q entries before tile t and before tile t + 1
   __shared__ typename OutputScan::TempStorage scan_temp;
+  // compressed operands: the tile's entries' major indices, and those of its ends
+  __shared__ U majors[kCompressed ? Tile::kEntries : 1];
+  __shared__ std::int64_t end_major[2];
+  __shared__ std::conditional_t<kCompressed, typename MajorScan::TempStorage, char> major_scan;
   const std::int64_t t = a.tiles.take();
   const int warp = static_cast<int>(threadIdx.x >> 5);
   if (warp < 2) {
     const std::int64_t diag = std::min((t + warp) * Tile::kEntries, a.nq + a.ns);
-    const std::int64_t q_before = warp_merge_split(a.q, a.nq, a.s, a.ns, diag);
-    if ((threadIdx.x & 31) == 0) split[warp] = q_before;
+    if constexpr (kCompressed) {
+      const CompressedSplit c = warp_compressed_split(a.majors, a.q.c, a.nq, a.s.c, a.ns, diag);
+      if ((threadIdx.x & 31) == 0) {
+        split[warp] = c.q_before;
+        end_major[warp] = c.major;
+      }
+    } else {
+      const std::int64_t q_before = warp_merge_split(a.q, a.nq, a.s, a.ns, diag);
+      if ((threadIdx.x & 31) == 0) split[warp] = q_before;
+    }
   }
+  if constexpr (kCompressed) check_offsets(a.majors, a.nq, a.ns, t, a.tiles.tiles);
   __syncthreads();
   Tile m;
   TileOutput found[kPerThread];
   unsigned mask = 0;
   if (m.locate(t, a.nq, a.ns, split[0], split[1])) {  // uniform across the block
-    stage_merge_tile(a.q, a.s, a.ns, m, a.qcheck, a.scheck, keys, static_cast<KT*>(nullptr));
+    if constexpr (kCompressed) {
+      const std::int64_t nmajor = a.majors.nmajor;
+      tile_majors<I, U, kPerThread, MajorScan>(a.majors, m, a.nq, a.ns, end_major[0],
+                                               end_major[1], majors, major_scan);
+      // Q[q0 - 1] lies at or before the tile's first major, S[s1] at or after its last
+      const TileKeys<I, U> qk{a.q, a.majors.q_offsets, majors, nmajor, m.q0,
+                              std::min(end_major[0], nmajor - 1), m.nQ};
+      const TileKeys<I, U> sk{a.s, a.majors.s_offsets, majors + m.nQ, nmajor, m.s0,
+                              std::min(end_major[1], nmajor - 1), m.nS};
+      stage_merge_tile(qk, sk, a.ns, m, a.qcheck, a.scheck, keys, static_cast<KT*>(nullptr));
+    } else {
+      stage_merge_tile(a.q, a.s, a.ns, m, a.qcheck, a.scheck, keys, static_cast<KT*>(nullptr));
+    }
     mask = mark_outputs<kSet>(keys, m, true, true, static_cast<const KT*>(nullptr), found);
   } else if (threadIdx.x == 0) {
     *a.bad_split = 1;
@@ -127,10 +166,10 @@ __global__ void __launch_bounds__(kBlock, 5) single_pass_kernel(SinglePassArgs<I
   // which it cannot tell apart from the operands. The entries are read by their 32-bit
   // positions in the tile, from pointers to its first Q and S entries; a register is written
   // only for an output, and read only for one.
-  const I* const qr = opaque_global(a.q.r + m.q0);
+  const I* const qr = kCompressed ? nullptr : opaque_global(a.q.r + m.q0);
   const I* const qc = opaque_global(a.q.c + m.q0);
   const T* const qv = opaque_global(a.qv + m.q0);
-  const I* const sr = opaque_global(a.s.r + m.s0);
+  const I* const sr = kCompressed ? nullptr : opaque_global(a.s.r + m.s0);
   const I* const sc = opaque_global(a.s.c + m.s0);
   const T* const sv = opaque_global(a.sv + m.s0);
   I row[kPerThread], col[kPerThread];
@@ -143,11 +182,11 @@ __global__ void __launch_bounds__(kBlock, 5) single_pass_kernel(SinglePassArgs<I
       const unsigned qp = o & kPositionMask, sp = (o >> kPositionBits) & kPositionMask;
       detail::compute_t<T> x = a.fill_q, y = a.fill_s;
       if (!kUnite || (o & kHasQ)) {
-        row[k] = qr[qp];
+        row[k] = kCompressed ? static_cast<I>(majors[qp]) : qr[qp];
         col[k] = qc[qp];
         x = detail::to_compute(qv[qp]);
       } else {
-        row[k] = sr[sp];
+        row[k] = kCompressed ? static_cast<I>(majors[m.nQ + sp]) : sr[sp];
         col[k] = sc[sp];
       }
       if (!kUnite || (o & kHasS)) y = detail::to_compute(sv[sp]);
@@ -172,17 +211,45 @@ inline bool single_pass_operand(const EntrySeq& e) {
   return e.unique && e.perm.p == nullptr && e.keys.keys.p == nullptr;
 }
 
+/// Two compressed operands Q and S for single_pass_merge: their offsets over nmajor slices and,
+/// when they are checked, the words of their checks (kExpandCheckWords each, in Status: the
+/// offsets' and, from bad + 2, the indices'), and the views the checks name.
+struct CompressedPair {
+  ExpandCheck q, s;
+  unsigned long long* q_bad = nullptr;
+  unsigned long long* s_bad = nullptr;
+  int q_slot = 0;  ///< Q's Status slot (compressed_slot): a's is 0, b's 1
+};
+
+/// The kernel's view of a CompressedPair (none for COO operands).
+template <class I>
+CompressedMajors<I> compressed_majors(const CompressedPair* c) {
+  if (c == nullptr) return {};
+  return {static_cast<const I*>(c->q.view.offsets), static_cast<const I*>(c->s.view.offsets),
+          c->q.view.major_extent(), c->q_bad, c->s_bad};
+}
+
+/// status.read() with the checks of a CompressedPair, which throw naming the first failure
+/// (a's before b's); after a split that sorted operands cannot give, both operands checked
+/// whole (`what` names the operation when the checks are off).
+void read_compressed_status(const CompressedPair& c, Status& status, bool validate,
+                            const char* what, cudaStream_t stream);  // compressed_merge.cu
+
 /// Set operation kSet of q and s (both single_pass_operand; qc and sc their checks) in one
 /// pass: op(x, y) for each output, op one of the functors with_op(f) passes to f, the fills as
 /// the union's values of an operand without the key. The result is allocated before the kernel
 /// with room for nnz(q) + nnz(s) entries (the union) or nnz(q) (the intersection: q must be the
 /// operand with fewer entries), and its nnz is set to the number of outputs read back at the one
 /// synchronization, which also runs the checks (read_merge_status; `what` names the operation).
-template <SetOp kSet, class WithOp>
+///
+/// kCompressed: q and s are compressed operands of one format seen as COO views in the call's
+/// orientation, rows null and columns their minor indices; `compressed` gives their offsets and
+/// the words of their checks, read back by read_compressed_status instead.
+template <SetOp kSet, bool kCompressed = false, class WithOp>
 DeviceCoo single_pass_merge(const CooView& q, const CooView& s, WithOp&& with_op, double fill_q,
                             double fill_s, const EntryCheck& qc, const EntryCheck& sc,
                             bool validate, const char* what, Status& status,
-                            cudaStream_t stream) {
+                            cudaStream_t stream, const CompressedPair* compressed = nullptr) {
   const int per_thread = q.desc.index == IndexType::i64 ? kSinglePassItems<std::int64_t>
                                                         : kSinglePassItems<std::int32_t>;
   const std::int64_t n = q.desc.nnz + s.desc.nnz,
@@ -220,10 +287,11 @@ DeviceCoo single_pass_merge(const CooView& q, const CooView& s, WithOp&& with_op
                                             room,
                                             single_pass,
                                             status.total_slot(kOutputsSlot),
-                                            status.total_slot(kBadSplitSlot)};
+                                            status.total_slot(kBadSplitSlot),
+                                            compressed_majors<I>(compressed)};
         detail::launch(kSet == SetOp::unite ? "sparse union single_pass"
                                             : "sparse merge single_pass",
-                       single_pass_kernel<kSet, decltype(ktag), I, T, Op>,
+                       single_pass_kernel<kSet, kCompressed, decltype(ktag), I, T, Op>,
                        dim3(static_cast<unsigned>(tiles)), dim3(kBlock), 0, stream, args);
       };
       const bool wide = wide_keys(q.desc);
@@ -236,7 +304,10 @@ DeviceCoo single_pass_merge(const CooView& q, const CooView& s, WithOp&& with_op
       }
     });
   });
-  read_merge_status(status, validate, what);
+  if constexpr (kCompressed)
+    read_compressed_status(*compressed, status, validate, what, stream);
+  else
+    read_merge_status(status, validate, what);
   // Only after a bad split can the count pass the room (unchecked input: the kernel wrote none
   // past it).
   out.set_nnz(std::min(status.total(kOutputsSlot), room));

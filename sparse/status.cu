@@ -1,5 +1,6 @@
 // sparse/status.cu — Status (status.cuh) and check_indices on the GPU.
 #include <cstring>
+#include <iterator>
 
 #include "checks.hpp"
 #include "ewise/detail/launch.cuh"
@@ -78,6 +79,10 @@ void Status::check(const CooView& m, const char* what, bool enabled) {
                  dim3(kBlock), 0, stream_, c, m.desc.nnz);
 }
 
+unsigned long long* Status::compressed_slot(int i) const {
+  return static_cast<unsigned long long*>(const_cast<void*>(words_.data())) + kFirstCompressed +
+         i * kExpandCheckWords;
+}
 std::int64_t* Status::total_slot(int i) const {
   return static_cast<std::int64_t*>(const_cast<void*>(words_.data())) + 2 * kChecks + i;
 }
@@ -90,7 +95,7 @@ void Status::recheck() {
 }
 
 void Status::read() {
-  read_words(static_cast<const std::int64_t*>(words_.data()), host_, 2 * kChecks + kTotals, stream_);
+  read_words(static_cast<const std::int64_t*>(words_.data()), host_, std::size(host_), stream_);
   for (int s = 0; s < nchecked_; ++s) {
     const CooView& m = checked_[s];
     const auto at = [&](std::int64_t k, const void* p) { return device_index(p, m.desc.index, k, stream_); };

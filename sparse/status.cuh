@@ -58,13 +58,21 @@ class Status {
   /// Runs the registered checks again over every entry, then read().
   void recheck();
   std::int64_t total(int i) const { return host_[2 * kChecks + i]; }
+  /// Device words for the checks of compressed operand i < 2 (kExpandCheckWords, all ones),
+  /// read back by read() with the rest but not checked by it; their host copy after read().
+  unsigned long long* compressed_slot(int i) const;
+  const unsigned long long* compressed_words(int i) const {
+    return reinterpret_cast<const unsigned long long*>(host_) + kFirstCompressed +
+           i * kExpandCheckWords;
+  }
 
  private:
   EntryCheck check_of(int slot) const;  ///< the check of registered matrix `slot`
 
   cudaStream_t stream_;
   DeviceBuffer words_;
-  std::int64_t host_[2 * kChecks + kTotals] = {};
+  static constexpr int kFirstCompressed = 2 * kChecks + kTotals;
+  std::int64_t host_[kFirstCompressed + 2 * kExpandCheckWords] = {};
   CooView checked_[kChecks];
   const char* what_[kChecks] = {};
   int nchecked_ = 0;

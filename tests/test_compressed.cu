@@ -155,6 +155,83 @@ TEST(CompressedGpu, MatchesTheCpuBackend) {
   ASSERT_EQ(cudaStreamDestroy(stream), cudaSuccess);
 }
 
+TEST(CompressedGpu, MergesCanonicalOperandsAsStored) {
+  EWISE_REQUIRE_GPU();
+  std::uint64_t seed = verify::seed_from_env_or_random();
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  const bool small = test::sanitizer_sizes();
+  // Two canonical operands of one format merge as stored (compressed_merge.cu); CSR with CSC
+  // and lopsided pairs (sort_search) take the spelled path. Shapes: one entry; a merge tile's
+  // worth; hundreds of tiles (i32: 2,560 merged entries a tile) of a few slices (the
+  // tile's major indices counted), of tens of slices (marked and scanned); slices of which one
+  // in 97 holds entries, either way round, so that a tile spans thousands of empty slices
+  // (binary lifting).
+  const Shape shapes[] = {{1, 1, 1.0, false},
+                          {37, 53, 0.4, false},
+                          {64, 100000, small ? 0.005 : 0.05, false},
+                          {3000, 3000, small ? 0.002 : 0.05, false},
+                          {300000, 200, 0.5, true},
+                          {200, 300000, 0.5, true}};
+  for (const Shape& s : shapes)
+    for (const DType t : test::sweep_dtypes())
+      for (const IndexType index : {IndexType::i32, IndexType::i64}) {
+        const auto operand = [&](double density, DType dtype) {
+          return random_operand(s.nrows, s.ncols, density, dtype, index, true, s.gaps, ++seed);
+        };
+        const HostCoo a = operand(s.density, t), b = operand(s.density, t);
+        // few: the intersection's Q is then b (the union's is a); wide: values in f64
+        const HostCoo few = operand(s.density / 64, t);
+        const HostCompressed wide = compressed_from(operand(s.density, DType::f64).view(),
+                                                    SparseFormat::csr);
+        for (const SparseFormat fa : kFormats)
+          for (const SparseFormat fb : kFormats) {
+            if (small && fa != fb) continue;
+            SparseOptions options;
+            options.validate_indices = (seed % 4) != 0;
+            options.drop_zeros = (seed % 3) == 0;
+            const HostCompressed ha = compressed_from(a.view(), fa),
+                                 hb = compressed_from(b.view(), fb),
+                                 hf = compressed_from(few.view(), fb);
+            const DeviceCompressed da = test::to_device(ha.view()), db = test::to_device(hb.view()),
+                                   df = test::to_device(hf.view());
+            const std::string what = std::string(format_name(fa)) + " " + format_name(fb) + " " +
+                                     a.desc().str() + " seed " + std::to_string(seed) +
+                                     (options.validate_indices ? "" : " unchecked") +
+                                     (options.drop_zeros ? " drop_zeros" : "");
+            const auto same = [&](const DeviceCompressed& got, const HostCompressed& want,
+                                  const char* op) {
+              EXPECT_EQ(compressed_difference(test::to_host(got.view()), want), "")
+                  << op << " " << what;
+            };
+            same(multiply(da.view(), db.view(), options, stream),
+                 multiply<HostCompressed>(ha.view(), hb.view(), options), "multiply");
+            same(multiply(da.view(), df.view(), options, stream),
+                 multiply<HostCompressed>(ha.view(), hf.view(), options), "multiply few");
+            same(multiply(da.view(), da.view(), options, stream),
+                 multiply<HostCompressed>(ha.view(), ha.view(), options), "multiply itself");
+            for (const BinaryOp op : {BinaryOp::add, BinaryOp::sub, BinaryOp::min, BinaryOp::max}) {
+              if (small && op != BinaryOp::add) continue;
+              same(combine(op, da.view(), db.view(), options, stream),
+                   combine<HostCompressed>(op, ha.view(), hb.view(), options), op_name(op));
+            }
+            same(combine(BinaryOp::sub, da.view(), da.view(), options, stream),
+                 combine<HostCompressed>(BinaryOp::sub, ha.view(), ha.view(), options),
+                 "sub itself");
+            same(combine(BinaryOp::add, df.view(), da.view(), options, stream),
+                 combine<HostCompressed>(BinaryOp::add, hf.view(), ha.view(), options), "few add");
+            if (fa != SparseFormat::csr || fb != SparseFormat::csr) continue;
+            const DeviceCompressed dw = test::to_device(wide.view());
+            same(multiply(da.view(), dw.view(), options, stream),
+                 multiply<HostCompressed>(ha.view(), wide.view(), options), "multiply f64");
+            same(combine(BinaryOp::add, da.view(), dw.view(), options, stream),
+                 combine<HostCompressed>(BinaryOp::add, ha.view(), wide.view(), options),
+                 "add f64");
+          }
+      }
+  ASSERT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+}
+
 TEST(CompressedGpu, RefusesBadOffsetsAndIndicesBeforeWriting) {
   EWISE_REQUIRE_GPU();
   for (const SparseFormat f : kFormats) {
@@ -204,6 +281,7 @@ TEST(CompressedGpu, RefusesBadOffsetsAndIndicesBeforeWriting) {
       DeviceTensor table = to_device(start.view());
       expect_invalid([&] { accumulate(BinaryOp::add, table.view(), v); }, {c.message});
       expect_invalid([&] { (void)combine(BinaryOp::add, v, v); }, {c.message});
+      expect_invalid([&] { (void)multiply(v, v); }, {c.message});
       expect_invalid([&] { (void)to_coo(v); }, {c.message});
       expect_invalid([&] { (void)multiply(v, table.view()); }, {c.message});
       expect_invalid([&] { (void)multiply(v, Scalar::weak_float(2.0)); }, {c.message});
@@ -261,6 +339,11 @@ TEST(CompressedGpu, NamesAnUnorderedEntryAtEveryPlaceOfAWarpsStep) {
                                 ") does not come after entry " + std::to_string(c.k - 1);
     expect_invalid([&] { (void)to_coo(v); }, {message});
     expect_invalid([&] { (void)multiply(v, Scalar::weak_float(2.0)); }, {message});
+    // merged as stored, the entry as one operand or the other
+    DeviceTensor good[3];
+    const CompressedView w = unordered_at(c.rows, c.per, -1, good);
+    expect_invalid([&] { (void)multiply(v, w); }, {message});
+    expect_invalid([&] { (void)combine(BinaryOp::add, w, v); }, {message});
     EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   }
 }

@@ -98,6 +98,10 @@ void device_scale_compressed(const CompressedView&, const DenseOperand&, bool, v
 void device_read_expand_checks(const ExpandCheck*, int, const unsigned long long*, cudaStream_t) {
   no_gpu("device_read_expand_checks");
 }
+DeviceCoo device_compressed_merge(const CompressedView&, const CompressedView&, const UnionArgs*,
+                                  const SparseOptions&, cudaStream_t) {
+  no_gpu("device_compressed_merge");
+}
 DeviceCoo device_combine(const CooView&, const CooView&, const UnionArgs&, const SparseOptions&,
                          cudaStream_t) {
   no_gpu("device_combine");

@@ -1,11 +1,13 @@
 // Host tests of ewise/memory.hpp that need no GPU: bad device ordinals are rejected before any
 // CUDA call, an empty buffer allocates nothing, and the record of ewise's own allocations
 // (src/own_allocations.hpp, on fake addresses) finds the allocation holding a byte, at its
-// boundaries too, while threads add, remove and look up at once.
+// boundaries too, while threads add, remove and look up at once; large host blocks are kept for
+// the next buffer of their size, from any thread, and only up to their bound.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <thread>
@@ -58,6 +60,43 @@ void expect_none(const OwnAllocations& r, std::uintptr_t p) {
 }
 
 const void* address(std::uintptr_t p) { return reinterpret_cast<const void*>(p); }
+
+TEST(MemoryHost, LargeHostBlocksAreReusedBySizeUpToTheirBound) {
+  // 8 MiB (a block of 4 MiB and up, rounded to 2 MiB pages) comes back for the next buffer of
+  // the same rounded size, written or not; another size gets another block.
+  const std::size_t mib = std::size_t{1} << 20;
+  const void* first = nullptr;
+  {
+    HostBuffer a(8 * mib);
+    std::memset(a.data(), 0x5A, a.size());
+    first = a.data();
+  }
+  {
+    HostBuffer b(8 * mib - 100), c(8 * mib);  // b takes the kept block; c is new
+    EXPECT_EQ(b.data(), first);
+    EXPECT_NE(c.data(), first);
+    EXPECT_EQ(static_cast<const unsigned char*>(b.data())[12345], 0x5A);
+  }
+  // Threads take and return blocks of a few sizes at once (under TSan: the cache's lock).
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([t, mib] {
+      for (int i = 0; i < 50; ++i) {
+        HostBuffer x((4 + 2 * ((t + i) % 3)) * mib);
+        static_cast<unsigned char*>(x.data())[x.size() - 1] = 1;
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  // More than the bound freed at once: the oldest go back to the system, the newest stay.
+  {
+    std::vector<HostBuffer> many;
+    for (int i = 0; i < 40; ++i) many.emplace_back(10 * mib);
+    const void* last = many.back().data();
+    for (HostBuffer& m : many) m = HostBuffer();  // freed in order: the last is the newest
+    HostBuffer again(10 * mib);
+    EXPECT_EQ(again.data(), last);
+  }
+}
 
 TEST(MemoryHost, OwnAllocationsFindTheAllocationHoldingAByte) {
   OwnAllocations r;

@@ -20,8 +20,10 @@
 namespace ewise {
 
 /// Owning, move-only memory of kind M. Device memory is stream-ordered: allocated on `stream`
-/// from a MemoryResource and freed on the same stream. Host memory comes from operator new[]
-/// (the stream and the resource are ignored), so code templated on the buffer serves both.
+/// from a MemoryResource and freed on the same stream. Host memory comes from malloc (the
+/// stream and the resource are ignored), so code templated on the buffer serves both; from
+/// 4 MiB up it is aligned to 2 MiB with huge-page advice, and when freed it is kept for the
+/// next buffer of its size rounded to 2 MiB (at most 256 MiB kept in all).
 template <Memory M>
 class BasicBuffer {
  public:

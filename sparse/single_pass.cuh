@@ -211,9 +211,9 @@ inline bool single_pass_operand(const EntrySeq& e) {
   return e.unique && e.perm.p == nullptr && e.keys.keys.p == nullptr;
 }
 
-/// Two compressed operands Q and S for single_pass_merge: their offsets over nmajor slices and,
-/// when they are checked, the words of their checks (kExpandCheckWords each, in Status: the
-/// offsets' and, from bad + 2, the indices'), and the views the checks name.
+/// Two compressed operands Q and S for single_pass_merge: their views (offsets, indices, values)
+/// with the names their checks give them and, when they are checked, the device words of those
+/// checks (kExpandCheckWords each, in Status: the offsets' and, from bad + 2, the indices').
 struct CompressedPair {
   ExpandCheck q, s;
   unsigned long long* q_bad = nullptr;
@@ -230,8 +230,8 @@ CompressedMajors<I> compressed_majors(const CompressedPair* c) {
 }
 
 /// status.read() with the checks of a CompressedPair, which throw naming the first failure
-/// (a's before b's); after a split that sorted operands cannot give, both operands checked
-/// whole (`what` names the operation when the checks are off).
+/// (a's before b's); after a split that sorted operands cannot give, with validate, both
+/// operands checked whole (and `what` named should that find nothing).
 void read_compressed_status(const CompressedPair& c, Status& status, bool validate,
                             const char* what, cudaStream_t stream);  // compressed_merge.cu
 

@@ -151,7 +151,7 @@ void device_row_offsets(const CooView& a, void* offsets, IndexType t, cudaStream
   // Windows for rows of fewer than 8 entries on average (H200, CSR ⊙/⊕ CSR of about 10M
   // entries a side: a power-law graph's product, 2.3 entries a row, 0.503 -> 0.426 ms a call;
   // results of 30 to 23,000 entries a row lost 18-68 µs).
-  if (nnz < 8 * (nrows + 1))
+  if (nnz / 8 < nrows + 1)
     detail::launch("sparse csr_offsets", sparse_row_offsets_kernel,
                    dim3(blocks_for((nrows + kOffsetRowsPerLane) / kOffsetRowsPerLane)),
                    dim3(kBlock), 0, stream, rows, nnz, nrows, out);

@@ -54,6 +54,20 @@ HostCoo random_operand(std::int64_t nrows, std::int64_t ncols, double density, D
   return out;
 }
 
+/// A case of the sweeps in failure messages: the formats, a's matrix, the seed, the options.
+std::string case_name(SparseFormat fa, SparseFormat fb, const HostCoo& a, std::uint64_t seed,
+                      const SparseOptions& options) {
+  return std::string(format_name(fa)) + " " + format_name(fb) + " " + a.desc().str() + " seed " +
+         std::to_string(seed) + (options.validate_indices ? "" : " unchecked") +
+         (options.drop_zeros ? " drop_zeros" : "");
+}
+
+/// A GPU result against the CPU backend's, bit for bit.
+void expect_same(const DeviceCompressed& got, const HostCompressed& want, const char* op,
+                 const std::string& what) {
+  EXPECT_EQ(compressed_difference(test::to_host(got.view()), want), "") << op << " " << what;
+}
+
 struct Shape {
   std::int64_t nrows, ncols;
   double density;
@@ -100,14 +114,9 @@ TEST(CompressedGpu, MatchesTheCpuBackend) {
                                    hb = compressed_from(b.view(), fb);
               const DeviceCompressed da = test::to_device(ha.view()),
                                      db = test::to_device(hb.view());
-              const std::string what = std::string(format_name(fa)) + " " + format_name(fb) + " " +
-                                       a.desc().str() + " seed " + std::to_string(seed) +
-                                       (options.validate_indices ? "" : " unchecked");
+              const std::string what = case_name(fa, fb, a, seed, options);
               const auto same = [&](const DeviceCompressed& got, const HostCompressed& want,
-                                    const char* op) {
-                EXPECT_EQ(compressed_difference(test::to_host(got.view()), want), "")
-                    << op << " " << what;
-              };
+                                    const char* op) { expect_same(got, want, op, what); };
               same(multiply(da.view(), db.view(), options, stream),
                    multiply<HostCompressed>(ha.view(), hb.view()), "multiply");
               for (const BinaryOp op :
@@ -195,15 +204,9 @@ TEST(CompressedGpu, MergesCanonicalOperandsAsStored) {
                                  hf = compressed_from(few.view(), fb);
             const DeviceCompressed da = test::to_device(ha.view()), db = test::to_device(hb.view()),
                                    df = test::to_device(hf.view());
-            const std::string what = std::string(format_name(fa)) + " " + format_name(fb) + " " +
-                                     a.desc().str() + " seed " + std::to_string(seed) +
-                                     (options.validate_indices ? "" : " unchecked") +
-                                     (options.drop_zeros ? " drop_zeros" : "");
+            const std::string what = case_name(fa, fb, a, seed, options);
             const auto same = [&](const DeviceCompressed& got, const HostCompressed& want,
-                                  const char* op) {
-              EXPECT_EQ(compressed_difference(test::to_host(got.view()), want), "")
-                  << op << " " << what;
-            };
+                                  const char* op) { expect_same(got, want, op, what); };
             same(multiply(da.view(), db.view(), options, stream),
                  multiply<HostCompressed>(ha.view(), hb.view(), options), "multiply");
             same(multiply(da.view(), df.view(), options, stream),

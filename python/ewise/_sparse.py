@@ -34,10 +34,11 @@ def _sparse_operand(x, what, compressed=True):
     return found.coo(x, what)
 
 
-def _sparse_pair(a, b):
-    """a and b as sparse operands read alike: both compressed where both are CSR or CSC (the
-    result then in a's format, read and made as it is), else both COO."""
-    oa, ob = _sparse_operand(a, "a"), _sparse_operand(b, "b")
+def _sparse_pair(a, oa, b):
+    """a and b as sparse operands read alike (oa: a as _sparse_operand read it): both
+    compressed where both are CSR or CSC (the result then in a's format, read and made as it
+    is), else both COO."""
+    ob = _sparse_operand(b, "b")
     if isinstance(oa, Compressed) and isinstance(ob, Compressed):
         if oa.offsets.dtype != ob.offsets.dtype:  # int32 with int64: both int64, as SciPy does
             oa, ob = _wide(oa), _wide(ob)
@@ -129,7 +130,7 @@ def multiply(a, b, drop_zeros=False, algorithm="automatic", validate_indices=Tru
         return _scalar_result(a, oa, lambda coo, stream, owner: _form(oa, "multiply_scalar")(
             coo, b, options, stream, owner))
     if adapter(b).is_sparse(b):
-        oa, ob = _sparse_pair(a, b)
+        oa, ob = _sparse_pair(a, oa, b)
         device = check_devices(a=oa.vals, b=ob.vals)
         with Call(a, device) as run:
             arrays = _form(oa, "multiply")(_coo(run, oa), _coo(run, ob), options, run.stream,
@@ -299,7 +300,7 @@ def union(op, a, b, out, drop_zeros, fill_a, fill_b, validate_indices):
         if out is not None:
             raise ValueError("ewise: out= is for a dense b (sparse op sparse returns a new "
                              "matrix)")
-        oa, ob = _sparse_pair(a, b)
+        oa, ob = _sparse_pair(a, oa, b)
         device = check_devices(a=oa.vals, b=ob.vals)
         with Call(a, device) as run:
             arrays = _form(oa, "combine")(op, _coo(run, oa), _coo(run, ob), options, run.stream,

@@ -1,10 +1,21 @@
 """CuPy arrays (on CuPy's current stream) and cupyx.scipy.sparse matrices (cupyx is imported
 for those only)."""
+import functools
+
 import cupy
 
 from . import scipy
 from .interface import Adapter, numpy_dtype
 from .views import interface_view
+
+
+@functools.cache
+def _cupyx_sparse():
+    """cupyx.scipy.sparse, imported once: cupyx.scipy hands out its submodules by a module
+    __getattr__ that runs importlib.import_module at every `cupyx.scipy.sparse` (five times a
+    sparse call otherwise)."""
+    import cupyx.scipy.sparse
+    return cupyx.scipy.sparse
 
 
 class CuPy(Adapter):
@@ -23,7 +34,7 @@ class CuPy(Adapter):
         as unsigned numbers: -2 bytes of float16 become 2^63 - 1 elements): such an array is
         passed as a view with the byte strides of its __cuda_array_interface__, ordered after
         CuPy's current stream by an event when the call runs on another stream."""
-        if not any(s < 0 for s in x.strides):
+        if min(x.strides, default=0) >= 0:
             return super().export(x, call)
         current = cupy.cuda.get_current_stream()
         if current.ptr != call.stream:
@@ -42,8 +53,7 @@ class CuPy(Adapter):
                                                              op.vals.dtype)))
         # cupyx's (data, (row, col)) constructor reads the indices' bounds on the host (a
         # synchronization); ewise checked them: an empty matrix gets the arrays instead.
-        import cupyx.scipy.sparse
-        result = scipy.coo_kind(cupyx.scipy.sparse, like)(op.shape, dtype=vals.dtype)
+        result = scipy.coo_kind(_cupyx_sparse(), like)(op.shape, dtype=vals.dtype)
         result.data, result.row, result.col = vals, rows, cols
         result.has_canonical_format = True
         # CSR and CSC as the operand's: cupyx's compression of a canonical COO (cuSPARSE's
@@ -57,8 +67,7 @@ class CuPySparse(CuPy):
     """cupyx.scipy.sparse matrices: SciPy's formats (scipy.coo_operand), on the GPU."""
 
     def is_sparse(self, x):
-        import cupyx.scipy.sparse
-        return cupyx.scipy.sparse.issparse(x)
+        return _cupyx_sparse().issparse(x)
 
     def coo(self, x, what):
         return scipy.coo_operand(self, x, cupy)
@@ -72,8 +81,7 @@ class CuPySparse(CuPy):
         """cupyx's (data, indices, indptr) constructor reads indptr's ends back to the host (a
         synchronization; about 0.3 ms a call under the profiler, H200): as for a COO result, an
         empty matrix of the shape gets ewise's arrays instead."""
-        import cupyx.scipy.sparse
-        kind = scipy.sparse_kind(cupyx.scipy.sparse, like, op.format)
+        kind = scipy.sparse_kind(_cupyx_sparse(), like, op.format)
         with cupy.cuda.Device(device[1]):
             offsets, indices, vals = (
                 cupy.empty(0, dtype=dtype) if x is None else cupy.from_dlpack(x)

@@ -103,15 +103,6 @@ Result multiply_checked(const CooView& a, DType to, Factor&& factor, const Spars
   }
 }
 
-/// Whether a scalar is zero (either zero for floats).
-bool is_zero(const Scalar& s) {
-  switch (dtype_kind(s.dtype())) {
-    case DTypeKind::floating: return s.as_double() == 0;
-    case DTypeKind::unsigned_int: return s.as_uint() == 0;
-    default: return s.as_int() == 0;
-  }
-}
-
 }  // namespace
 
 CooAlgorithm select_coo_algorithm(const CooView& a, const CooView& b, CooAlgorithm requested) {
@@ -147,8 +138,9 @@ CooView coo_view(const ConstTensorView& rows, const ConstTensorView& cols,
                 "coo_view: rows and cols must both be i32 or both i64; got ",
                 dtype_name(rows.desc.dtype), " and ", dtype_name(cols.desc.dtype));
   EWISE_EXPECTS(rows.memory == cols.memory && cols.memory == vals.memory,
-                "coo_view: rows, cols and vals are not all in one memory (", memory_name(rows.memory),
-                ", ", memory_name(cols.memory), ", ", memory_name(vals.memory), ")");
+                "coo_view: rows, cols and vals are not all in one memory (",
+                memory_name(rows.memory), ", ", memory_name(cols.memory), ", ",
+                memory_name(vals.memory), ")");
   const IndexType index = rows.desc.dtype == DType::i32 ? IndexType::i32 : IndexType::i64;
   const CooView v{rows.data, cols.data, vals.data,
                   CooDesc{nrows, ncols, nr, index, vals.desc.dtype, canonical}, rows.memory};
@@ -253,13 +245,8 @@ Result combine(BinaryOp op, const CooView& a, const Scalar& s, const SparseOptio
   check_union_op(op, "combine");
   check_view(a, "a");
   check_result_memory(a.memory, ResultMemory<Result>::value, "combine");
-  EWISE_EXPECTS(op == BinaryOp::add || op == BinaryOp::subtract, "combine: ", op_name(op),
-                " of a COO matrix and a scalar is not sparse (it is defined at every "
-                "coordinate); pass the scalar as a 0-d dense operand for a dense result");
   const DType r = result_dtype(op, options.promotion, a.desc.dtype, s.type());
-  EWISE_EXPECTS(is_zero(s), "combine: ", op_name(op), " of a COO matrix and the nonzero scalar ",
-                s.str(), " would store a value at every coordinate (SciPy refuses it too); pass "
-                "it as a 0-d dense operand for a dense result");
+  check_scalar_union(op, s, "COO");
   // a + 0 and a - 0 are a (SciPy returns a copy): its canonical form, in the result dtype.
   Promoted p(r, options.memory, stream);
   if constexpr (ResultMemory<Result>::value == Memory::host) {

@@ -104,6 +104,21 @@ void check_union_op(BinaryOp op, const char* fn) {
                 op == BinaryOp::mul ? " (the intersection is multiply)" : "");
 }
 
+void check_scalar_union(BinaryOp op, const Scalar& s, const char* form) {
+  EWISE_EXPECTS(op == BinaryOp::add || op == BinaryOp::sub, "combine: ", op_name(op), " of a ",
+                form, " matrix and a scalar is not sparse (it is defined at every coordinate); "
+                "pass the scalar as a 0-d dense operand for a dense result");
+  bool zero = false;
+  switch (dtype_kind(s.dtype())) {
+    case DTypeKind::floating: zero = s.as_double() == 0; break;
+    case DTypeKind::unsigned_int: zero = s.as_uint() == 0; break;
+    default: zero = s.as_int() == 0;
+  }
+  EWISE_EXPECTS(zero, "combine: ", op_name(op), " of a ", form, " matrix and the nonzero scalar ",
+                s.str(), " would store a value at every coordinate (SciPy refuses it too); pass "
+                "it as a 0-d dense operand for a dense result");
+}
+
 double union_fill(double fill, DType dtype, const char* what) {
   switch (dtype) {
     case DType::f16: return f16_bits_to_float(float_to_f16_bits(static_cast<float>(fill)));

@@ -7,6 +7,7 @@
 #include "ewise/compressed.hpp"
 #include "ewise/coo.hpp"
 #include "ewise/ops.hpp"
+#include "ewise/promotion.hpp"
 #include "ewise/tensor.hpp"
 
 namespace ewise::sparse_detail {
@@ -35,6 +36,10 @@ DenseOperand dense_operand(const CooDesc& a, const ConstTensorView& dense);
 
 /// Throws unless op is one of the union operations (add, sub, min, max).
 void check_union_op(BinaryOp op, const char* fn);
+/// Throws unless combine(op, a, s) of a sparse matrix and a scalar is sparse: op add or subtract
+/// (check_union_op passed) and s zero (either zero for floats). `form` names a's form in the
+/// message ("COO", "CSR", "CSC"). Made before anything of a is read.
+void check_scalar_union(BinaryOp op, const Scalar& s, const char* form);
 /// A fill value as the dtype holds it (see SparseOptions::fill_a), returned as a double that
 /// converts exactly to the compute type. Throws for an integer dtype and a fill that is not an
 /// integer in its range. `what` names the option.

@@ -106,8 +106,7 @@ Orientation orientation_of(SparseFormat f) { return {f == SparseFormat::csc}; }
 
 // ---- spelling out and compressing -----------------------------------------------------------
 
-/// A compressed operand as a COO view in the call's orientation, with the array of major
-/// indices it was given.
+/// A compressed operand as a COO view in the call's orientation, with its major indices' array.
 template <class Buffer>
 struct Spelled {
   Buffer majors;
@@ -380,6 +379,7 @@ Result combine(BinaryOp op, const CompressedView& a, const Scalar& s, const Spar
   check_union_op(op, "combine");
   check_compressed(a, nullptr, MemoryOf<Result>::value, "combine");
   result_dtype(op, options.promotion, a.desc.dtype, s.type());
+  check_scalar_union(op, s, format_name(a.format));
   check_resident(a, nullptr, stream);
   return compressed_form<Result>(
       a, nullptr, options, stream, [&](Orientation, const CooView& va, const CooView&) {

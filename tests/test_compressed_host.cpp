@@ -312,6 +312,25 @@ TEST(CompressedHost, ArgumentChecksNameTheValues) {
   HostTensor dense(DType::f32, Dims{4, 3});
   expect_invalid([&] { (void)multiply<HostCompressed>(m.view(), dense.view()); }, {"(4,3)"});
   expect_invalid([&] { (void)multiply<DeviceCompressed>(m.view(), m.view()); }, {"host"});
+  // A union with a scalar that is not sparse is refused as such, naming the operand's format,
+  // before its offsets are read (these decrease).
+  Small bad;
+  bad.offsets[1] = 3;
+  bad.offsets[2] = 1;
+  CompressedView csc = bad.view();
+  csc.format = SparseFormat::csc;
+  csc.desc.nrows = 4;
+  csc.desc.ncols = 3;
+  expect_invalid(
+      [&] { (void)combine<HostCompressed>(BinaryOp::add, bad.view(), Scalar::weak_float(1.5)); },
+      {"add of a CSR matrix and the nonzero scalar 1.5"});
+  expect_invalid(
+      [&] { (void)combine<HostCompressed>(BinaryOp::sub, csc, Scalar::weak_int(-2)); },
+      {"subtract of a CSC matrix and the nonzero scalar -2"});
+  expect_invalid(
+      [&] { (void)combine<HostCompressed>(BinaryOp::max, bad.view(), Scalar::weak_int(0)); },
+      {"maximum of a CSR matrix and a scalar is not sparse"});
+  EXPECT_EQ(combine<HostCompressed>(BinaryOp::sub, m.view(), Scalar::weak_float(-0.0)).nnz(), 3);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@ import numpy
 from . import _dask, _ewise
 from ._interop import (KDL_CPU, Call, adapter, check_devices, check_writable, is_scalar, routes,
                        types)
+from ._interop.numpy import numpy_result
 
 
 def call(op, a, b, out, kernel, autograd):
@@ -21,10 +22,11 @@ def call(op, a, b, out, kernel, autograd):
     # arrays and Python scalars (a Dask array among them), and a small call's time is mostly
     # this function's (the three Dask tests cost 0.5 us, a third of a 16-element NumPy call).
     result = routes.torch(op, a, b, out, kernel)
-    if result is None:
-        result = _ewise.numpy_binary(op, a, b, out, kernel)
     if result is not None:
         return result
+    result = _ewise.numpy_binary(op, a, b, out, kernel)
+    if result is not None:
+        return result if out is not None else numpy_result(result)
     if _dask.is_dask(a) or _dask.is_dask(b) or _dask.is_dask(out):
         return _dask.binary(lambda x, y: call(op, x, y, None, kernel, None), a, b, out,
                             f"ewise-{op}")

@@ -164,6 +164,15 @@ def test_results_and_empty():
     assert r.shape == (0, 3) and r.dtype == np.float32
     s = ewise.add(np.full((), 2.0), np.ones(()))  # rank 0
     assert s.shape == () and s == 3
+    # 0-d results as NumPy's ufuncs give them: a NumPy scalar of the result dtype (through the
+    # buffer route and the general path); with out=, out itself
+    for x, y in ((np.full((), 2.0), np.ones(())), (np.float32(2), 1), (np.int8(3), np.int8(4)),
+                 (np.array(1.5, np.float16), 2), (np.uint8(200), np.uint8(100))):
+        got, want = ewise.add(x, y), np.add(x, y)
+        assert type(got) is type(want) and got == want, (x, y, got, want)
+    o = np.empty(())
+    assert ewise.add(np.ones(()), 1.0, out=o) is o and o == 2
+    assert type(ewise.add(np.ones((1, 1)), 1.0)) is np.ndarray
     np.testing.assert_array_equal(ewise.mul(np.ones(3, np.float32), np.float32(0.5)), [0.5] * 3)
 
 

@@ -6,6 +6,12 @@ from .interface import KDL_CPU, Adapter, dtype_name, numpy_dtype
 from .views import interface_view
 
 
+def numpy_result(x):
+    """A host result ewise allocated, as NumPy's ufuncs hand theirs over: a 0-d one as a NumPy
+    scalar of its dtype (np.add(np.float32(1), 2) is a float32 scalar, not a 0-d array)."""
+    return x if x.ndim else x[()]
+
+
 class NumPy(Adapter):
     """own: NumPy's arrays, else another producer's (the dtype is read through DLPack)."""
 
@@ -31,6 +37,9 @@ class NumPy(Adapter):
             return numpy.empty(shape, dtype=numpy_dtype(dtype))
         return numpy.empty(shape, dtype=like.dtype if self._own
                            else numpy.from_dlpack(like).dtype)
+
+    def result(self, x):
+        return numpy_result(x)
 
     def coo_result(self, like, op, arrays, device):
         """A SciPy coo_array over ewise's host arrays, without a copy, marked canonical: the

@@ -110,9 +110,9 @@ CallTypes check_types(BinaryOp op, const Operand& a, const Operand& b, DType out
   t.types = op_types(op, rule, a.type(rule), b.type(rule));
   EWISE_EXPECTS(can_cast_same_kind(t.types.result, out), "cannot store the ",
                 dtype_name(t.types.result), " result of ", op_name(op), "(", describe(a), ", ",
-                describe(b), ") in a ", dtype_name(out),
-                " output (casting='same_kind': floats do not cast to integers or bool, signed "
-                "integers not to unsigned)");
+                describe(b), ") in an output of dtype ", dtype_name(out),
+                " (casting='same_kind': floats do not cast to integers or bool, signed integers "
+                "not to unsigned)");
   // NumPy 2 compares an integer array with a Python int its dtype cannot hold exactly (int8 < 300
   // is true everywhere): in the smallest dtype that holds both.
   if (op_family(op) == OpFamily::comparison && rule == Promotion::numpy)

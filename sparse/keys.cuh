@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
+#include <type_traits>
 
 #include "ewise/coo.hpp"
 #include "ewise/ops.hpp"  // EWISE_HD
@@ -109,8 +111,15 @@ struct ImplicitKeys {
   __device__ __forceinline__ std::uint64_t key(Raw x) const {
     return static_cast<std::uint64_t>(x.r) * ncols + static_cast<std::uint64_t>(x.c);
   }
+  /// 0 <= x.r < nrows and 0 <= x.c < nc (nrows, nc >= 0), each as one unsigned compare of I's
+  /// width: a negative index is 2^(bits - 1) or more as unsigned, which no bound reaches.
   __device__ __forceinline__ bool in_range(Raw x, std::int64_t nrows, std::int64_t nc) const {
-    return x.r >= 0 && x.r < nrows && x.c >= 0 && x.c < nc;
+    using W = std::make_unsigned_t<I>;
+    constexpr std::uint64_t kIndices = std::uint64_t{std::numeric_limits<I>::max()} + 1;
+    const auto bound = [](std::int64_t n) {
+      return static_cast<W>(std::min(static_cast<std::uint64_t>(n), kIndices));
+    };
+    return static_cast<W>(x.r) < bound(nrows) && static_cast<W>(x.c) < bound(nc);
   }
 };
 

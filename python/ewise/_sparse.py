@@ -70,9 +70,15 @@ def _form(op, name):
     return getattr(_ewise, "compressed_" + name if isinstance(op, Compressed) else name)
 
 
-def _result(like, op, arrays, device):
-    """The sparse result of a call whose first operand is like (op: its operand), of like's
-    kind: compressed in op's format, or COO (in like's format: coo_result)."""
+def _result(like, op, arrays, device, name, other):
+    """The sparse result of call `name` (its C++ name) on like (op: its operand) and `other`
+    (the other operand's values, a dense operand or a Python scalar), of like's kind: compressed
+    in op's format, or COO (in like's format: coo_result). An empty device result comes without
+    values (None): they are made here, of the call's result dtype (the framework's promotion of
+    op's values and `other`, as the C++ call's result; not necessarily op's dtype)."""
+    if arrays[-1] is None:
+        dtype = types(name, op.vals, op.vals, other)[0]
+        arrays = (*arrays[:-1], op.adapter.empty(op.vals, (0,), device, dtype))
     if isinstance(op, Compressed):
         return op.adapter.compressed_result(like, op, arrays, device)
     return op.adapter.coo_result(like, op, arrays, device)
@@ -103,13 +109,13 @@ def _result_like(vals, dense):
     return vals.reshape(-1)[:0] + (dense.reshape(-1)[:0] if dense.ndim else dense)
 
 
-def _scalar_result(a, oa, call):
-    """call(a's COO, stream, stream_owner), an operation of a and a Python scalar, as a COO of
-    a's kind."""
+def _scalar_result(a, oa, name, scalar, call):
+    """call(a's COO, stream, stream_owner), operation `name` of a and a Python scalar, as a COO
+    of a's kind."""
     device = check_devices(a=oa.vals)
     with Call(a, device) as run:
         arrays = call(_coo(run, oa), run.stream, run.stream_owner)
-    return _result(a, oa, arrays, device)
+    return _result(a, oa, arrays, device, name, scalar)
 
 
 def multiply(a, b, drop_zeros=False, algorithm="automatic", validate_indices=True,
@@ -117,6 +123,11 @@ def multiply(a, b, drop_zeros=False, algorithm="automatic", validate_indices=Tru
     """a ⊙ b (see ewise.sparse.multiply). autograd(a, b, drop_zeros, validate_indices): what
     runs a call with a torch operand that requires a gradient while grad mode is on
     (ewise.torch.sparse_multiply); None for calls that never have one."""
+    fast = adapter(a).compressed_pair(a, b, _ewise.compressed_multiply, lambda vals: _options(
+        vals, drop_zeros, algorithm, validate_indices=validate_indices))
+    if fast is not None:
+        oa, other, arrays, device = fast
+        return _result(a, oa, arrays, device, "multiply", other)
     if _dask.any_dask(a, b):
         return _dask.binary(functools.partial(
             multiply, drop_zeros=drop_zeros, algorithm=algorithm,
@@ -127,15 +138,15 @@ def multiply(a, b, drop_zeros=False, algorithm="automatic", validate_indices=Tru
     oa = _sparse_operand(a, "a")
     options = _options(oa.vals, drop_zeros, algorithm, validate_indices=validate_indices)
     if type(b) in _PYTHON_SCALARS:
-        return _scalar_result(a, oa, lambda coo, stream, owner: _form(oa, "multiply_scalar")(
-            coo, b, options, stream, owner))
+        return _scalar_result(a, oa, "multiply", b, lambda coo, stream, owner: _form(
+            oa, "multiply_scalar")(coo, b, options, stream, owner))
     if adapter(b).is_sparse(b):
         oa, ob = _sparse_pair(a, oa, b)
         device = check_devices(a=oa.vals, b=ob.vals)
         with Call(a, device) as run:
             arrays = _form(oa, "multiply")(_coo(run, oa), _coo(run, ob), options, run.stream,
                                      run.stream_owner)
-        return _result(a, oa, arrays, device)
+        return _result(a, oa, arrays, device, "multiply", ob.vals)
     b = operand(b)
     device = check_devices(a=oa.vals, b=b)
     if autograd is not None and oa.adapter.needs_grad(a, b):
@@ -151,7 +162,7 @@ def multiply(a, b, drop_zeros=False, algorithm="automatic", validate_indices=Tru
     with Call(a, device) as run:
         arrays = _form(oa, "multiply_dense")(_coo(run, oa), run.array(b), options, run.stream,
                                        run.stream_owner)
-    return _result(a, oa, arrays, device)
+    return _result(a, oa, arrays, device, "multiply", b)
 
 
 def _multiply_rows(a, ra, b, drop_zeros, validate_indices):
@@ -271,11 +282,17 @@ def coalesce(a, validate_indices):
     with Call(a, device) as run:
         arrays = _form(oa, "coalesce")(_coo(run, oa), _options(
             oa.vals, validate_indices=validate_indices), run.stream, run.stream_owner)
-    return _result(a, oa, arrays, device)
+    return _result(a, oa, arrays, device, "add", oa.vals)
 
 
 def union(op, a, b, out, drop_zeros, fill_a, fill_b, validate_indices):
     """a op b for add, sub, min, max (see ewise.sparse.add)."""
+    fast = None if out is not None else adapter(a).compressed_pair(
+        a, b, functools.partial(_ewise.compressed_combine, op), lambda vals: _options(
+            vals, drop_zeros, fill_a=fill_a, fill_b=fill_b, validate_indices=validate_indices))
+    if fast is not None:
+        oa, other, arrays, device = fast
+        return _result(a, oa, arrays, device, op, other)
     if _dask.any_dask(a, b, out):
         return _dask.binary(functools.partial(
             union, op, out=None, drop_zeros=drop_zeros, fill_a=fill_a, fill_b=fill_b,
@@ -294,8 +311,8 @@ def union(op, a, b, out, drop_zeros, fill_a, fill_b, validate_indices):
         if out is not None:
             raise ValueError("ewise: out= is for a dense b (sparse op scalar returns a new "
                              "matrix)")
-        return _scalar_result(a, oa, lambda coo, stream, owner: _form(oa, "combine_scalar")(
-            op, coo, b, options, stream, owner))
+        return _scalar_result(a, oa, op, b, lambda coo, stream, owner: _form(
+            oa, "combine_scalar")(op, coo, b, options, stream, owner))
     if adapter(b).is_sparse(b):
         if out is not None:
             raise ValueError("ewise: out= is for a dense b (sparse op sparse returns a new "
@@ -305,7 +322,7 @@ def union(op, a, b, out, drop_zeros, fill_a, fill_b, validate_indices):
         with Call(a, device) as run:
             arrays = _form(oa, "combine")(op, _coo(run, oa), _coo(run, ob), options, run.stream,
                                     run.stream_owner)
-        return _result(a, oa, arrays, device)
+        return _result(a, oa, arrays, device, op, ob.vals)
     b = operand(b)
     operands = {"a": oa.vals, "b": b} if out is None else {"a": oa.vals, "b": b, "out": out}
     device = check_devices(**operands)

@@ -264,6 +264,45 @@ def test_cupyx_compressed(cupy):
         np.testing.assert_array_equal(w.get(), want)
 
 
+def test_cupyx_empty_results_have_the_result_dtype(cupy):
+    """An empty device result has the dtype a non-empty one would (NumPy's promotion of both
+    operands), not the first operand's: its values are made in Python, not by the call."""
+    import cupyx.scipy.sparse as cusparse
+    rows = cupy.arange(0, 300, 2, dtype=cupy.int32)
+    a = cusparse.coo_matrix((cupy.ones(150, cupy.float32), (rows, rows % 200)), shape=(300, 200))
+    b = cusparse.coo_matrix((cupy.ones(150, cupy.float64), (rows + 1, rows % 200)),
+                            shape=(300, 200))
+    for fmt in ("coo", "csr", "csc"):
+        x, y = a.asformat(fmt), b.asformat(fmt)
+        for c in (ewise.sparse.multiply(x, y), ewise.sparse.multiply(y, x)):
+            assert c.nnz == 0 and c.format == fmt and c.dtype == np.float64
+        assert ewise.sparse.multiply(x, y * 0, drop_zeros=True).dtype == np.float64
+    empty = cusparse.coo_matrix((300, 200), dtype=cupy.float32)
+    for c in (ewise.sparse.add(empty, empty.astype(cupy.float64)),
+              ewise.sparse.multiply(empty, cupy.ones((300, 200), cupy.float64)),
+              ewise.sparse.multiply(empty.tocsr(), cupy.ones((1, 200), cupy.float64))):
+        assert c.nnz == 0 and c.dtype == np.float64
+
+
+def test_torch_empty_results_have_the_result_dtype(torch):
+    """As for cupyx, by PyTorch's promotion (an int32 tensor times 2.5 is float32)."""
+    i = torch.arange(0, 300, 2, device="cuda")
+    a = torch.sparse_coo_tensor(torch.stack((i, i % 200)), torch.ones(150, device="cuda"),
+                                (300, 200)).coalesce()
+    b = torch.sparse_coo_tensor(torch.stack((i + 1, i % 200)),
+                                torch.ones(150, dtype=torch.float64, device="cuda"),
+                                (300, 200)).coalesce()
+    for x, y in ((a, b), (a.to_sparse_csr(), b.to_sparse_csr()),
+                 (a.to_sparse_csc(), b.to_sparse_csc())):
+        c = ewise.sparse.multiply(x, y)
+        assert c.layout is x.layout and c.dtype == torch.float64
+        assert c._nnz() == 0
+    none = torch.sparse_coo_tensor(torch.zeros(2, 0, dtype=torch.int64, device="cuda"),
+                                   torch.zeros(0, dtype=torch.int32, device="cuda"), (300, 200))
+    for c in (ewise.sparse.multiply(none, 2.5), ewise.sparse.multiply(none.to_sparse_csr(), 2.5)):
+        assert c._nnz() == 0 and c.dtype == torch.float32
+
+
 def test_cupyx_row_sparse_conversions(cupy):
     """to_coo of a RowSparse of CuPy arrays (duplicated, unsorted rows): a canonical cupyx COO
     matrix with every column of each coalesced row; to_row_sparse of it, and of cupyx CSR and

@@ -125,6 +125,14 @@ class Adapter:
         as it is; None otherwise (it is then read as COO)."""
         return None
 
+    def compressed_pair(self, a, b, call, options):
+        """The fast route of a call on two sparse matrices of this framework: where both are
+        what it takes (one kind, one compressed format, one index dtype, values on the current
+        device), call(A, B, options(a's values), stream, stream owner) on them read as
+        compressed() reads them, and (a's Compressed, b's values, the arrays the call returned,
+        the device); None for any other pair (the general path then runs). None here."""
+        return None
+
     def row_sparse(self, x):
         """x as (rows, values, nrows, canonical) when it is this framework's row-sparse form
         (rows: a 1-D array of row indices; values: (nnz, *row_shape)), read without a copy;

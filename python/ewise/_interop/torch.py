@@ -32,6 +32,19 @@ _DTYPES = {getattr(torch, n): e for n, e in DTYPE_NAMES.items() if hasattr(torch
 _TORCH_DTYPES = {e: getattr(torch, n) for e, n in NUMPY_NAMES.items() if hasattr(torch, n)}
 
 
+def _imported(x):
+    """An array a sparse call returned, as a tensor without a copy: a NumPy array's memory
+    (host); a device array by its DLPack capsule (written on the call's stream, PyTorch's
+    current one, so there is no stream to order: torch.from_dlpack of the array would look
+    the stream up and hand it to the exporter, which ignores it); a tensor (the values of an
+    empty result, made by empty()) as it is."""
+    if isinstance(x, torch.Tensor):
+        return x
+    if isinstance(x, numpy.ndarray):
+        return torch.from_numpy(x)
+    return torch.from_dlpack(x.__dlpack__())
+
+
 def torch_dtype(name):
     """PyTorch's dtype of an ewise dtype name."""
     return _TORCH_DTYPES[name]
@@ -56,8 +69,12 @@ class Torch(Adapter):
                            device=like.device)
 
     def stream(self, device_id):
-        current = torch.cuda.current_stream(device_id)
-        return torch.cuda.device(device_id), current, current.cuda_stream
+        """PyTorch's current stream on the device as its raw handle, read as the dense fast
+        path reads it (torch.cuda.current_stream builds a Stream object, and its device
+        context switches through PyTorch's Python layer: both cost more host time than the
+        call's other steps); no context (Call makes the device current itself) and no owner
+        (PyTorch never destroys a stream of its pool)."""
+        return None, None, torch._C._cuda_getCurrentRawStream(device_id)
 
     def export(self, x, call):
         """A plain tensor of a call on PyTorch's stream as a view of its pointer, shape and
@@ -119,7 +136,7 @@ class Torch(Adapter):
         """A sparse_csr or sparse_csc tensor over ewise's arrays, without a copy."""
         offsets, indices, vals = (
             torch.empty(0, dtype=dtype, device=f"cuda:{device[1]}") if x is None
-            else torch.from_numpy(x) if isinstance(x, numpy.ndarray) else torch.from_dlpack(x)
+            else _imported(x)
             for x, dtype in zip(arrays, (op.offsets.dtype, op.indices.dtype, op.vals.dtype)))
         make = torch.sparse_csr_tensor if op.format == "csr" else torch.sparse_csc_tensor
         return make(offsets, indices, vals, op.shape, check_invariants=False)
@@ -134,7 +151,7 @@ class Torch(Adapter):
         return x._indices()[0].contiguous(), x._values(), int(x.shape[0]), x.is_coalesced()
 
     def import_array(self, x):
-        return torch.from_numpy(x) if isinstance(x, numpy.ndarray) else torch.from_dlpack(x)
+        return _imported(x)
 
     def row_sparse_result(self, like, rows, vals, nrows):
         """A coalesced hybrid sparse_coo tensor (one sparse dimension) for a hybrid like;
@@ -152,7 +169,7 @@ class Torch(Adapter):
         a sort by column for CSC)."""
         rows, cols, vals = (
             torch.empty(0, dtype=dtype, device=f"cuda:{device[1]}") if x is None
-            else torch.from_numpy(x) if isinstance(x, numpy.ndarray) else torch.from_dlpack(x)
+            else _imported(x)
             for x, dtype in zip(arrays, (op.rows.dtype, op.rows.dtype, op.vals.dtype)))
         result = torch.sparse_coo_tensor(torch.stack((rows, cols)), vals, op.shape,
                                          is_coalesced=True, check_invariants=False)

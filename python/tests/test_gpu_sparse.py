@@ -107,6 +107,24 @@ def test_torch_compressed_layouts(torch):
         ewise.sparse.multiply(bad, bad)
 
 
+def test_torch_compressed_pairs_of_mixed_dtypes(torch):
+    """Pairs the fast route declines (index dtypes that differ) and ones it takes with values of
+    two dtypes: the result dtype is torch.result_type's, the values its."""
+    g = torch.Generator().manual_seed(3)
+    shape = (300, 200)
+    a = random_torch_sparse(torch, g, shape, torch.float32, 3000, "cuda").coalesce()
+    b = random_torch_sparse(torch, g, shape, torch.float64, 2000, "cuda").coalesce()
+    ad, bd = a.to_dense(), b.to_dense()
+    x = a.to_sparse_csr()
+    for index in (torch.int32, torch.int64):
+        m = b.to_sparse_csr()
+        y = torch.sparse_csr_tensor(m.crow_indices().to(index), m.col_indices().to(index),
+                                    m.values(), shape)
+        for c, want in ((ewise.sparse.multiply(x, y), ad * bd), (ewise.sparse.add(y, x), bd + ad)):
+            assert c.layout is torch.sparse_csr and c.dtype == torch.float64
+            assert torch.equal(c.to_dense(), want)
+
+
 def test_torch_coalesced_times_dense_keeps_the_pattern(torch):
     """A coalesced tensor ⊙ dense (full, row, column, scalar): torch's values, the same indices
     tensor (shared, no copy), coalesced; an index out of range is still a ValueError."""

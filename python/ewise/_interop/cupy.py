@@ -6,7 +6,7 @@ import cupy
 
 from .. import _ewise
 from . import scipy
-from .interface import Adapter, Compressed, numpy_dtype
+from .interface import Adapter, numpy_dtype
 from .views import interface_view
 
 
@@ -80,30 +80,27 @@ class CuPySparse(CuPy):
 
     def compressed_pair(self, a, b, call, options):
         """The fast route (interface.Adapter.compressed_pair) of two cupyx CSR or CSC matrices
-        of one class and index dtype whose values are on the current device: their arrays
-        exported straight to CuPy's current stream, without the general path's device switch
-        and per-array steps (H200, CSR ⊙ CSR of 8-11M entries: 25-35 us a call less; see
-        docs/benchmarks.md, session 57)."""
-        fmt = a.format
-        if type(b) is not type(a) or fmt not in ("csr", "csc"):
+        of one class and index dtype whose values are on the current device: read by
+        compressed(), their arrays exported straight to CuPy's current stream, without the
+        general path's device switch and per-array steps (H200, CSR ⊙ CSR of 8-12M entries:
+        13-34 us a call less; docs/benchmarks.md, session 57)."""
+        if type(b) is not type(a):
             return None
-        index = a.indptr.dtype
-        if a.indices.dtype != index or b.indptr.dtype != index or b.indices.dtype != index:
+        oa, ob = self.compressed(a, "a"), self.compressed(b, "b")
+        if oa is None or ob is None or oa.offsets.dtype != ob.offsets.dtype:
             return None
         device = cupy.cuda.runtime.getDevice()
-        if a.data.device.id != device or b.data.device.id != device:
+        if oa.vals.device.id != device or ob.vals.device.id != device:
             return None
         stream = cupy.cuda.get_current_stream()
         exported = stream.ptr or 1  # DLPack's number of the legacy default stream (handle 0)
 
-        def read(x):
-            arrays = [cupy.ascontiguousarray(v) for v in (x.indptr, x.indices, x.data)]
-            op = Compressed(self, *arrays, x.shape, fmt,
-                            bool(getattr(x, "_has_canonical_format", False)))
-            return op, _ewise.Compressed(*(v.__dlpack__(stream=exported) for v in arrays),
-                                         x.shape[0], x.shape[1], fmt, op.canonical)
-        (oa, va), (ob, vb) = read(a), read(b)
-        return oa, ob.vals, call(va, vb, options(oa.vals), stream.ptr, stream), (2, device)
+        def view(op):
+            return _ewise.Compressed(
+                *(x.__dlpack__(stream=exported) for x in (op.offsets, op.indices, op.vals)),
+                op.shape[0], op.shape[1], op.format, op.canonical)
+        return oa, ob.vals, call(view(oa), view(ob), options(oa.vals), stream.ptr,
+                                 stream), (2, device)
 
     def compressed_result(self, like, op, arrays, device):
         """cupyx's (data, indices, indptr) constructor reads indptr's ends back to the host (a

@@ -141,6 +141,38 @@ class Torch(Adapter):
         make = torch.sparse_csr_tensor if op.format == "csr" else torch.sparse_csc_tensor
         return make(offsets, indices, vals, op.shape, check_invariants=False)
 
+    def compressed_pair(self, a, b, call, options):
+        """The fast route (interface.Adapter.compressed_pair) of two plain sparse_csr (or
+        sparse_csc) tensors on one CUDA device, of one index dtype and of dtypes ewise takes:
+        read by compressed() (values with the negative bit resolved, as the general path
+        reads them), each array passed as a view of its pointer, the device made current for
+        the call alone, without the general path's device checks and per-array steps
+        (docs/benchmarks.md, session 57)."""
+        if type(a) is not torch.Tensor or type(b) is not torch.Tensor or b.layout is not a.layout:
+            return None
+        device = a.get_device()
+        if device < 0 or b.get_device() != device:
+            return None
+        oa, ob = self.compressed(a, "a"), self.compressed(b, "b")
+        if oa is None or oa.offsets.dtype != ob.offsets.dtype:
+            return None
+        index, vals_a, vals_b = (_DTYPES.get(x.dtype) for x in (oa.offsets, oa.vals, ob.vals))
+        if vals_a is None or vals_b is None or index is None:
+            return None
+
+        def view(op, vals):
+            return _ewise.Compressed(
+                *(strided_view(x, name, x.data_ptr(), [x.shape[0]], [1], device)
+                  for x, name in ((op.offsets, index), (op.indices, index), (op.vals, vals))),
+                op.shape[0], op.shape[1], op.format, True)
+        previous = _ewise.set_device(device)
+        try:
+            arrays = call(view(oa, vals_a), view(ob, vals_b), options(oa.vals),
+                          torch._C._cuda_getCurrentRawStream(device), None)
+        finally:
+            _ewise.set_device(previous)
+        return oa, ob.vals, arrays, (2, device)
+
     def row_sparse(self, x):
         """A sparse_coo tensor with one sparse dimension (a hybrid tensor such as
         torch.nn.Embedding(sparse=True)'s gradient, or a sparse vector): its row indices

@@ -3,10 +3,11 @@
 are (when every sparse operand of the call is one; else as COO), others as COO, run on the
 host or on the stream of the first operand's framework (_interop.Call), results of that
 framework's kind (two compressed operands of one framework first try its fast route,
-Adapter.compressed_pair: the same reads and result in fewer steps). Operands of different dtypes promote by the sparse operand's framework's
-rules (PyTorch's for torch tensors, NumPy 2's otherwise: the C++ SparseOptions::promotion); a
-Python bool, int or float is a weak scalar, as the framework takes it. Dask arrays: _dask, a
-lazy Dask array whose blocks are calls of these."""
+Adapter.compressed_pair: the same reads and result in fewer steps). Operands of different
+dtypes promote by the sparse operand's framework's rules (PyTorch's for torch tensors, NumPy
+2's otherwise: the C++ SparseOptions::promotion); a Python bool, int or float is a weak scalar,
+as the framework takes it. Dask arrays: _dask, a lazy Dask array whose blocks are calls of
+these."""
 import functools
 import math
 

@@ -4,11 +4,15 @@ ewise blocks against CuPy's own operations on the same Dask graph, and the 1 -> 
 
 Cases (full sizes; --small divides the data by 64):
   bias      X + b: X a (10,485,760, 4096) float32 array (160 GiB, more than one H200 holds) in
-            80 row blocks of 2 GiB, each block drawn on its worker's GPU (cupy.random), b a
+            row blocks of --block-gib GiB (2: 80 blocks), each drawn on its worker's GPU
+            (cupy.random), b a
             (4096,) float32 bias; reduced to its sum, so the array never exists whole.
             ewise: ewise.add(X, b).sum(); cupy: (X + b).sum().
   mask      M ⊙ D: D as X, M a bool array of the same shape (a draw < 0.5), reduced to the sum.
             ewise: ewise.multiply(M, D).sum(); cupy: (M * D).sum().
+  overhead  the bias case's graph with blocks of one element: as many tasks and the same
+            structure, next to no GPU work, so its times are the cluster's own cost of the graph
+            (client, scheduler, workers), which does not shrink with more GPUs.
   gradient  a row-sparse gradient (32,768 uniform row ids, duplicates among them, x 128
             float32 values) accumulated into a table of 2^26 x 128 float32 (32 GiB) in 16 row
             blocks, persisted over the workers' GPUs before timing (split over two GPUs on two);
@@ -20,19 +24,26 @@ Each case also runs its baseline: the same graph without the operation (the same
 reduction: X.sum() + b.sum(); D.sum() + M.sum(); each table block copied, with the same gradient
 in the graph, and summed). "op" = total - baseline: the operation's share of the wall time.
 
+Per block (before the clusters, on GPU 0 of the client process; not with --cpu): each case's
+operation on one block, ewise's call against CuPy's, GPU time by CUDA events (median of 20
+back-to-back calls) and wall time with a synchronization after each call (median of 20).
+
 Times: wall time of client.compute(graph).result() (the whole graph: generation, operation,
 reduction, the scheduler), the median of --runs runs after one warm-up run, on a cluster of one
-worker per GPU (CUDA_VISIBLE_DEVICES "0", then "0,1"; threads_per_worker=1, protocol tcp).
+worker per GPU (CUDA_VISIBLE_DEVICES "0", then "0,1"; threads_per_worker --threads (1), protocol
+tcp).
 Prints a table and writes JSON (--json): "meta" (sizes, versions, GPUs) and "results" (one row per
 case, GPU count and implementation: total_s, runs_s, baseline_s, op_s, bytes, op_gbps_per_gpu
 = bytes / op_s / GPUs (bytes_of: what the operation moves), value), and "summary" (per
-case: ewise/cupy total and op ratios, and the 1 -> 2 GPU speedup of each implementation's total).
+case: ewise/cupy total and op ratios, and the 1 -> 2 GPU speedup of each implementation's total);
+each row's "task_stream": one more run under Dask's task stream, each worker's seconds of task
+computation beside that run's wall time.
 
 Needs CuPy, dask, distributed, dask_cuda and the ewise package (PYTHONPATH=build/python); run it
 from a directory other than the repository root (its sparse/ folder shadows pydata's sparse).
 
     python3 bench/dask_scaling.py [--small] [--runs 3] [--gpus 1,2] [--cases bias,mask,gradient]
-                                  [--json PATH]
+                                  [--block-gib 2] [--json PATH]
     python3 bench/dask_scaling.py --cpu   # the script's own smoke test: NumPy chunks on a
                                           # LocalCluster of processes, tiny sizes (no timing
                                           # worth reading)
@@ -54,13 +65,16 @@ FULL = {"rows": 80 * 131072, "block_rows": 131072,  # 160 GiB of float32, 2 GiB 
 
 
 def sizes(args):
+    """The cases' sizes; the dense blocks of --block-gib GiB (whole rows, at least one)."""
     if args.cpu:
         return {"rows": 8 * 256, "block_rows": 256, "table_rows": 1 << 12, "table_cols": 16,
                 "table_blocks": 4, "grad_rows": 256}
     if args.small:  # 2.5 GiB dense, 512 MiB table: seconds
         return {"rows": 20 * 8192, "block_rows": 8192, "table_rows": 1 << 20, "table_cols": 128,
                 "table_blocks": 8, "grad_rows": 1 << 14}
-    return dict(FULL)
+    n = dict(FULL)
+    n["block_rows"] = max(1, min(n["rows"], int(args.block_gib * 2**30) // (COLS * 4)))
+    return n
 
 
 # ---- blocks (run on the workers; this module is __main__, so cloudpickle sends them by value)
@@ -113,11 +127,13 @@ def scatter_block(rows, values, op, d, block_info=None):
 
 def graphs(da, ewise, xp_name, case, n, table=None, grad=None):
     """{"baseline", "ewise", "cupy"}: each a 0-d Dask array (the sum)."""
-    if case in ("bias", "mask"):
+    if case in ("bias", "mask", "overhead"):
         shape, chunks = (n["rows"], COLS), (n["block_rows"], COLS)
+        if case == "overhead":
+            shape, chunks = (-(-n["rows"] // n["block_rows"]), 1), (1, 1)
         x = generated(da, xp_name, shape, chunks, np.float32)
-        if case == "bias":
-            b = generated(da, xp_name, (COLS,), (COLS,), np.float32)
+        if case in ("bias", "overhead"):
+            b = generated(da, xp_name, shape[1:], shape[1:], np.float32)
             return {"baseline": x.sum() + b.sum(), "ewise": ewise.add(x, b).sum(),
                     "cupy": (x + b).sum()}
         m = generated(da, xp_name, shape, chunks, np.bool_)
@@ -138,6 +154,8 @@ def bytes_of(case, n):
     """The bytes the operation moves beyond its baseline: bias: X and b read, the sum written;
     mask: M and D read, the product written; gradient: the values read, the table rows they
     touch read and written, the row ids read by each block (the block copy is the baseline's)."""
+    if case == "overhead":
+        return 0
     if case == "bias":
         return 2 * n["rows"] * COLS * 4 + COLS * 4
     if case == "mask":
@@ -145,16 +163,81 @@ def bytes_of(case, n):
     return n["grad_rows"] * (3 * n["table_cols"] * 4 + 8 * n["table_blocks"])
 
 
+# ---- one block on one GPU
+
+def per_block(n, reps=20):
+    """Each case's operation on one block on GPU 0 of this process, ewise's call against
+    CuPy's: {case: {impl: {"gpu_ms", "wall_ms"}}}: GPU time by CUDA events over `reps`
+    back-to-back calls, and the median wall time of `reps` calls each followed by a
+    synchronization. The gradient's block: a table block, the gradient's rows that fall in it,
+    accumulated in place (ewise.sparse.accumulate; cupyx.scatter_add)."""
+    import cupy
+    import cupyx
+
+    import ewise
+    rows, nb = n["block_rows"], n["table_rows"] // n["table_blocks"]
+    x = cupy.random.random_sample((rows, COLS), dtype=cupy.float32)
+    b = cupy.random.random_sample((COLS,), dtype=cupy.float32)
+    m = cupy.random.random_sample((rows, COLS), dtype=cupy.float32) < 0.5
+    table = cupy.random.random_sample((nb, n["table_cols"]), dtype=cupy.float32)
+    grad_rows, grad_values = gradient("cupy", n)
+    kept = grad_rows < nb
+    local, cut = grad_rows[kept], grad_values[kept]
+    calls = {"bias": {"ewise": lambda: ewise.add(x, b), "cupy": lambda: x + b},
+             "mask": {"ewise": lambda: ewise.multiply(m, x), "cupy": lambda: m * x},
+             "gradient": {"ewise": lambda: ewise.sparse.accumulate(
+                              "add", table, ewise.sparse.RowSparse(local, cut, nb)),
+                          "cupy": lambda: cupyx.scatter_add(table, local, cut)}}
+    stream = cupy.cuda.get_current_stream()
+    out = {}
+    for case, impls in calls.items():
+        out[case] = {}
+        for impl, call in impls.items():
+            call()
+            stream.synchronize()
+            start, end = cupy.cuda.Event(), cupy.cuda.Event()
+            start.record()
+            for _ in range(reps):
+                call()
+            end.record()
+            end.synchronize()
+            walls = []
+            for _ in range(reps):
+                t0 = time.perf_counter()
+                call()
+                stream.synchronize()
+                walls.append((time.perf_counter() - t0) * 1e3)
+            out[case][impl] = {"gpu_ms": cupy.cuda.get_elapsed_time(start, end) / reps,
+                               "wall_ms": statistics.median(walls)}
+    del x, b, m, table, grad_rows, grad_values, local, cut
+    cupy.get_default_memory_pool().free_all_blocks()
+    return out
+
+
+def per_block_text(blocks, n):
+    lines = [f"one block ({n['block_rows']} x {COLS} float32; table block "
+             f"{n['table_rows'] // n['table_blocks']} x {n['table_cols']}) on GPU 0, ms:",
+             f"  {'case':<9} {'impl':<6} {'GPU':>9} {'wall, synced':>13}"]
+    for case, impls in blocks.items():
+        for impl, t in impls.items():
+            lines.append(f"  {case:<9} {impl:<6} {t['gpu_ms']:>9.4f} {t['wall_ms']:>13.4f}")
+        e, c = impls["ewise"], impls["cupy"]
+        lines.append(f"  {case:<9} cupy/ewise GPU {c['gpu_ms'] / e['gpu_ms']:.2f}, wall "
+                     f"{c['wall_ms'] / e['wall_ms']:.2f}")
+    return "\n".join(lines)
+
+
 # ---- clusters
 
 def cluster(args, gpus):
     import distributed
     if args.cpu:
-        return distributed.LocalCluster(n_workers=gpus, threads_per_worker=1, processes=True,
+        return distributed.LocalCluster(n_workers=gpus, threads_per_worker=args.threads,
+                                        processes=True,
                                         dashboard_address=None)
     import dask_cuda
     return dask_cuda.LocalCUDACluster(CUDA_VISIBLE_DEVICES=list(range(gpus)),
-                                      threads_per_worker=1, dashboard_address=None,
+                                      threads_per_worker=args.threads, dashboard_address=None,
                                       protocol="tcp")
 
 
@@ -187,6 +270,22 @@ def timed(client, graph, runs):
     return statistics.median(times), list(times), float(values[-1])
 
 
+def worker_busy(client, graph):
+    """One more run under Dask's task stream: {worker: seconds its tasks computed} and the run's
+    wall seconds. A worker busy for most of the wall time bounds it; idle workers mean the
+    cluster's own cost (scheduling, transfers) does."""
+    import distributed
+    before = scheduler_tasks(client)
+    with distributed.get_task_stream(client) as stream:
+        _, seconds = once(client, graph, before)
+    busy = {}
+    for task in stream.data:
+        for s in task.get("startstops", ()):
+            if s["action"] == "compute":
+                busy[task["worker"]] = busy.get(task["worker"], 0.0) + s["stop"] - s["start"]
+    return {"busy_s": sorted(busy.values(), reverse=True), "wall_s": seconds}
+
+
 def gradient(xp_name, n, seed=7):
     rng = np.random.default_rng(seed)
     rows = rng.integers(0, n["table_rows"], size=n["grad_rows"]).astype(np.int64)
@@ -215,16 +314,20 @@ def run_cluster(args, n, gpus, results, emit):
             base_s, base_runs, _ = timed(client, built["baseline"], args.runs)
             for impl in ("ewise", "cupy"):
                 total_s, runs_s, value = timed(client, built[impl], args.runs)
+                busy = worker_busy(client, built[impl])
                 row = {"case": case, "gpus": gpus, "impl": impl, "total_s": total_s,
                        "runs_s": runs_s, "baseline_s": base_s, "baseline_runs_s": base_runs,
                        "op_s": total_s - base_s, "bytes": bytes_of(case, n),
                        "op_gbps_per_gpu": (bytes_of(case, n) / (total_s - base_s) / gpus / 1e9
-                                           if total_s > base_s else None),
-                       "value": value}
+                                           if total_s > base_s and case != "overhead"
+                                           else None),
+                       "value": value, "task_stream": busy}
                 results.append(row)
                 emit()
                 print(f"  {case:<9}{gpus} GPU {impl:<6} total {total_s:8.3f} s  baseline "
-                      f"{base_s:8.3f} s  op {total_s - base_s:8.3f} s", flush=True)
+                      f"{base_s:8.3f} s  op {total_s - base_s:8.3f} s  workers busy "
+                      + " ".join(f"{b:.3f}" for b in busy["busy_s"])
+                      + f" s of {busy['wall_s']:.3f}", flush=True)
             del table
 
 
@@ -285,6 +388,7 @@ def table_text(results, summary, gpu_counts):
 
 def meta(args, n):
     info = {"sizes": n, "cols": COLS, "runs": args.runs, "small": args.small, "cpu": args.cpu,
+            "threads_per_worker": args.threads,
             "python": platform.python_version(), "host": platform.node()}
     try:
         info["commit"] = subprocess.run(
@@ -311,10 +415,13 @@ def main():
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--gpus", default="1,2", help="GPU counts, comma-separated")
     p.add_argument("--cases", default="bias,mask,gradient")
+    p.add_argument("--threads", type=int, default=1, help="threads per worker")
+    p.add_argument("--block-gib", type=float, default=2.0,
+                   help="the dense cases' row blocks, GiB (full sizes)")
     p.add_argument("--json", help="write the results here")
     args = p.parse_args()
     args.cases = [c for c in args.cases.split(",") if c]
-    unknown = set(args.cases) - {"bias", "mask", "gradient"}
+    unknown = set(args.cases) - {"bias", "mask", "overhead", "gradient"}
     if unknown:
         p.error(f"unknown cases {sorted(unknown)}")
     gpu_counts = [int(g) for g in args.gpus.split(",")]
@@ -337,6 +444,10 @@ def main():
           f"{n['block_rows']} rows; table {n['table_rows']} x {n['table_cols']} float32 "
           f"({n['table_rows'] * n['table_cols'] * 4 / 2**30:.1f} GiB) in {n['table_blocks']} "
           f"blocks, gradient {n['grad_rows']} rows; {args.runs} runs", flush=True)
+    if not args.cpu:
+        record["per_block"] = per_block(n)
+        emit()
+        print(per_block_text(record["per_block"], n), flush=True)
     for g in gpu_counts:
         t0 = time.perf_counter()
         run_cluster(args, n, g, record["results"], emit)

@@ -84,6 +84,8 @@ inline constexpr std::int64_t kVeryLong = 4 * kLongChunk;
 /// long_rows_kernel's runs and operands: the long runs (first, nfirst of them, the longest;
 /// then second) of `runs`, whose positions below na hold a's stored rows and the others b's
 /// (b null: a's alone), rows of `width` values; `slabs` blocks a run, kSlab columns each.
+/// first_count, where not null, is first's length on the device (nfirst its bound): the grid's
+/// blocks past it return at once.
 template <class T>
 struct LongRuns {
   RunLayout runs;
@@ -94,6 +96,7 @@ struct LongRuns {
   const std::int64_t* first = nullptr;
   const std::int64_t* second = nullptr;
   std::int64_t nfirst = 0, slabs = 0;
+  const std::int64_t* first_count = nullptr;
 };
 
 /// The sum, in storage order from the first value, of column c of the stored rows at sorted
@@ -169,6 +172,7 @@ __global__ void __launch_bounds__(kLongWarps * 32) long_rows_kernel(LongRuns<T> 
   const RunLayout& l = r.runs;
   const int lane = static_cast<int>(threadIdx.x % 32);
   const std::int64_t k = blockIdx.x / r.slabs;
+  if (r.first_count != nullptr && k >= *r.first_count) return;  // the whole block
   const std::int64_t s = k < r.nfirst ? r.first[k] : r.second[k - r.nfirst];
   const std::uint64_t c = (blockIdx.x % r.slabs) * kSlab + static_cast<std::uint64_t>(lane % kSlab);
   const bool active = c < r.width;
@@ -200,8 +204,12 @@ class LongRunLists {
   /// counts[1] on the device (rows.cu). The caller reads them back into `count`.
   LongRunLists(const std::int64_t* heads, const std::int64_t* runs, std::int64_t n,
                std::int64_t* counts, cudaStream_t stream);
+  /// A list made on the device (rows.cu's small path): `list`, of *length runs on the device
+  /// and at most `most`, as first; second empty. Nothing is read back.
+  LongRunLists(const std::int64_t* list, const std::int64_t* length, std::int64_t most)
+      : count{most, 0}, first_(list), length_(length) {}
 
-  std::int64_t count[2] = {};  ///< the lengths of first and second, once read back
+  std::int64_t count[2] = {};  ///< the lengths of first and second, once read back (or bounds)
 
   /// long_rows_kernel over the lists with `sink`, r's runs and operands set (nothing for no
   /// runs or rows of width 0): a block per run and kSlab columns, the first list's first.
@@ -209,9 +217,10 @@ class LongRunLists {
   void launch(LongRuns<T> r, const Sink& sink, cudaStream_t stream) const {
     const std::int64_t runs = count[0] + count[1];
     if (runs == 0 || r.width == 0) return;
-    r.first = storage_.get<const std::int64_t>(0);
-    r.second = storage_.get<const std::int64_t>(1);
+    r.first = first_ != nullptr ? first_ : storage_.get<const std::int64_t>(0);
+    r.second = first_ != nullptr ? nullptr : storage_.get<const std::int64_t>(1);
     r.nfirst = count[0];
+    r.first_count = length_;
     r.slabs = static_cast<std::int64_t>((r.width + kSlab - 1) / kSlab);
     detail::launch("sparse long_rows", long_rows_kernel<T, Sink>,
                    dim3(static_cast<unsigned>(runs * r.slabs)), dim3(kLongWarps * 32), 0, stream,
@@ -220,6 +229,8 @@ class LongRunLists {
 
  private:
   Workspace storage_;  ///< first, second, DevicePartition's temporary storage
+  const std::int64_t* first_ = nullptr;   ///< a list made on the device, or null (storage_'s)
+  const std::int64_t* length_ = nullptr;  ///< its length on the device
 };
 
 /// Columns a thread of rows_kernel takes: their sums share each run lookup and position load,

@@ -2,10 +2,12 @@
 // (rows_union.cu), and the conversions to and from COO (rows_convert.cu):
 // bit for bit against the CPU backend
 // (itself checked against the expanded COO form in test_rows_host.cpp) over random shapes,
-// dtypes, index types, operations, duplicates with hot rows, strided tables, both paths
-// (canonical in place, sorted runs); the refusals of bad indices with the table untouched.
+// dtypes, index types, operations, duplicates with hot rows, strided tables, every path
+// (canonical in place, sorted runs by one block for small operands or by the device sort); the
+// refusals of bad indices with the table untouched.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -74,10 +76,12 @@ TEST(RowSparseGpu, MatchesTheCpuBackend) {
     std::int64_t nrows, width, nnz;
   };
   // Hot rows take half the stored rows (random_rows): {200, 65, 3000} and {50, 5, 2000} give
-  // runs of hundreds, past kLongRun (rows.cu's long_rows_kernel, partial column slabs).
+  // runs of hundreds, past kLongRun (rows.cu's long_rows_kernel, partial column slabs). Up to
+  // kSmallRows (4096) unsorted stored rows take the small path (one block sorts them), more
+  // the sorted path's device sort: {3000, 9, 5000} and {200, 65, 9000}.
   const Shape shapes[] = {{1, 1, 1},      {17, 3, 40},   {300, 64, 200},  {1000, 65, 900},
                           {64, 300, 50},  {5, 0, 4},     {7, 5, 0},       {200, 65, 3000},
-                          {50, 5, 2000}};
+                          {50, 5, 2000},  {3000, 9, 5000}, {200, 65, 9000}};
   const bool small = test::sanitizer_sizes();
   for (const Shape& s : shapes)
     for (const DType t : test::sweep_dtypes())
@@ -115,6 +119,37 @@ TEST(RowSparseGpu, LongRunsKeepStorageOrder) {
   for (const DType table : {DType::f32, DType::f64})
     check_case(a, table, BinaryOp::add, false, {}, nullptr, rng,
                std::string("hot row into ") + dtype_name(table));
+}
+
+// The small path at its bound (rows.cu's kSmallRows, 4096 stored rows) and one past it (the
+// sorted path): one row stored at every position (a run of the whole operand, long_rows_kernel
+// on a list made on the device), hot rows among uniform ones, all rows distinct but shuffled;
+// values whose f32 sums depend on the order.
+TEST(RowSparseGpu, SmallOperandsAtTheirBound) {
+  EWISE_REQUIRE_GPU();
+  std::mt19937_64 rng(verify::seed_from_env_or_random());
+  for (const std::int64_t n : {std::int64_t{4095}, std::int64_t{4096}, std::int64_t{4097}})
+    for (const std::int64_t width : {std::int64_t{1}, std::int64_t{33}, std::int64_t{128}})
+      for (const int kind : {0, 1, 2}) {
+        const std::int64_t nrows = kind == 2 ? n + 7 : 300;
+        RowCase a{HostTensor(DType::i32, Dims{n}), HostTensor(DType::f32, Dims{n, width}),
+                  nrows, false};
+        auto* rows = a.rows.data_as<std::int32_t>();
+        for (std::int64_t k = 0; k < n; ++k)
+          rows[k] = kind == 0 ? 299 : static_cast<std::int32_t>(kind == 1 && k % 2 ? rng() % 3 : k);
+        if (kind == 2) std::shuffle(rows, rows + n, rng);
+        if (kind == 1)
+          for (std::int64_t k = 0; k < n; k += 2) rows[k] = static_cast<std::int32_t>(rng() % nrows);
+        for (std::int64_t k = 0; k < n * width; ++k)
+          a.vals.data_as<float>()[k] =
+              static_cast<float>((k % 2 ? 1e7 : 1.0) * (static_cast<double>(rng() % 2001) - 1000));
+        SparseOptions options;
+        options.validate_indices = kind != 1;
+        check_case(a, DType::f32, kind == 2 ? BinaryOp::max : BinaryOp::add, false, options,
+                   nullptr, rng,
+                   "n " + std::to_string(n) + " width " + std::to_string(width) + " kind " +
+                       std::to_string(kind));
+      }
 }
 
 TEST(RowSparseGpu, MixedDTypes) {
@@ -352,11 +387,18 @@ TEST(RowSparseGpu, RefusesBadIndicesBeforeWriting) {
     accumulate(BinaryOp::add, table.view(), d.view);
   };
   const auto unchanged = [&] { EXPECT_TRUE(same_bytes(to_host(table.view()), start)); };
-  // The sorted path (checked in the pass that makes its keys) and the canonical one (a pass of
-  // its own): the first bad stored row named, nothing written.
+  // The small path (checked as its block reads them) and the canonical one (a pass of its
+  // own): the first bad stored row named, nothing written.
   expect_invalid([&] { run({3, 1, 50, 2, 60}, false); }, {"stored row 2", "row index 50", "[0, 50)"});
   unchanged();
   expect_invalid([&] { run({3, -4, 1}, false); }, {"stored row 1", "row index -4"});
+  unchanged();
+  // Past the small path's bound (4096 stored rows): the device sort's key pass checks them.
+  std::vector<std::int32_t> many(5000);
+  for (std::size_t k = 0; k < many.size(); ++k) many[k] = static_cast<std::int32_t>(k * 7 % 50);
+  many[4500] = 51;
+  many[4700] = -1;
+  expect_invalid([&] { run(many, false); }, {"stored row 4500", "row index 51"});
   unchanged();
   expect_invalid([&] { run({1, 3, 49, 50}, true); }, {"stored row 3", "row index 50"});
   unchanged();

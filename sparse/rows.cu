@@ -74,7 +74,8 @@ inline constexpr std::int64_t kSmallRows = kSmallThreads * kSmallItems;
 /// order) over `bits` bits; heads[s] the first position of run s, n for every s from the run
 /// count to n (so that run s ends at heads[s + 1] and the runs past the count are empty);
 /// longs the runs of more than kLongRun stored rows, their count at *long_count. Each row is
-/// checked as it is read (check).
+/// range-checked as it is read. Global memory is read and written across the threads
+/// (coalesced), the sort's blocked items passing through shared memory.
 __global__ void __launch_bounds__(kSmallThreads)
     small_runs_kernel(RowCheck check, std::int64_t n, int bits, std::uint32_t* keys,
                       std::uint32_t* pos, std::int64_t* heads, std::int64_t* longs,
@@ -85,53 +86,58 @@ __global__ void __launch_bounds__(kSmallThreads)
     typename Sort::TempStorage sort;
     struct {
       std::uint32_t keys[kSmallRows];
-      std::int32_t heads[kSmallRows];
+      std::uint16_t pos[kSmallRows], heads[kSmallRows];
       typename Scan::TempStorage scan;
       int longs;
     } runs;
   } shared;
+  const int count = static_cast<int>(n), first = static_cast<int>(threadIdx.x) * kSmallItems;
+  // Past n, all ones: after every row of the same bits (the sort is stable).
+  for (int j = static_cast<int>(threadIdx.x); j < kSmallRows; j += kSmallThreads) {
+    const std::int64_t r = j < count ? check.rows[j] : -1;
+    if (j < count) check.in_range(j, r);
+    shared.runs.keys[j] = j < count ? static_cast<std::uint32_t>(r) : ~0u;
+  }
+  __syncthreads();
   // Blocked: thread t holds positions t * kSmallItems + i, so storage order is the sort's
-  // input order. Past n, all ones: after every row of the same bits (the sort is stable).
+  // input order.
   std::uint32_t key[kSmallItems], at[kSmallItems];
-  const int first = static_cast<int>(threadIdx.x) * kSmallItems;
 #pragma unroll
   for (int i = 0; i < kSmallItems; ++i) {
-    const int j = first + i;
-    if (j < n) check(j);
-    key[i] = j < n ? static_cast<std::uint32_t>(check.rows[j]) : ~0u;
-    at[i] = static_cast<std::uint32_t>(j);
+    key[i] = shared.runs.keys[first + i];
+    at[i] = static_cast<std::uint32_t>(first + i);
   }
+  __syncthreads();  // the keys' storage becomes the sort's
   Sort(shared.sort).Sort(key, at, 0, bits);
-  __syncthreads();  // the sort's storage becomes the runs'
+  __syncthreads();  // and the runs' again
 #pragma unroll
-  for (int i = 0; i < kSmallItems; ++i) shared.runs.keys[first + i] = key[i];
+  for (int i = 0; i < kSmallItems; ++i) {
+    shared.runs.keys[first + i] = key[i];
+    shared.runs.pos[first + i] = static_cast<std::uint16_t>(at[i]);
+  }
   if (threadIdx.x == 0) shared.runs.longs = 0;
   __syncthreads();
+  const auto is_head = [&](int j) {
+    return j < count && (j == 0 || shared.runs.keys[j] != shared.runs.keys[j - 1]);
+  };
   int mine = 0;
 #pragma unroll
-  for (int i = 0; i < kSmallItems; ++i) {
-    const int j = first + i;
-    mine += j < n && (j == 0 || key[i] != shared.runs.keys[j - 1]);
-  }
+  for (int i = 0; i < kSmallItems; ++i) mine += is_head(first + i);
   int run = 0, runs = 0;
   Scan(shared.runs.scan).ExclusiveSum(mine, run, runs);
 #pragma unroll
-  for (int i = 0; i < kSmallItems; ++i) {
-    const int j = first + i;
-    if (j < n) {
-      keys[j] = key[i];
-      pos[j] = at[i];
-      if (j == 0 || key[i] != shared.runs.keys[j - 1]) {
-        shared.runs.heads[run] = j;
-        heads[run++] = j;
-      }
-    }
-  }
-  for (std::int64_t s = runs + threadIdx.x; s <= n; s += kSmallThreads) heads[s] = n;
+  for (int i = 0; i < kSmallItems; ++i)
+    if (is_head(first + i)) shared.runs.heads[run++] = static_cast<std::uint16_t>(first + i);
   __syncthreads();
-  for (int s = static_cast<int>(threadIdx.x); s < runs; s += kSmallThreads) {
-    const int end = s + 1 < runs ? shared.runs.heads[s + 1] : static_cast<int>(n);
-    if (end - shared.runs.heads[s] > kLongRun) longs[atomicAdd(&shared.runs.longs, 1)] = s;
+  for (int j = static_cast<int>(threadIdx.x); j <= count; j += kSmallThreads) {
+    if (j < count) {
+      keys[j] = shared.runs.keys[j];
+      pos[j] = shared.runs.pos[j];
+    }
+    const int start = j < runs ? shared.runs.heads[j] : count;
+    heads[j] = start;
+    const int end = j + 1 < runs ? shared.runs.heads[j + 1] : count;
+    if (j < runs && end - start > kLongRun) longs[atomicAdd(&shared.runs.longs, 1)] = j;
   }
   __syncthreads();
   if (threadIdx.x == 0) *long_count = shared.runs.longs;

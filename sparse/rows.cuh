@@ -5,9 +5,11 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "ewise/coo.hpp"
+#include "ewise/detail/device_props.hpp"
 #include "ewise/detail/launch.cuh"
 #include "ewise/detail/types.cuh"
 #include "ewise/error.hpp"
@@ -30,9 +32,16 @@ struct RowCheck {
   __device__ void operator()(std::int64_t k) const {
     if (words == nullptr) return;
     const std::int64_t r = rows[k];
-    if (r < 0 || r >= nrows) atomicMin(words, static_cast<unsigned long long>(k));
-    else if (canonical && k > 0 && rows[k - 1] >= r)
+    if (!in_range(k, r)) return;
+    if (canonical && k > 0 && rows[k - 1] >= r)
       atomicMin(words + 1, static_cast<unsigned long long>(k));
+  }
+  /// The range check alone of stored row k, whose row index r the caller read: false (and
+  /// words[0] = min(k)) for r outside [0, nrows).
+  __device__ bool in_range(std::int64_t k, std::int64_t r) const {
+    if (words == nullptr || (r >= 0 && r < nrows)) return true;
+    atomicMin(words, static_cast<unsigned long long>(k));
+    return false;
   }
 };
 
@@ -84,8 +93,8 @@ inline constexpr std::int64_t kVeryLong = 4 * kLongChunk;
 /// long_rows_kernel's runs and operands: the long runs (first, nfirst of them, the longest;
 /// then second) of `runs`, whose positions below na hold a's stored rows and the others b's
 /// (b null: a's alone), rows of `width` values; `slabs` blocks a run, kSlab columns each.
-/// first_count, where not null, is first's length on the device (nfirst its bound): the grid's
-/// blocks past it return at once.
+/// nruns: the runs in both lists. first_count, where not null, is first's length on the device
+/// (nfirst its bound; second empty) and takes nruns' place.
 template <class T>
 struct LongRuns {
   RunLayout runs;
@@ -95,7 +104,7 @@ struct LongRuns {
   std::uint64_t width = 0;
   const std::int64_t* first = nullptr;
   const std::int64_t* second = nullptr;
-  std::int64_t nfirst = 0, slabs = 0;
+  std::int64_t nfirst = 0, nruns = 0, slabs = 0;
   const std::int64_t* first_count = nullptr;
 };
 
@@ -160,37 +169,41 @@ __device__ C block_run_sum(const RunLayout& l, std::int64_t j0, std::int64_t j1,
 }
 
 /// The long runs, the longest first (blocks start about in index order, and a run of thousands
-/// of rows started in the last wave set the kernel's time): block b < nfirst * slabs sums run
-/// first[b / slabs], a later one run second[b / slabs - nfirst], at the kSlab columns from
-/// (b % slabs) * kSlab: a's stored rows and b's apart (block_run_sum, the split found by binary
-/// search: a run's positions ascend), then sink(s, start, c, a's sum, whether a has rows, b's
-/// sum, whether b has rows) in the threads that hold the sums (f64: 28 KB of shared memory).
+/// of rows started in the last wave set the kernel's time): the k-th run, k < nruns (or
+/// *first_count), is first[k] for k < nfirst, else second[k - nfirst]; block b sums runs
+/// b / slabs, then every (gridDim.x / slabs)-th after it (one each where the grid covers them),
+/// at the kSlab columns from (b % slabs) * kSlab: a's stored rows and b's apart
+/// (block_run_sum, the split found by binary search: a run's positions ascend), then sink(s,
+/// start, c, a's sum, whether a has rows, b's sum, whether b has rows) in the threads that hold
+/// the sums (f64: 28 KB of shared memory).
 template <class T, class Sink>
 __global__ void __launch_bounds__(kLongWarps * 32) long_rows_kernel(LongRuns<T> r, Sink sink) {
   using C = detail::compute_t<T>;
   __shared__ C tile[kLongChunk][kSlab];
   const RunLayout& l = r.runs;
   const int lane = static_cast<int>(threadIdx.x % 32);
-  const std::int64_t k = blockIdx.x / r.slabs;
-  if (r.first_count != nullptr && k >= *r.first_count) return;  // the whole block
-  const std::int64_t s = k < r.nfirst ? r.first[k] : r.second[k - r.nfirst];
+  const std::int64_t runs = r.first_count != nullptr ? *r.first_count : r.nruns;
   const std::uint64_t c = (blockIdx.x % r.slabs) * kSlab + static_cast<std::uint64_t>(lane % kSlab);
   const bool active = c < r.width;
-  const std::int64_t start = l.start(s), end = l.end(s);
-  std::int64_t mid = end;  // the first of b's stored rows
-  if (r.b) {
-    std::int64_t lo = start;
-    while (lo < mid) {
-      const std::int64_t m = lo + (mid - lo) / 2;
-      if (static_cast<std::int64_t>(l.pos[m]) < r.na) lo = m + 1;
-      else mid = m;
+  // The whole block alike (block_run_sum's barriers order one run's tile after another's).
+  for (std::int64_t k = blockIdx.x / r.slabs; k < runs; k += gridDim.x / r.slabs) {
+    const std::int64_t s = k < r.nfirst ? r.first[k] : r.second[k - r.nfirst];
+    const std::int64_t start = l.start(s), end = l.end(s);
+    std::int64_t mid = end;  // the first of b's stored rows
+    if (r.b) {
+      std::int64_t lo = start;
+      while (lo < mid) {
+        const std::int64_t m = lo + (mid - lo) / 2;
+        if (static_cast<std::int64_t>(l.pos[m]) < r.na) lo = m + 1;
+        else mid = m;
+      }
     }
+    const C sa = block_run_sum(l, start, mid, r.a, 0, r.width, c, active, tile);
+    const C sb = r.b ? block_run_sum(l, mid, end, r.b, static_cast<std::uint64_t>(r.na),
+                                     r.width, c, active, tile)
+                     : C{};
+    if (threadIdx.x < kSlab && active) sink(s, start, c, sa, mid > start, sb, end > mid);
   }
-  const C sa = block_run_sum(l, start, mid, r.a, 0, r.width, c, active, tile);
-  const C sb = r.b ? block_run_sum(l, mid, end, r.b, static_cast<std::uint64_t>(r.na), r.width,
-                                   c, active, tile)
-                   : C{};
-  if (threadIdx.x < kSlab && active) sink(s, start, c, sa, mid > start, sb, end > mid);
 }
 
 /// The long runs of a sorted layout and their storage: the runs of more than kVeryLong stored
@@ -205,7 +218,8 @@ class LongRunLists {
   LongRunLists(const std::int64_t* heads, const std::int64_t* runs, std::int64_t n,
                std::int64_t* counts, cudaStream_t stream);
   /// A list made on the device (rows.cu's small path): `list`, of *length runs on the device
-  /// and at most `most`, as first; second empty. Nothing is read back.
+  /// and at most `most`, as first; second empty. Nothing is read back: launch sizes the grid
+  /// for two blocks an SM, each looping over the runs it is given, not for `most` runs.
   LongRunLists(const std::int64_t* list, const std::int64_t* length, std::int64_t most)
       : count{most, 0}, first_(list), length_(length) {}
 
@@ -220,11 +234,19 @@ class LongRunLists {
     r.first = first_ != nullptr ? first_ : storage_.get<const std::int64_t>(0);
     r.second = first_ != nullptr ? nullptr : storage_.get<const std::int64_t>(1);
     r.nfirst = count[0];
+    r.nruns = runs;
     r.first_count = length_;
     r.slabs = static_cast<std::int64_t>((r.width + kSlab - 1) / kSlab);
+    // A grid over a bound of the runs' count: blocks past the count on the device would only
+    // return (1,872 of them, 5 us: 2,000 stored rows of 128 columns, H200).
+    const std::int64_t covered =
+        length_ == nullptr
+            ? runs
+            : std::clamp<std::int64_t>(2 * detail::current_device_props().sm_count / r.slabs, 1,
+                                       runs);
     detail::launch("sparse long_rows", long_rows_kernel<T, Sink>,
-                   dim3(static_cast<unsigned>(runs * r.slabs)), dim3(kLongWarps * 32), 0, stream,
-                   r, sink);
+                   dim3(static_cast<unsigned>(covered * r.slabs)), dim3(kLongWarps * 32), 0,
+                   stream, r, sink);
   }
 
  private:

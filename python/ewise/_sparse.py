@@ -426,8 +426,11 @@ def _accumulate_rows(op, dense, rows, vals, nrows, canonical, validate_indices):
         raise ValueError(f"ewise: accumulate: a row-sparse operand needs 1-D rows and values "
                          f"of shape (nnz, ...) with nnz = len(rows); got rows of shape "
                          f"{tuple(rows.shape)}, values of shape {tuple(vals.shape)}")
-    table = _rows_table(dense, nrows, tuple(vals.shape[1:]))
-    vals = vals.reshape(vals.shape[0], table.shape[1])
+    if vals.ndim == 2 and dense.ndim == 2 and tuple(dense.shape) == (nrows, vals.shape[1]):
+        table = dense  # already the (nrows, width) table: no views made
+    else:
+        table = _rows_table(dense, nrows, tuple(vals.shape[1:]))
+        vals = vals.reshape(vals.shape[0], table.shape[1])
     device = check_devices(dense=dense, rows=rows, values=vals)
     check_writable(dense, "dense")
     with Call(dense, device) as run:
@@ -440,14 +443,16 @@ def _accumulate_rows(op, dense, rows, vals, nrows, canonical, validate_indices):
 def accumulate(op, dense, a, validate_indices):
     """dense = op(dense, a) at a's coordinates (see ewise.sparse.accumulate)."""
     op = _op(op)
-    call = functools.partial(accumulate, op, validate_indices=validate_indices)
     row_sparse = _row_sparse(a) if not _dask.is_dask(a) else None
     if row_sparse is not None:
         if _dask.is_dask(dense):
-            return _dask.accumulate_rows(call, dense, *row_sparse, validate_indices, RowSparse)
+            return _dask.accumulate_rows(
+                functools.partial(accumulate, op, validate_indices=validate_indices), dense,
+                *row_sparse, validate_indices, RowSparse)
         return _accumulate_rows(op, dense, *row_sparse, validate_indices)
     if _dask.any_dask(dense, a):
-        return _dask.accumulate(call, dense, a)
+        return _dask.accumulate(functools.partial(
+            accumulate, op, validate_indices=validate_indices), dense, a)
     oa = _sparse_operand(a, "a")
     device = check_devices(dense=dense, a=oa.vals)
     check_writable(dense, "dense")

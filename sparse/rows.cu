@@ -63,47 +63,51 @@ __global__ void __launch_bounds__(kBlock) row_keys_kernel(RowCheck check, std::i
   }
 }
 
-/// The small path's shape: one block of kSmallThreads threads sorts kSmallItems row indices
-/// each. A 2,000-row gradient took 121 us a call on the sorted path (seven kernels and a
-/// synchronization between them; cupyx.scatter_add 30 us), H200.
+/// The small path's shape: one block of kSmallThreads threads sorts up to kSmallItems row
+/// indices each (kSmallRows in all; fewer items a thread for fewer rows: a block sort's passes
+/// cost about what its items do, 19-22 us at 16 items for 2,000 rows). A 2,000-row gradient
+/// took 121 us a call on the sorted path (seven kernels and a synchronization between them;
+/// cupyx.scatter_add 30 us), H200.
 inline constexpr int kSmallThreads = 256, kSmallItems = 16;
 inline constexpr std::int64_t kSmallRows = kSmallThreads * kSmallItems;
 
-/// The sorted path's layout of n <= kSmallRows stored rows, made by one block: keys[j] and
-/// pos[j] the row indices and storage positions sorted by row (stably: equal rows in storage
-/// order) over `bits` bits; heads[s] the first position of run s, n for every s from the run
-/// count to n (so that run s ends at heads[s + 1] and the runs past the count are empty);
-/// longs the runs of more than kLongRun stored rows, their count at *long_count. Each row is
-/// range-checked as it is read. Global memory is read and written across the threads
+/// The sorted path's layout of n <= kSmallThreads * Items stored rows, made by one block:
+/// keys[j] and pos[j] the row indices and storage positions sorted by row (stably: equal rows
+/// in storage order) over `bits` bits; heads[s] the first position of run s, n for every s
+/// from the run count to n (so that run s ends at heads[s + 1] and the runs past the count are
+/// empty); longs the runs of more than kLongRun stored rows, their count at *long_count. Each
+/// row is range-checked as it is read. Global memory is read and written across the threads
 /// (coalesced), the sort's blocked items passing through shared memory.
+template <int Items>
 __global__ void __launch_bounds__(kSmallThreads)
     small_runs_kernel(RowCheck check, std::int64_t n, int bits, std::uint32_t* keys,
                       std::uint32_t* pos, std::int64_t* heads, std::int64_t* longs,
                       std::int64_t* long_count) {
-  using Sort = cub::BlockRadixSort<std::uint32_t, kSmallThreads, kSmallItems, std::uint32_t>;
+  constexpr int kRows = kSmallThreads * Items;
+  using Sort = cub::BlockRadixSort<std::uint32_t, kSmallThreads, Items, std::uint32_t>;
   using Scan = cub::BlockScan<int, kSmallThreads>;
   __shared__ union {
     typename Sort::TempStorage sort;
     struct {
-      std::uint32_t keys[kSmallRows];
-      std::uint16_t pos[kSmallRows], heads[kSmallRows];
+      std::uint32_t keys[kRows];
+      std::uint16_t pos[kRows], heads[kRows];
       typename Scan::TempStorage scan;
       int longs;
     } runs;
   } shared;
-  const int count = static_cast<int>(n), first = static_cast<int>(threadIdx.x) * kSmallItems;
+  const int count = static_cast<int>(n), first = static_cast<int>(threadIdx.x) * Items;
   // Past n, all ones: after every row of the same bits (the sort is stable).
-  for (int j = static_cast<int>(threadIdx.x); j < kSmallRows; j += kSmallThreads) {
+  for (int j = static_cast<int>(threadIdx.x); j < kRows; j += kSmallThreads) {
     const std::int64_t r = j < count ? check.rows[j] : -1;
     if (j < count) check.in_range(j, r);
     shared.runs.keys[j] = j < count ? static_cast<std::uint32_t>(r) : ~0u;
   }
   __syncthreads();
-  // Blocked: thread t holds positions t * kSmallItems + i, so storage order is the sort's
+  // Blocked: thread t holds positions t * Items + i, so storage order is the sort's
   // input order.
-  std::uint32_t key[kSmallItems], at[kSmallItems];
+  std::uint32_t key[Items], at[Items];
 #pragma unroll
-  for (int i = 0; i < kSmallItems; ++i) {
+  for (int i = 0; i < Items; ++i) {
     key[i] = shared.runs.keys[first + i];
     at[i] = static_cast<std::uint32_t>(first + i);
   }
@@ -111,7 +115,7 @@ __global__ void __launch_bounds__(kSmallThreads)
   Sort(shared.sort).Sort(key, at, 0, bits);
   __syncthreads();  // and the runs' again
 #pragma unroll
-  for (int i = 0; i < kSmallItems; ++i) {
+  for (int i = 0; i < Items; ++i) {
     shared.runs.keys[first + i] = key[i];
     shared.runs.pos[first + i] = static_cast<std::uint16_t>(at[i]);
   }
@@ -122,11 +126,11 @@ __global__ void __launch_bounds__(kSmallThreads)
   };
   int mine = 0;
 #pragma unroll
-  for (int i = 0; i < kSmallItems; ++i) mine += is_head(first + i);
+  for (int i = 0; i < Items; ++i) mine += is_head(first + i);
   int run = 0, runs = 0;
   Scan(shared.runs.scan).ExclusiveSum(mine, run, runs);
 #pragma unroll
-  for (int i = 0; i < kSmallItems; ++i)
+  for (int i = 0; i < Items; ++i)
     if (is_head(first + i)) shared.runs.heads[run++] = static_cast<std::uint16_t>(first + i);
   __syncthreads();
   for (int j = static_cast<int>(threadIdx.x); j <= count; j += kSmallThreads) {
@@ -299,10 +303,15 @@ void device_accumulate_rows(const TensorView& dense, const RowSparseView& a, Bin
     CooDesc keys_desc = a.desc;
     keys_desc.ncols = 1;
     auto* const long_count = reinterpret_cast<std::int64_t*>(w) + 3;
-    detail::launch("sparse small_runs", small_runs_kernel, dim3(1), dim3(kSmallThreads), 0,
-                   stream, check, n, key_bits(keys_desc), small->get<std::uint32_t>(0),
-                   small->get<std::uint32_t>(1), small->get<std::int64_t>(2),
-                   small->get<std::int64_t>(3), long_count);
+    const auto run = [&](auto kernel) {
+      detail::launch("sparse small_runs", kernel, dim3(1), dim3(kSmallThreads), 0, stream, check,
+                     n, key_bits(keys_desc), small->get<std::uint32_t>(0),
+                     small->get<std::uint32_t>(1), small->get<std::int64_t>(2),
+                     small->get<std::int64_t>(3), long_count);
+    };
+    if (n <= kSmallRows / 4) run(small_runs_kernel<kSmallItems / 4>);
+    else if (n <= kSmallRows / 2) run(small_runs_kernel<kSmallItems / 2>);
+    else run(small_runs_kernel<kSmallItems>);
     if (validate) read_words(w, a, stream);
     layout.keys = WordArray{small->get<std::uint32_t>(0), false};
     layout.pos = WordArray{small->get<std::uint32_t>(1), false};

@@ -121,14 +121,14 @@ TEST(RowSparseGpu, LongRunsKeepStorageOrder) {
                std::string("hot row into ") + dtype_name(table));
 }
 
-// The small path at its bound (rows.cu's kSmallRows, 4096 stored rows) and one past it (the
-// sorted path): one row stored at every position (a run of the whole operand, long_rows_kernel
-// on a list made on the device), hot rows among uniform ones, all rows distinct but shuffled;
-// values whose f32 sums depend on the order.
+// The small path at its bounds (rows.cu's block sorts of 1024, 2048 and 4096 stored rows) and
+// one past each (the next sort; past 4096 the sorted path): one row stored at every position
+// (a run of the whole operand, long_rows_kernel on a list made on the device), hot rows among
+// uniform ones, all rows distinct but shuffled; values whose f32 sums depend on the order.
 TEST(RowSparseGpu, SmallOperandsAtTheirBound) {
   EWISE_REQUIRE_GPU();
   std::mt19937_64 rng(verify::seed_from_env_or_random());
-  for (const std::int64_t n : {std::int64_t{4095}, std::int64_t{4096}, std::int64_t{4097}})
+  for (const std::int64_t n : {1, 1024, 1025, 2048, 2049, 4095, 4096, 4097})
     for (const std::int64_t width : {std::int64_t{1}, std::int64_t{33}, std::int64_t{128}})
       for (const int kind : {0, 1, 2}) {
         const std::int64_t nrows = kind == 2 ? n + 7 : 300;
@@ -139,7 +139,8 @@ TEST(RowSparseGpu, SmallOperandsAtTheirBound) {
           rows[k] = kind == 0 ? 299 : static_cast<std::int32_t>(kind == 1 && k % 2 ? rng() % 3 : k);
         if (kind == 2) std::shuffle(rows, rows + n, rng);
         if (kind == 1)
-          for (std::int64_t k = 0; k < n; k += 2) rows[k] = static_cast<std::int32_t>(rng() % nrows);
+          for (std::int64_t k = 0; k < n; k += 2)
+          rows[k] = static_cast<std::int32_t>(rng() % nrows);
         for (std::int64_t k = 0; k < n * width; ++k)
           a.vals.data_as<float>()[k] =
               static_cast<float>((k % 2 ? 1e7 : 1.0) * (static_cast<double>(rng() % 2001) - 1000));

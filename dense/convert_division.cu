@@ -1,5 +1,6 @@
 // dense/convert_division.cu — the converting kernel for floor_divide, remainder, power, fmin,
-// fmax (convert.cuh); power over contiguous operands of one float dtype by power.cuh's kernel.
+// fmax (convert.cuh); power over contiguous float operands of one dtype, or of mixed ones with
+// an f32 result, by power.cuh's kernel.
 #include "convert.cuh"
 #include "power.cuh"
 

@@ -546,18 +546,20 @@ TEST(MixedGpu, FloatRemaindersAtTheEdgesOfTheFastFmod) {
   }
 }
 
-/// n pairs (a, b) for power, stored as dtype t (f32, f16 or bf16): every path of pow_f32_fast
-/// and its refusals: bases over the float range and near 1 (with exponents taking
+/// n pairs (a, b) for power, a stored as dtype ta and b as tb (f32, f16 or bf16): every path of
+/// pow_f32_fast and its refusals: bases over the float range and near 1 (with exponents taking
 /// |b log2 a| up to and past 126, the series' limit), negative bases with integer exponents
 /// (odd, even, up to and past 2^22) and others, zeros, subnormals, infinities, NaNs, exponents
 /// 0, 2 and subnormal, bases of few significant bits to small integers (exact powers, some on a
 /// float rounding midpoint); in a 16-bit dtype each rounded to it, past its range infinite.
-void fill_power_edges(DType t, void* a, void* b, std::int64_t n, std::mt19937_64& rng) {
+void fill_power_edges(DType ta, void* a, DType tb, void* b, std::int64_t n,
+                      std::mt19937_64& rng) {
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   const float specials[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 0x1p-140f, -0x1p-149f, 1.0f,
                             -1.0f, 2.0f, 0x1.fffffep127f, 0x1p-126f};
-  const auto store = [&](void* p, std::int64_t i, float v) {
-    detail::store_double(t, static_cast<std::byte*>(p) + i * static_cast<std::int64_t>(dtype_size(t)), v);
+  const auto store = [&](DType d, void* p, std::int64_t i, float v) {
+    const auto at = i * static_cast<std::int64_t>(dtype_size(d));
+    detail::store_double(d, static_cast<std::byte*>(p) + at, v);
   };
   for (std::int64_t i = 0; i < n; ++i) {
     const double u = unit(rng), v = unit(rng);
@@ -580,8 +582,8 @@ void fill_power_edges(DType t, void* a, void* b, std::int64_t n, std::mt19937_64
       }
       default: break;
     }
-    store(a, i, x);
-    store(b, i, y);
+    store(ta, a, i, x);
+    store(tb, b, i, y);
   }
 }
 
@@ -589,7 +591,11 @@ void fill_power_edges(DType t, void* a, void* b, std::int64_t n, std::mt19937_64
 // head where a, b and out sit alike off a 16-byte boundary, with a tensor, a scalar (integer
 // exponents among them) and a broadcast one-element exponent; the converting kernel where the
 // operands sit differently or the result is another dtype; every path of the series and of the
-// integer powers against the reference.
+// integer powers against the reference. Then each pair of two float dtypes into their f32
+// result, a of one and b of the other: the power kernel where every operand sits at its piece's
+// boundary after out's head (a 16-bit operand's pieces 8 bytes), the converting kernel where
+// one does not; a tensor, a broadcast one-element and a 0-d exponent (held: the power kernel
+// for an f32 one over a 16-bit a), and f32 scalars over a 16-bit a (each scalar functor).
 TEST(MixedGpu, PowerKernelAtTileEdges) {
   EWISE_REQUIRE_GPU();
   const std::uint64_t seed = test_seed();
@@ -611,7 +617,7 @@ TEST(MixedGpu, PowerKernelAtTileEdges) {
       for (const auto& o : offsets) {
         Tensor a(t, {n}, Layout::contiguous(1, o[0]), rng);
         Tensor b(t, {n}, Layout::contiguous(1, o[1]), rng);
-        fill_power_edges(t, a.host.data(), b.host.data(),
+        fill_power_edges(t, a.host.data(), t, b.host.data(),
                          std::min(a.dev.buffer_elements, b.dev.buffer_elements), rng);
         EWISE_CUDA_CHECK(cudaMemcpy(a.dev.buf.data(), a.host.data(), a.host.bytes(), cudaMemcpyHostToDevice));
         EWISE_CUDA_CHECK(cudaMemcpy(b.dev.buf.data(), b.host.data(), b.host.bytes(), cudaMemcpyHostToDevice));
@@ -622,6 +628,42 @@ TEST(MixedGpu, PowerKernelAtTileEdges) {
         EXPECT_EQ(check(BinaryOp::power, a, one, out), "");
         if (HasFailure()) return;
       }
+  // element offsets of a, b, out: alike, a head; a or b 4 in (a 16-bit one 8 bytes past a
+  // 16-byte boundary, on its piece's); a off, b alike; a and out off, b not; b 2 in (off its
+  // piece: 4 bytes of a 16-bit one, 8 of an f32)
+  const int mixed_offsets[][3] = {{0, 0, 0}, {1, 1, 1}, {3, 3, 3}, {4, 0, 0},
+                                  {0, 4, 0}, {1, 0, 0}, {1, 0, 1}, {0, 2, 0}};
+  const DType floats[] = {DType::f32, DType::f16, DType::bf16};
+  for (DType ta : floats)
+    for (DType tb : floats) {
+      if (ta == tb) continue;
+      for (std::int64_t n : lengths)
+        for (const auto& o : mixed_offsets) {
+          Tensor a(ta, {n}, Layout::contiguous(1, o[0]), rng);
+          Tensor b(tb, {n}, Layout::contiguous(1, o[1]), rng);
+          fill_power_edges(ta, a.host.data(), tb, b.host.data(),
+                           std::min(a.dev.buffer_elements, b.dev.buffer_elements), rng);
+          for (Tensor* x : {&a, &b})
+            EWISE_CUDA_CHECK(cudaMemcpy(x->dev.buf.data(), x->host.data(), x->host.bytes(),
+                                        cudaMemcpyHostToDevice));
+          ASSERT_EQ(result_or(BinaryOp::power, Promotion::numpy, a, b, ta), DType::f32);
+          DeviceOperand out(DType::f32, {n}, Layout::contiguous(1, o[2]));
+          EXPECT_EQ(check(BinaryOp::power, a, b, out), "");
+          Tensor one(tb, {1}, Layout::contiguous(1), rng);
+          Tensor zero_d(tb, {}, Layout::contiguous(0), rng);
+          EXPECT_EQ(check(BinaryOp::power, a, one, out), "");
+          EXPECT_EQ(check(BinaryOp::power, a, zero_d, out), "");
+          if (ta != DType::f32 && tb == DType::f32) {
+            for (const Scalar& s : scalars) {
+              const Scalar typed = Scalar::of(DType::f32, s.as_double());
+              EXPECT_EQ(check(BinaryOp::power, a, Arg(typed), out), "");
+            }
+            if (ta == DType::bf16)  // f32 under NumPy's rule (ml_dtypes')
+              EXPECT_EQ(check(BinaryOp::power, a, Arg(Scalar::weak_float(0.7)), out), "");
+          }
+          if (HasFailure()) return;
+        }
+    }
 }
 
 // Every value of bf16 and of f16 to scalar exponents and to tensors of every value, against the
@@ -741,7 +783,12 @@ TEST(MixedGpu, OneKernelLaunchPerCall) {
 // Power calls over contiguous operands of one float dtype run power.cuh's kernel (a tensor
 // exponent too: a const functor type once sent those to the converting kernel, correct but
 // 1.25 times slower); an exponent at another 16-byte phase than out, the converting kernel.
-// PyTorch's rule, under which bf16 ** 0.7 is bf16 (NumPy's takes it to f32: ml_dtypes').
+// PyTorch's rule, under which bf16 ** 0.7 is bf16 (NumPy's takes it to f32: ml_dtypes'). Then
+// mixed float dtypes into their f32 result under NumPy's rule: a tensor exponent of another
+// dtype, an f32 0-d one, an f32 scalar and a Python float over a 16-bit base in the power kernel
+// (the converting kernel ran them at 1.26 times its time); x ** 2 in the converting kernel's
+// short shape (as f32 ** 2); an exponent off its piece's boundary, the converting kernel (its
+// flat form where its groups of 16 / 8 elements sit alike).
 TEST(MixedGpu, PowerCallsRunThePowerKernel) {
   EWISE_REQUIRE_GPU();
   std::mt19937_64 rng(test_seed());
@@ -777,6 +824,46 @@ TEST(MixedGpu, PowerCallsRunThePowerKernel) {
       EXPECT_NE(kernels[0].find(c.kernel), std::string::npos)
           << dtype_name(t) << " " << c.what << " ran " << kernels[0];
     }
+  }
+  Tensor x32(DType::f32, {64, 96}, Layout::contiguous(2), rng);
+  Tensor x16(DType::f16, {64, 96}, Layout::contiguous(2), rng);
+  Tensor xb(DType::bf16, {64, 96}, Layout::contiguous(2), rng);
+  Tensor shifted32(DType::f32, {64, 96}, Layout::contiguous(2, 1), rng);
+  Tensor shifted16(DType::f16, {64, 96}, Layout::contiguous(2, 2), rng);
+  Tensor held32(DType::f32, {}, Layout::contiguous(0), rng);
+  DeviceOperand out(DType::f32, {64, 96}, Layout::contiguous(2));
+  const auto power = [&](const Arg& x, const Arg& y) {
+    return [&out, x = x.device(), y = y.device()](cudaStream_t s) {
+      binary(BinaryOp::power, x, y, out.view, {}, s);
+    };
+  };
+  const struct {
+    const char* what;
+    std::function<void(cudaStream_t)> call;
+    const char* kernel;
+  } mixed[] = {{"bf16 ** f32", power(xb, x32), "power_kernel"},
+               {"f16 ** f32", power(x16, x32), "power_kernel"},
+               {"f32 ** bf16", power(x32, xb), "power_kernel"},
+               {"f32 ** f16", power(x32, x16), "power_kernel"},
+               {"bf16 ** f16", power(xb, x16), "power_kernel"},
+               {"f16 ** bf16", power(x16, xb), "power_kernel"},
+               {"bf16 ** f32 0-d", power(xb, held32), "power_kernel"},
+               {"f16 ** f32 0-d", power(x16, held32), "power_kernel"},
+               {"bf16 ** f32 scalar 0.7", power(xb, Scalar::of(DType::f32, 0.7)), "power_kernel"},
+               {"bf16 ** 0.7", power(xb, Scalar::weak_float(0.7)), "power_kernel"},
+               {"bf16 ** f32 scalar 3", power(xb, Scalar::of(DType::f32, 3)), "power_kernel"},
+               {"f16 ** f32 scalar 5", power(x16, Scalar::of(DType::f32, 5)), "power_kernel"},
+               {"bf16 ** 2.0", power(xb, Scalar::weak_float(2)), "convert_flat_kernel"},
+               {"bf16 ** shifted f32", power(xb, shifted32), "convert_strided_kernel"},
+               // 4 bytes off an 8-byte piece: the flat converting kernel's groups of two
+               {"f32 ** shifted f16", power(x32, shifted16), "convert_flat_kernel"}};
+  for (const auto& c : mixed) {
+    bool threw = false;
+    std::vector<std::string> kernels;
+    EXPECT_EQ(captured_nodes(c.call, &threw, &kernels), 1u) << c.what;
+    EXPECT_FALSE(threw) << c.what;
+    ASSERT_EQ(kernels.size(), 1u) << c.what;
+    EXPECT_NE(kernels[0].find(c.kernel), std::string::npos) << c.what << " ran " << kernels[0];
   }
 }
 

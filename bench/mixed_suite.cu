@@ -160,7 +160,8 @@ std::vector<Case> mixed_suite(Bench& bench) {
   }
   specs.push_back({"f32>scalar", BinaryOp::greater, D::f32, D::f64, BForm::scalar});
   // power: the f32 compute type's evaluation (pow_f32.hpp): tensor exponents, small integer ones
-  // (x ** 3, x ** 4, x ** -2), x ** 2, x ** ±0.5 and a fractional one; 16-bit floats, and a pair of dtypes
+  // (x ** 3, x ** 4, x ** -2), x ** 2, x ** ±0.5 and a fractional one; 16-bit floats, and pairs of
+  // dtypes into an f32 result (power.cuh's kernel)
   const BinaryOp pow = BinaryOp::power;
   const Promotion np = Promotion::numpy;
   specs.push_back({"f32**f32", pow, D::f32, D::f32, BForm::tensor, np, false, 0.5, true});
@@ -180,6 +181,9 @@ std::vector<Case> mixed_suite(Bench& bench) {
   specs.push_back({"f16**-0.5", pow, D::f16, D::f16, BForm::scalar, Promotion::torch, false, -0.5, true});
   specs.push_back({"bf16**bf16", pow, D::bf16, D::bf16, BForm::tensor, Promotion::torch, false, 0.5, true});
   specs.push_back({"bf16**f32", pow, D::bf16, D::f32, BForm::tensor, np, false, 0.5, true});
+  specs.push_back({"f16**f32", pow, D::f16, D::f32, BForm::tensor, np, false, 0.5, true});
+  specs.push_back({"f32**bf16", pow, D::f32, D::bf16, BForm::tensor, np, false, 0.5, true});
+  specs.push_back({"bf16**f32_0-d", pow, D::bf16, D::f32, BForm::zero_dim, np, false, 0.5, true});
   std::vector<Case> cases;
   for (const MixedSpec& s : specs)
     cases.push_back({s.name, [&bench, s, n] { run_case(bench, s, n); }});

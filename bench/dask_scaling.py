@@ -25,8 +25,9 @@ reduction: X.sum() + b.sum(); D.sum() + M.sum(); each table block copied, with t
 in the graph, and summed). "op" = total - baseline: the operation's share of the wall time.
 
 Per block (before the clusters, on GPU 0 of the client process; not with --cpu): each case's
-operation on one block, ewise's call against CuPy's, GPU time by CUDA events (median of 20
-back-to-back calls) and wall time with a synchronization after each call (median of 20).
+operation on one block, ewise's call against CuPy's, timed as peers.py times (peers_timing's
+CupyTimer): GPU time a call by CUDA events over back-to-back calls, and wall time with a
+synchronization after each call (medians).
 
 Times: wall time of client.compute(graph).result() (the whole graph: generation, operation,
 reduction, the scheduler), the median of --runs runs after one warm-up run, on a cluster of one
@@ -165,16 +166,18 @@ def bytes_of(case, n):
 
 # ---- one block on one GPU
 
-def per_block(n, reps=20):
+def per_block(n, runs=20):
     """Each case's operation on one block on GPU 0 of this process, ewise's call against
-    CuPy's: {case: {impl: {"gpu_ms", "wall_ms"}}}: GPU time by CUDA events over `reps`
-    back-to-back calls, and the median wall time of `reps` calls each followed by a
-    synchronization. The gradient's block: a table block, the gradient's rows that fall in it,
-    accumulated in place (ewise.sparse.accumulate; cupyx.scatter_add)."""
+    CuPy's: {case: {impl: {"gpu_ms", "wall_ms"}}} by peers_timing's CupyTimer, as peers.py
+    times: GPU time a call from events over back-to-back calls (median of `runs` samples), and
+    wall time of a call followed by a synchronization (median). The gradient's block: a table
+    block, the gradient's rows that fall in it, accumulated in place
+    (ewise.sparse.accumulate; cupyx.scatter_add)."""
     import cupy
     import cupyx
 
     import ewise
+    from peers_timing import CupyTimer
     rows, nb = n["block_rows"], n["table_rows"] // n["table_blocks"]
     x = cupy.random.random_sample((rows, COLS), dtype=cupy.float32)
     b = cupy.random.random_sample((COLS,), dtype=cupy.float32)
@@ -188,27 +191,13 @@ def per_block(n, reps=20):
              "gradient": {"ewise": lambda: ewise.sparse.accumulate(
                               "add", table, ewise.sparse.RowSparse(local, cut, nb)),
                           "cupy": lambda: cupyx.scatter_add(table, local, cut)}}
-    stream = cupy.cuda.get_current_stream()
+    timer = CupyTimer(cupy, runs)
     out = {}
     for case, impls in calls.items():
         out[case] = {}
         for impl, call in impls.items():
-            call()
-            stream.synchronize()
-            start, end = cupy.cuda.Event(), cupy.cuda.Event()
-            start.record()
-            for _ in range(reps):
-                call()
-            end.record()
-            end.synchronize()
-            walls = []
-            for _ in range(reps):
-                t0 = time.perf_counter()
-                call()
-                stream.synchronize()
-                walls.append((time.perf_counter() - t0) * 1e3)
-            out[case][impl] = {"gpu_ms": cupy.cuda.get_elapsed_time(start, end) / reps,
-                               "wall_ms": statistics.median(walls)}
+            t = timer(lambda i, call=call: call())
+            out[case][impl] = {"gpu_ms": t["median_ms"], "wall_ms": t["sync_wall_ms"]}
     del x, b, m, table, grad_rows, grad_values, local, cut
     cupy.get_default_memory_pool().free_all_blocks()
     return out

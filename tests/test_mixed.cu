@@ -610,6 +610,14 @@ TEST(MixedGpu, PowerKernelAtTileEdges) {
                             Scalar::weak_int(2),     Scalar::weak_int(-1),
                             Scalar::weak_int(-3),    Scalar::weak_float(0.5),
                             Scalar::weak_float(-0.5)};
+  // a's and b's buffers filled by fill_power_edges (each in its dtype) and copied to the device
+  const auto power_edges_to_device = [&rng](Tensor& a, Tensor& b) {
+    fill_power_edges(a.host.dtype(), a.host.data(), b.host.dtype(), b.host.data(),
+                     std::min(a.dev.buffer_elements, b.dev.buffer_elements), rng);
+    for (Tensor* x : {&a, &b})
+      EWISE_CUDA_CHECK(cudaMemcpy(x->dev.buf.data(), x->host.data(), x->host.bytes(),
+                                  cudaMemcpyHostToDevice));
+  };
   // element offsets of a, b, out: alike, a head; a off, b alike; a and out off, b not
   const int offsets[][3] = {{0, 0, 0}, {1, 1, 1}, {3, 3, 3}, {1, 0, 0}, {1, 0, 1}};
   for (DType t : {DType::f32, DType::f16, DType::bf16})
@@ -617,10 +625,7 @@ TEST(MixedGpu, PowerKernelAtTileEdges) {
       for (const auto& o : offsets) {
         Tensor a(t, {n}, Layout::contiguous(1, o[0]), rng);
         Tensor b(t, {n}, Layout::contiguous(1, o[1]), rng);
-        fill_power_edges(t, a.host.data(), t, b.host.data(),
-                         std::min(a.dev.buffer_elements, b.dev.buffer_elements), rng);
-        EWISE_CUDA_CHECK(cudaMemcpy(a.dev.buf.data(), a.host.data(), a.host.bytes(), cudaMemcpyHostToDevice));
-        EWISE_CUDA_CHECK(cudaMemcpy(b.dev.buf.data(), b.host.data(), b.host.bytes(), cudaMemcpyHostToDevice));
+        power_edges_to_device(a, b);
         DeviceOperand out(t, {n}, Layout::contiguous(1, o[2]));
         EXPECT_EQ(check(BinaryOp::power, a, b, out), "");
         for (const Scalar& s : scalars) EXPECT_EQ(check(BinaryOp::power, a, Arg(s), out), "");
@@ -641,11 +646,7 @@ TEST(MixedGpu, PowerKernelAtTileEdges) {
         for (const auto& o : mixed_offsets) {
           Tensor a(ta, {n}, Layout::contiguous(1, o[0]), rng);
           Tensor b(tb, {n}, Layout::contiguous(1, o[1]), rng);
-          fill_power_edges(ta, a.host.data(), tb, b.host.data(),
-                           std::min(a.dev.buffer_elements, b.dev.buffer_elements), rng);
-          for (Tensor* x : {&a, &b})
-            EWISE_CUDA_CHECK(cudaMemcpy(x->dev.buf.data(), x->host.data(), x->host.bytes(),
-                                        cudaMemcpyHostToDevice));
+          power_edges_to_device(a, b);
           ASSERT_EQ(result_or(BinaryOp::power, Promotion::numpy, a, b, ta), DType::f32);
           DeviceOperand out(DType::f32, {n}, Layout::contiguous(1, o[2]));
           EXPECT_EQ(check(BinaryOp::power, a, b, out), "");
